@@ -1,0 +1,424 @@
+/*
+ * common.c: the helpers declared in common.h. No module state beyond the
+ * log level.
+ */
+#include "common.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static enum wd_log_level log_level = WD_LOG_INFO;
+
+void wd_log_set_level(enum wd_log_level level)
+{
+	log_level = level;
+}
+
+enum wd_log_level wd_log_get_level(void)
+{
+	return log_level;
+}
+
+void wd_log(enum wd_log_level level, const char *fmt, ...)
+{
+	if (level > log_level)
+		return;
+	int saved = errno;
+	char line[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* One write per line so that lines of concurrent writers do not mix. */
+	dprintf(STDERR_FILENO, "warden: %s\n", line);
+	errno = saved;
+}
+
+void wd_die(int status, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	dprintf(STDERR_FILENO, "warden: %s\n", line);
+	_exit(status);
+}
+
+static void *check_alloc(void *p)
+{
+	if (!p) {
+		static const char msg[] = "warden: out of memory\n";
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		abort();
+	}
+	return p;
+}
+
+void *wd_malloc(size_t n)
+{
+	return check_alloc(malloc(n ? n : 1));
+}
+
+void *wd_calloc(size_t n, size_t size)
+{
+	return check_alloc(calloc(n ? n : 1, size ? size : 1));
+}
+
+void *wd_realloc(void *p, size_t n)
+{
+	return check_alloc(realloc(p, n ? n : 1));
+}
+
+char *wd_strdup(const char *s)
+{
+	return check_alloc(strdup(s));
+}
+
+char *wd_strndup(const char *s, size_t n)
+{
+	return check_alloc(strndup(s, n));
+}
+
+char *wd_asprintf(const char *fmt, ...)
+{
+	char *out = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vasprintf(&out, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		check_alloc(NULL);
+	return out;
+}
+
+void wd_close(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+	*fd = -1;
+}
+
+int wd_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+ssize_t wd_read_all(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+int wd_read_file(const char *path, size_t max, char **out, size_t *len)
+{
+	wd_autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	char *buf = wd_malloc(max + 1);
+	ssize_t n = wd_read_all(fd, buf, max + 1);
+	if (n < 0) {
+		free(buf);
+		return (int)n;
+	}
+	if ((size_t)n > max) {
+		free(buf);
+		return -EFBIG;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = (size_t)n;
+	return 0;
+}
+
+int wd_set_nonblock(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -errno;
+	fl = on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
+	return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
+}
+
+int wd_set_cloexec(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFD);
+	if (fl < 0)
+		return -errno;
+	fl = on ? (fl | FD_CLOEXEC) : (fl & ~FD_CLOEXEC);
+	return fcntl(fd, F_SETFD, fl) < 0 ? -errno : 0;
+}
+
+int wd_send_fd(int sock, int fd)
+{
+	char byte = 'F';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	for (;;) {
+		if (sendmsg(sock, &msg, MSG_NOSIGNAL) == 1)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+int wd_recv_fd(int sock)
+{
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+	ssize_t r;
+	do {
+		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -EPIPE;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -EPROTO;
+	int fd;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+void wd_sb_add(struct wd_sb *sb, const char *s, size_t n)
+{
+	if (sb->len + n + 1 > sb->cap) {
+		size_t cap = sb->cap ? sb->cap : 64;
+		while (cap < sb->len + n + 1)
+			cap *= 2;
+		sb->buf = wd_realloc(sb->buf, cap);
+		sb->cap = cap;
+	}
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void wd_sb_puts(struct wd_sb *sb, const char *s)
+{
+	wd_sb_add(sb, s, strlen(s));
+}
+
+void wd_sb_putc(struct wd_sb *sb, char c)
+{
+	wd_sb_add(sb, &c, 1);
+}
+
+void wd_sb_printf(struct wd_sb *sb, const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		check_alloc(NULL);
+	wd_sb_add(sb, s, (size_t)n);
+	free(s);
+}
+
+char *wd_sb_steal(struct wd_sb *sb)
+{
+	char *b = sb->buf ? sb->buf : wd_strdup("");
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+	return b;
+}
+
+void wd_sb_free(struct wd_sb *sb)
+{
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+}
+
+static bool needs_quote(const char *s)
+{
+	if (!*s)
+		return true;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (!(isalnum(*p) || strchr("@%+=:,./-_", *p)))
+			return true;
+	}
+	return false;
+}
+
+void wd_sb_shell_quote(struct wd_sb *sb, const char *s)
+{
+	if (!needs_quote(s)) {
+		wd_sb_puts(sb, s);
+		return;
+	}
+	bool ctrl = false;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			ctrl = true;
+	if (ctrl) {
+		/* $'...' form so control bytes are visible, never interpreted. */
+		wd_sb_puts(sb, "$'");
+		for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+			if (*p < 0x20 || *p == 0x7f)
+				wd_sb_printf(sb, "\\x%02x", *p);
+			else if (*p == '\'' || *p == '\\')
+				wd_sb_printf(sb, "\\%c", *p);
+			else
+				wd_sb_putc(sb, (char)*p);
+		}
+		wd_sb_putc(sb, '\'');
+		return;
+	}
+	wd_sb_putc(sb, '\'');
+	for (const char *p = s; *p; p++) {
+		if (*p == '\'')
+			wd_sb_puts(sb, "'\\''");
+		else
+			wd_sb_putc(sb, *p);
+	}
+	wd_sb_putc(sb, '\'');
+}
+
+char *wd_argv_join(char *const argv[])
+{
+	struct wd_sb sb = { 0 };
+	for (size_t i = 0; argv && argv[i]; i++) {
+		if (i)
+			wd_sb_putc(&sb, ' ');
+		wd_sb_shell_quote(&sb, argv[i]);
+	}
+	return wd_sb_steal(&sb);
+}
+
+bool wd_str_has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool wd_str_has_suffix(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+int64_t wd_now_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t wd_now_real_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+void wd_format_time(int64_t us, char *buf, size_t n)
+{
+	time_t t = (time_t)(us / 1000000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	char base[32];
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, n, "%s.%03dZ", base, (int)((us % 1000000) / 1000));
+}
+
+int wd_parse_time(const char *s, int64_t now_us, int64_t *out_us)
+{
+	char *end = NULL;
+	if (!s || !*s)
+		return -EINVAL;
+	/* Relative: a number and one unit. */
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno == 0 && end != s && end[0] && !end[1] && v >= 0) {
+		int64_t unit = 0;
+		switch (end[0]) {
+		case 's':
+			unit = 1;
+			break;
+		case 'm':
+			unit = 60;
+			break;
+		case 'h':
+			unit = 3600;
+			break;
+		case 'd':
+			unit = 86400;
+			break;
+		default:
+			return -EINVAL;
+		}
+		*out_us = now_us - (int64_t)v * unit * 1000000LL;
+		return 0;
+	}
+	struct tm tm;
+	memset(&tm, 0, sizeof(tm));
+	const char *rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!rest) {
+		memset(&tm, 0, sizeof(tm));
+		rest = strptime(s, "%Y-%m-%d", &tm);
+	}
+	if (!rest || (*rest && strcmp(rest, "Z") != 0))
+		return -EINVAL;
+	time_t t = timegm(&tm);
+	if (t == (time_t)-1)
+		return -EINVAL;
+	*out_us = (int64_t)t * 1000000LL;
+	return 0;
+}

@@ -1,0 +1,138 @@
+/*
+ * common: the small pieces every warden module shares: logging to stderr,
+ * checked allocation, cleanup attributes, fd helpers, a growable string
+ * buffer and monotonic/real clocks.
+ *
+ * It knows nothing about requests, policy or the sandbox. Nothing here
+ * exits except wd_die(), which only main() and the child between fork and
+ * exec may call (STYLE.md).
+ */
+#ifndef WARDEN_COMMON_H
+#define WARDEN_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define WD_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- logging ---------------------------------------------------------- */
+
+enum wd_log_level { WD_LOG_ERROR, WD_LOG_WARN, WD_LOG_INFO, WD_LOG_DEBUG };
+
+/* Messages at or below |level| are printed ("warden: ..." on stderr). */
+void wd_log_set_level(enum wd_log_level level);
+enum wd_log_level wd_log_get_level(void);
+void wd_log(enum wd_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define wd_err(...)   wd_log(WD_LOG_ERROR, __VA_ARGS__)
+#define wd_warn(...)  wd_log(WD_LOG_WARN, __VA_ARGS__)
+#define wd_info(...)  wd_log(WD_LOG_INFO, __VA_ARGS__)
+#define wd_debug(...) wd_log(WD_LOG_DEBUG, __VA_ARGS__)
+
+/* Prints "warden: <msg>" and exits with |status|. main() and the pre-exec
+ * child only. */
+void wd_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* ---- allocation ------------------------------------------------------- */
+
+/* These abort on out-of-memory: a supervisor that cannot allocate cannot
+ * decide, and dying kills the agent tree (fail closed). */
+void *wd_malloc(size_t n);
+void *wd_calloc(size_t n, size_t size);
+void *wd_realloc(void *p, size_t n);
+char *wd_strdup(const char *s);
+char *wd_strndup(const char *s, size_t n);
+char *wd_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- cleanup attributes (bubblewrap's utils.h idiom) ------------------- */
+
+static inline void wd_freep(void *p)
+{
+	free(*(void **)p);
+}
+static inline void wd_closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+#define wd_autofree __attribute__((cleanup(wd_freep)))
+#define wd_autoclose __attribute__((cleanup(wd_closep)))
+
+/* Returns *pp and sets *pp to NULL: hands ownership out of a cleanup scope. */
+static inline void *wd_steal_pointer(void *pp)
+{
+	void **p = pp;
+	void *v = *p;
+	*p = NULL;
+	return v;
+}
+static inline int wd_steal_fd(int *fd)
+{
+	int v = *fd;
+	*fd = -1;
+	return v;
+}
+
+/* ---- fds -------------------------------------------------------------- */
+
+/* Closes *fd if it is open and sets it to -1. Keeps errno. */
+void wd_close(int *fd);
+/* Writes all |n| bytes, retrying on EINTR and short writes. 0 or -errno. */
+int wd_write_all(int fd, const void *buf, size_t n);
+/* Reads up to |n| bytes until EOF. Returns bytes read or -errno. */
+ssize_t wd_read_all(int fd, void *buf, size_t n);
+/* Reads a whole file into a NUL-terminated buffer of at most |max| bytes.
+ * Caller frees *out. 0, -EFBIG when larger, or -errno. */
+int wd_read_file(const char *path, size_t max, char **out, size_t *len);
+/* Sets or clears O_NONBLOCK / FD_CLOEXEC. 0 or -errno. */
+int wd_set_nonblock(int fd, bool on);
+int wd_set_cloexec(int fd, bool on);
+/* Sends/receives one fd over a unix socket with SCM_RIGHTS. The received fd
+ * is O_CLOEXEC. wd_recv_fd returns the fd or -errno. */
+int wd_send_fd(int sock, int fd);
+int wd_recv_fd(int sock);
+
+/* ---- strings ---------------------------------------------------------- */
+
+/* A growable NUL-terminated buffer. Zero-initialise; wd_sb_free() frees. */
+struct wd_sb {
+	char *buf;
+	size_t len;
+	size_t cap;
+};
+void wd_sb_add(struct wd_sb *sb, const char *s, size_t n);
+void wd_sb_puts(struct wd_sb *sb, const char *s);
+void wd_sb_putc(struct wd_sb *sb, char c);
+void wd_sb_printf(struct wd_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Returns the buffer (never NULL) and resets |sb|. Caller frees. */
+char *wd_sb_steal(struct wd_sb *sb);
+void wd_sb_free(struct wd_sb *sb);
+
+/* Appends |s| quoted for a POSIX shell when it needs quoting, so that a
+ * command line shown to a person reads back as the argv it came from.
+ * Control bytes are shown as \xNN so that a terminal is never driven by
+ * them. */
+void wd_sb_shell_quote(struct wd_sb *sb, const char *s);
+/* Joins argv shell-quoted with spaces. Caller frees. */
+char *wd_argv_join(char *const argv[]);
+
+bool wd_str_has_prefix(const char *s, const char *prefix);
+bool wd_str_has_suffix(const char *s, const char *suffix);
+
+/* ---- time ------------------------------------------------------------- */
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t wd_now_mono_ns(void);
+/* CLOCK_REALTIME in microseconds since the epoch. */
+int64_t wd_now_real_us(void);
+/* Formats |us| (realtime µs) as "2026-12-02T12:00:00.123Z" into |buf|. */
+void wd_format_time(int64_t us, char *buf, size_t n);
+/* Parses "2026-12-02", "2026-12-02T12:00:00[Z]" or a relative "30m", "2h",
+ * "7d" (before |now_us|) into realtime µs. 0 or -EINVAL. */
+int wd_parse_time(const char *s, int64_t now_us, int64_t *out_us);
+
+#endif

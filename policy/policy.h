@@ -1,0 +1,224 @@
+/*
+ * policy: warden's pure decision library: the request model, the project
+ * config (.warden/permissions.json), sensitive markers, command
+ * classification, hard deny, grants and rules, the fast path and process-tree
+ * coverage (DESIGN.md pipeline steps 1-3).
+ *
+ * It does no I/O beyond the text it is handed, reads no clock (time is a
+ * parameter), never logs and never exits. Everything it returns is owned by
+ * the caller unless a prototype says otherwise.
+ */
+#ifndef WARDEN_POLICY_H
+#define WARDEN_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- the request model ------------------------------------------------ */
+
+enum pol_kind { POL_EXEC, POL_OPEN };
+
+/* Access bits of an open request. */
+enum pol_access {
+	POL_ACC_READ = 1u << 0,
+	POL_ACC_WRITE = 1u << 1,
+	POL_ACC_CREATE = 1u << 2,
+	POL_ACC_DELETE = 1u << 3,
+	POL_ACC_RENAME_FROM = 1u << 4,
+	POL_ACC_RENAME_TO = 1u << 5,
+	POL_ACC_LINK = 1u << 6,
+	POL_ACC_SYMLINK = 1u << 7,
+};
+
+struct pol_request; /* opaque */
+
+/* The description of an exec as the decoder read it. Every string is copied
+ * by pol_request_exec(); NULL where unknown. */
+struct pol_exec_desc {
+	const char *path;      /* absolute path the program was found at */
+	const char *interp;    /* the "#!" interpreter when path is a script, else NULL */
+	char *const *argv;     /* NULL-terminated */
+	char *const *envp;     /* NULL-terminated; may be NULL */
+	const char *cwd;       /* absolute cwd of the caller */
+	const char *parent_cmdline; /* the calling process's command line, shell-quoted */
+};
+
+/* Builds an exec request. |project| is the absolute project root (copied);
+ * paths inside it are shown relative to it. Returns NULL and sets errno on
+ * a bad description (no argv, no path). Caller frees with pol_request_free(). */
+struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *project);
+
+/* Builds an open request. |path| is relative to the project or absolute
+ * outside it; |access| is a mask of enum pol_access; |cmdline| is the
+ * requesting process's command line (may be NULL). |path2| is the other side
+ * of a rename or link (NULL otherwise). Copies all strings. */
+struct pol_request *pol_request_open(const char *path, const char *path2, unsigned access,
+				     const char *cmdline);
+
+void pol_request_free(struct pol_request *r);
+
+enum pol_kind pol_request_kind(const struct pol_request *r);
+
+/* Stable JSON (keys in a fixed order, no whitespace) for the audit and the
+ * judge, with secret-looking values redacted ("<redacted>"): values of
+ * secret-named --options and VAR=value assignments, URL credentials,
+ * Authorization headers, long high-entropy tokens. Environment variables are
+ * included only when they change what a program runs (LD_PRELOAD, ...), and
+ * then redacted if secret-named. Caller frees. */
+char *pol_request_json(const struct pol_request *r);
+
+/* A one-line human summary: the shell-quoted, redacted command line for an
+ * exec ("rm -rf /"), "read .env" / "write a/b" for an open. Caller frees. */
+char *pol_request_summary(const struct pol_request *r);
+
+/* ---- the project config ------------------------------------------------ */
+
+enum pol_tier { POL_TIER_UNSET, POL_TIER_AGGRESSIVE, POL_TIER_STANDARD, POL_TIER_PASSIVE };
+
+struct pol_config; /* opaque */
+
+/* One problem found in a config file: a sentence a person can act on. */
+struct pol_config_error {
+	int line;       /* 1-based line of the offending key or value, 0 if unknown */
+	char key[128];  /* the JSON path of the key, e.g. "rules[2].match" */
+	char message[384]; /* what is wrong and what to do */
+};
+
+struct pol_config_errors {
+	struct pol_config_error *items;
+	size_t count;
+};
+void pol_config_errors_free(struct pol_config_errors *e);
+
+/* The built-in config: no rules, no grants, the built-in markers, .warden/
+ * write-protected, tier unset. Caller frees with pol_config_free(). */
+struct pol_config *pol_config_default(void);
+
+/* Parses the text of a permissions.json. |filename| is used in messages only.
+ * On success returns 0 and *out (caller frees). On any problem returns
+ * -EINVAL, sets *out to NULL and fills *errs with every problem found (not
+ * just the first); caller frees *errs with pol_config_errors_free(). */
+int pol_config_parse(const char *text, size_t len, const char *filename, struct pol_config **out,
+		     struct pol_config_errors *errs);
+
+void pol_config_free(struct pol_config *c);
+
+/* Sets the absolute project root and the user's home directory (both copied):
+ * hard deny and relative paths depend on them. */
+void pol_config_set_paths(struct pol_config *c, const char *project, const char *home);
+
+enum pol_tier pol_config_tier(const struct pol_config *c);
+
+/* Serialises the config back to JSON, 2-space indented (for `warden rules
+ * accept` and `approve --always --project`). Caller frees. */
+char *pol_config_to_json(const struct pol_config *c);
+
+/* Adds a persistent project grant for |r| (exact argv, or exact path and
+ * access), recording |by| and |at_us|. 0 or -errno. */
+int pol_config_add_grant(struct pol_config *c, const struct pol_request *r, const char *by,
+			 int64_t at_us);
+
+/* ---- sensitive resources ---------------------------------------------- */
+
+/* True when |path| (relative or absolute) matches a sensitive marker: the
+ * built-in list plus the config's sensitive_resources, case-insensitive
+ * substring; anything containing ".env.example" is exempt. If |marker| is not
+ * NULL it receives the marker that matched (a pointer into |c|, valid while
+ * |c| lives). |c| may be NULL for the built-in list only. */
+bool pol_is_sensitive(const struct pol_config *c, const char *path, const char **marker);
+
+/* True when |path| (relative to the project) is write-protected: .warden/ and
+ * everything under it, and the config's write_protected globs. */
+bool pol_is_write_protected(const struct pol_config *c, const char *path);
+
+/* ---- session state ----------------------------------------------------- */
+
+struct pol_session; /* opaque: session grants ("always" approvals) */
+struct pol_session *pol_session_new(void);
+void pol_session_free(struct pol_session *s);
+/* Grants exactly |r| (same program path and argv, or same path and access)
+ * for the rest of the session. Copies what it needs from |r|. */
+void pol_session_grant(struct pol_session *s, const struct pol_request *r);
+
+/* ---- deciding ---------------------------------------------------------- */
+
+enum pol_verdict {
+	POL_DENY_CRITICAL, /* hard deny: no rule, judge, tier or person can allow */
+	POL_DENY,          /* a deny rule of the config */
+	POL_ALLOW,
+	POL_ASK,           /* an "ask" rule: skip the judge, go to the tier */
+	POL_UNDECIDED,     /* to the judge, then the tier */
+};
+
+enum pol_source {
+	POL_SRC_NONE,
+	POL_SRC_HARD_DENY,
+	POL_SRC_RULE,          /* a config rule (allow/ask/deny) */
+	POL_SRC_GRANT,         /* a persistent project grant */
+	POL_SRC_SESSION_GRANT, /* an "always" approval of this session */
+	POL_SRC_ACCEPTED_RULE, /* an accepted confirm rule */
+	POL_SRC_FAST_PATH,
+	POL_SRC_COVERED,       /* inside the tree of an allowed command */
+};
+
+/* The stable lower-case name of a source ("hard_deny", "fast_path", ...). */
+const char *pol_source_name(enum pol_source s);
+const char *pol_verdict_name(enum pol_verdict v);
+
+/* What the supervisor knows about the caller's process tree. */
+struct pol_context {
+	bool covered;         /* an ancestor's allowed command covers this process */
+	bool review;          /* a review run: sensitive reads skip the sensitive branch */
+	bool no_fast_path;    /* the FUSE view: sensitive opens never take the fast path */
+};
+
+struct pol_decision {
+	enum pol_verdict verdict;
+	enum pol_source source;
+	/* Whether an allowed exec covers the process tree it starts (DESIGN.md
+	 * "Process trees"): false for the fast path, for a shell that reads
+	 * commands from a terminal or pipe (no -c), and for a script. The
+	 * supervisor applies this to any later allowance of the same request
+	 * too (judge, tier, person). */
+	bool covers;
+	/* Why, in a sentence a person understands ("rm -r on / destroys the
+	 * system"). */
+	char reason[320];
+	/* What matched: the rule, marker or pattern ("rules[0]", ".env",
+	 * "rm -rf /"). Empty when nothing did. */
+	char matched[160];
+};
+
+/* Decides |r| in DESIGN.md's order: hard deny; config deny rules; session
+ * grants, project grants, accepted rules and allow/ask rules; coverage;
+ * the fast path; otherwise undecided. |s| may be NULL. |now_us| is realtime
+ * µs (review dates of accepted rules). Never fails: an internal problem
+ * yields POL_UNDECIDED with a reason. */
+void pol_decide(const struct pol_request *r, const struct pol_config *c,
+		const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
+		struct pol_decision *out);
+
+/* Whether an allowed |r| would cover the tree it starts (see covers above). */
+bool pol_exec_covers(const struct pol_request *r);
+
+/* ---- classification, for `warden explain` and tests ------------------- */
+
+enum pol_class {
+	POL_CLASS_READ_ONLY, /* fast-path eligible */
+	POL_CLASS_OTHER,     /* needs a decision */
+	POL_CLASS_CRITICAL,  /* hard deny */
+};
+
+struct pol_classification {
+	enum pol_class cls;
+	char reason[320];
+	char matched[160];
+};
+
+/* Classifies an argv (with optional envp) as the fast path and hard deny see
+ * it, unwrapping sh -c, env, sudo, nice, timeout, xargs. |c| may be NULL. */
+void pol_classify_argv(char *const argv[], char *const envp[], const struct pol_config *c,
+		       struct pol_classification *out);
+
+#endif
