@@ -183,16 +183,16 @@ int wd_set_cloexec(int fd, bool on)
 int wd_send_fd(int sock, int fd)
 {
 	char byte = 'F';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	memset(&u, 0, sizeof(u));
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
@@ -209,15 +209,15 @@ int wd_send_fd(int sock, int fd)
 int wd_recv_fd(int sock)
 {
 	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
 	ssize_t r;
 	do {
 		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
@@ -334,7 +334,7 @@ void wd_sb_shell_quote(struct wd_sb *sb, const char *s)
 
 char *wd_argv_join(char *const argv[])
 {
-	struct wd_sb sb = { 0 };
+	struct wd_sb sb = {0};
 	for (size_t i = 0; argv && argv[i]; i++) {
 		if (i)
 			wd_sb_putc(&sb, ' ');

@@ -59,7 +59,7 @@ static inline void wd_closep(int *fd)
 	if (*fd >= 0)
 		close(*fd);
 }
-#define wd_autofree __attribute__((cleanup(wd_freep)))
+#define wd_autofree  __attribute__((cleanup(wd_freep)))
 #define wd_autoclose __attribute__((cleanup(wd_closep)))
 
 /* Returns *pp and sets *pp to NULL: hands ownership out of a cleanup scope. */

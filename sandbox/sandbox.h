@@ -30,7 +30,7 @@ struct sbx_view_request {
 	const char *path;  /* relative to the project root, no leading "./" */
 	const char *path2; /* the other side of a rename/link/symlink, or NULL */
 	unsigned access;   /* mask of enum pol_access (policy.h) */
-	pid_t pid;         /* the requesting thread, from the FUSE context */
+	pid_t pid;	   /* the requesting thread, from the FUSE context */
 	uid_t uid;
 	gid_t gid;
 };
@@ -74,5 +74,111 @@ void sbx_view_stop(struct sbx_view *v);
  * or a user namespace with CAP_SYS_ADMIN over the mount namespace). Options:
  * allow_other, default_permissions off (the backing file system checks). */
 int sbx_fuse_mount(const char *mountpoint, uid_t uid, gid_t gid);
+
+/* ======================================================================
+ * The agent's start (spawn.c) and its seccomp filter (filter.c).
+ * ====================================================================== */
+
+struct sbx_spawn_config {
+	const char *path;  /* absolute path of the agent's program */
+	char *const *argv; /* NULL-terminated, argv[0] as given */
+	char *const *envp; /* the agent's environment (already scrubbed) */
+	const char *cwd;   /* the agent's working directory */
+	/* Put the agent in a process group of its own and, when the
+	 * supervisor's stdin is its controlling terminal and in the
+	 * foreground, give that group the terminal. */
+	bool take_terminal;
+};
+
+struct sbx_child {
+	pid_t pid;	   /* the agent's initial process (also its process group) */
+	int notify_fd;	   /* the seccomp listener: the supervisor owns it */
+	int pidfd;	   /* pidfd of the agent's initial process */
+	bool has_terminal; /* the agent's group was given the terminal */
+};
+
+/*
+ * Starts the agent: forks; the child waits until the supervisor has attached
+ * to it with ptrace (PTRACE_SEIZE with fork/vfork/clone/exec events and
+ * PTRACE_O_EXITKILL, so that every descendant is traced and all of them die
+ * if the supervisor dies), sets PR_SET_NO_NEW_PRIVS and a parent-death
+ * signal, installs the filter of sbx_filter_load(), hands the listener to
+ * the supervisor, closes every fd but 0-2 and execs |cfg->path|. That exec
+ * is itself the first notification the supervisor must answer.
+ *
+ * Returns 0 and fills |out| (the caller owns notify_fd and pidfd), or -errno
+ * with a sentence in |err| (caller frees) when the agent could not be
+ * started: nothing runs unconfined.
+ */
+int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **err);
+
+/* Installs warden's seccomp filter on the calling thread: execve/execveat
+ * notify the listener; other architectures and the x32 ABI kill the process;
+ * the side doors of DESIGN.md fail with EPERM (clone3 with ENOSYS). Returns
+ * the listener fd (O_CLOEXEC) or -errno. For the child between fork and
+ * exec, and for tests. */
+int sbx_filter_load(void);
+
+/* ======================================================================
+ * The exec decoder (notify.c).
+ * ====================================================================== */
+
+/* Caps. An argv (strings and pointers) over SBX_ARGV_MAX bytes is refused. */
+#define SBX_ARGV_MAX (256 * 1024)
+#define SBX_ENV_MAX  (1024 * 1024)
+
+/* One exec as read from the stopped caller. Every string is owned by the
+ * event; free with sbx_exec_event_free(). */
+struct sbx_exec_event {
+	uint64_t id;	/* the notification id */
+	pid_t pid;	/* the calling thread (as the kernel names it to us) */
+	pid_t tgid;	/* its process */
+	int syscall_nr; /* __NR_execve or __NR_execveat */
+	char *path_arg; /* the path argument as passed (may be relative or "") */
+	char *path;	/* absolute path, as the caller's namespace sees it */
+	char *resolved; /* the final file after symlinks, or NULL */
+	char *cwd;	/* the caller's cwd */
+	char **argv;	/* NULL-terminated */
+	char **envp;	/* NULL-terminated */
+	size_t argv_bytes;
+	/* What the exec will run, for the check at the exec event: the file's
+	 * identity and, for a "#!" script, the interpreter chain. */
+	dev_t dev;
+	ino_t ino;
+	bool found;	    /* the file exists and was opened */
+	int open_errno;	    /* why it could not be opened, when !found */
+	char *interp;	    /* first interpreter of a script, or NULL */
+	char **expect_argv; /* the argv the new image must have */
+	dev_t exe_dev;	    /* the identity /proc/PID/exe must have */
+	ino_t exe_ino;
+	/* Set when the exec is refused before any decision, with the reason
+	 * ("argv over 256 KiB"): the caller audits and refuses it. */
+	int refuse_errno;
+	char *refuse_reason;
+	char *parent_cmdline; /* the caller's /proc/PID/cmdline, shell-quoted */
+	uint64_t digest;      /* FNV-1a of the file identity, argv and envp */
+};
+
+/* Waits for no notification: receives one that is ready on |fd|. Returns 0
+ * and an event (caller frees), -ENOENT when the caller vanished before it
+ * could be decoded (nothing to answer), or another -errno. */
+int sbx_notify_recv(int fd, struct sbx_exec_event **out);
+
+void sbx_exec_event_free(struct sbx_exec_event *ev);
+
+/* Answers a notification: allow (continue the syscall) or fail it with
+ * |err| (a positive errno). 0, -ENOENT when the caller is gone, or -errno. */
+int sbx_notify_allow(int fd, uint64_t id);
+int sbx_notify_deny(int fd, uint64_t id, int err);
+
+/* Checks, at the PTRACE_EVENT_EXEC stop of |pid|, that the new image is the
+ * one decided: /proc/PID/exe has the identity and /proc/PID/cmdline and
+ * /proc/PID/environ are exactly expect_argv and envp. Returns 0 when they
+ * match, -EPERM with a reason in |why| (caller frees) when not, or -errno. */
+int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, char **why);
+
+/* Reads /proc/PID/cmdline shell-quoted (at most |max| bytes). Caller frees;
+ * NULL when the process is gone. */
+char *sbx_proc_cmdline(pid_t pid, size_t max);
 
 #endif

@@ -31,15 +31,15 @@ void sto_close(struct sto_db *db);
 int sto_schema_version(void);
 
 struct sto_session {
-	const char *id;       /* e.g. "20261202-120643-4f2a" */
-	const char *parent;   /* parent session id or NULL */
-	int64_t started_us;   /* realtime µs */
-	const char *project;  /* absolute path */
-	const char *command;  /* the agent's command line, shell-quoted */
-	const char *tier;     /* "aggressive" | "standard" | "passive" */
-	const char *role;     /* "agent" | "review" */
-	const char *agent;    /* agent profile name or NULL */
-	const char *task;     /* --task or NULL */
+	const char *id;	     /* e.g. "20261202-120643-4f2a" */
+	const char *parent;  /* parent session id or NULL */
+	int64_t started_us;  /* realtime µs */
+	const char *project; /* absolute path */
+	const char *command; /* the agent's command line, shell-quoted */
+	const char *tier;    /* "aggressive" | "standard" | "passive" */
+	const char *role;    /* "agent" | "review" */
+	const char *agent;   /* agent profile name or NULL */
+	const char *task;    /* --task or NULL */
 };
 
 /* Records the start of a session. 0 or -errno. */
@@ -49,24 +49,24 @@ int sto_session_end(struct sto_db *db, const char *id, int64_t ended_us, int exi
 
 /* One outcome. Strings may be NULL where not applicable. */
 struct sto_row {
-	int64_t id;           /* set by sto_append / queries */
-	int64_t ts_us;        /* realtime µs of the decision */
+	int64_t id;    /* set by sto_append / queries */
+	int64_t ts_us; /* realtime µs of the decision */
 	const char *session;
-	int pid;              /* requesting process (thread id as the kernel gave it) */
+	int pid; /* requesting process (thread id as the kernel gave it) */
 	int ppid;
-	const char *kind;     /* "exec" | "open" */
-	const char *request;  /* pol_request_json(), already redacted */
-	const char *summary;  /* pol_request_summary() */
-	const char *decision; /* "allow" | "deny" */
-	const char *source;   /* "hard_deny" "rule" "grant" "session_grant" "accepted_rule"
+	const char *kind;	/* "exec" | "open" */
+	const char *request;	/* pol_request_json(), already redacted */
+	const char *summary;	/* pol_request_summary() */
+	const char *decision;	/* "allow" | "deny" */
+	const char *source;	/* "hard_deny" "rule" "grant" "session_grant" "accepted_rule"
 	                         "fast_path" "covered" "startup" "judge" "judge_cache" "tier"
 	                         "user" "timeout" "error" */
-	const char *reason;   /* the reason, the fixed tier note, or the person's note */
+	const char *reason;	/* the reason, the fixed tier note, or the person's note */
 	const char *decided_by; /* "warden", "judge", a user name */
-	const char *note;     /* a person's note, verbatim, or NULL */
-	int64_t tool_call;    /* id of the row of the tool call this belongs to, 0 if none */
-	const char *judge;    /* judge details as JSON (verdict, usage, latency) or NULL */
-	int64_t latency_us;   /* from notification to decision */
+	const char *note;	/* a person's note, verbatim, or NULL */
+	int64_t tool_call;	/* id of the row of the tool call this belongs to, 0 if none */
+	const char *judge;	/* judge details as JSON (verdict, usage, latency) or NULL */
+	int64_t latency_us;	/* from notification to decision */
 };
 
 /* Appends |row| in its own transaction; it is durable (per the WAL and
@@ -78,11 +78,11 @@ int sto_append(struct sto_db *db, struct sto_row *row);
 int sto_append_batch(struct sto_db *db, struct sto_row *rows, size_t n);
 
 struct sto_filter {
-	const char *session;  /* NULL: all sessions */
-	int64_t since_us;     /* 0: from the beginning */
-	const char *source;   /* NULL: any */
-	const char *kind;     /* NULL: any */
-	size_t limit;         /* 0: no limit */
+	const char *session; /* NULL: all sessions */
+	int64_t since_us;    /* 0: from the beginning */
+	const char *source;  /* NULL: any */
+	const char *kind;    /* NULL: any */
+	size_t limit;	     /* 0: no limit */
 	bool newest_first;
 };
 
@@ -101,5 +101,10 @@ int sto_print(struct sto_db *db, const struct sto_filter *f, enum sto_format fmt
 
 /* Runs PRAGMA integrity_check. 0 when "ok", -EIO otherwise. */
 int sto_check(struct sto_db *db);
+
+/* A sentence about the last failure of a call on |db| (empty when none has
+ * failed yet), e.g. for the supervisor's log when sto_append() fails. The
+ * string is owned by |db| and valid until the next call on |db|. */
+const char *sto_errmsg(const struct sto_db *db);
 
 #endif

@@ -1,6 +1,156 @@
-#include <stdio.h>
-int main(void)
+/*
+ * main.c: warden's command line: one verb per command.
+ */
+#include "sup.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: warden COMMAND [options]\n"
+	"\n"
+	"warden runs an untrusted AI coding agent so that every exec of its process\n"
+	"tree is decided before it happens and recorded in an SQLite audit.\n"
+	"\n"
+	"commands:\n"
+	"  run [options] -- CMD [ARGS...]   run CMD under warden (warden run --help)\n"
+	"  audit [options]                  print the audit (warden audit --help)\n"
+	"  doctor                           check that this machine can run warden\n"
+	"  config check [PATH]              validate a .warden/permissions.json\n"
+	"  explain [options] -- CMD...      what policy decides for a command, without running it\n"
+	"  version                          print the version\n"
+	"\n"
+	"Exit status of warden run: the agent's (128+N when killed by signal N), 125 when\n"
+	"warden could not start it. Other commands: 0 ok, 1 a check failed, 2 bad usage or\n"
+	"an invalid config.\n";
+
+static const char audit_usage[] =
+	"usage: warden audit [--project DIR] [--audit PATH] [--session ID] [--since T]\n"
+	"                    [--source S] [--kind exec|open] [--limit N]\n"
+	"                    [--format table|json|csv]\n"
+	"\n"
+	"Prints the audit, oldest first. T is a date (2026-12-02), a time\n"
+	"(2026-12-02T12:00:00Z) or an age (30m, 2h, 7d).\n";
+
+int sup_cmd_audit(int argc, char **argv)
 {
-	fputs("warden: under construction\n", stderr);
-	return 125;
+	static const struct option longopts[] = {
+		{"project", required_argument, NULL, 'p'}, {"audit", required_argument, NULL, 'a'},
+		{"session", required_argument, NULL, 's'}, {"since", required_argument, NULL, 'S'},
+		{"source", required_argument, NULL, 'o'},  {"kind", required_argument, NULL, 'k'},
+		{"limit", required_argument, NULL, 'l'},   {"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},	   {NULL, 0, NULL, 0},
+	};
+	const char *project = ".", *audit = NULL;
+	struct sto_filter f = {0};
+	enum sto_format fmt = STO_FMT_TABLE;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			project = optarg;
+			break;
+		case 'a':
+			audit = optarg;
+			break;
+		case 's':
+			f.session = optarg;
+			break;
+		case 'S':
+			if (wd_parse_time(optarg, wd_now_real_us(), &f.since_us) < 0) {
+				wd_err("--since: \"%s\" is not a date, time or age (30m, 2h, 7d)",
+				       optarg);
+				return SUP_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			f.source = optarg;
+			break;
+		case 'k':
+			f.kind = optarg;
+			break;
+		case 'l':
+			f.limit = (size_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'f':
+			if (strcmp(optarg, "table") == 0)
+				fmt = STO_FMT_TABLE;
+			else if (strcmp(optarg, "json") == 0)
+				fmt = STO_FMT_JSON;
+			else if (strcmp(optarg, "csv") == 0)
+				fmt = STO_FMT_CSV;
+			else {
+				wd_err("--format must be table, json or csv");
+				return SUP_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			fputs(audit_usage, stdout);
+			return 0;
+		default:
+			fputs(audit_usage, stderr);
+			return SUP_EXIT_USAGE;
+		}
+	}
+	char dir[PATH_MAX];
+	if (!realpath(project, dir)) {
+		wd_err("project %s: %s", project, strerror(errno));
+		return SUP_EXIT_USAGE;
+	}
+	wd_autofree char *def = wd_asprintf("%s/.warden/audit.db", dir);
+	if (!audit)
+		audit = def;
+	if (access(audit, R_OK) < 0) {
+		wd_err("%s: no audit here (%s); run warden run first, or pass --audit PATH", audit,
+		       strerror(errno));
+		return 1;
+	}
+	struct sto_db *db = NULL;
+	char *err = NULL;
+	int rc = sto_open(audit, &db, &err);
+	if (rc < 0) {
+		wd_err("%s", err ? err : strerror(-rc));
+		free(err);
+		return 1;
+	}
+	rc = sto_print(db, &f, fmt, stdout);
+	sto_close(db);
+	if (rc < 0) {
+		wd_err("%s: %s", audit, strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return SUP_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "run") == 0)
+		return sup_cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "audit") == 0)
+		return sup_cmd_audit(argc - 1, argv + 1);
+	if (strcmp(cmd, "doctor") == 0)
+		return sup_cmd_doctor(argc - 1, argv + 1);
+	if (strcmp(cmd, "config") == 0)
+		return sup_cmd_config(argc - 1, argv + 1);
+	if (strcmp(cmd, "explain") == 0)
+		return sup_cmd_explain(argc - 1, argv + 1);
+	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+		printf("warden %s\n", WARDEN_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	wd_err("unknown command \"%s\"", cmd);
+	fputs(usage, stderr);
+	return SUP_EXIT_USAGE;
 }

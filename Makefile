@@ -1,0 +1,80 @@
+# warden's front door: the README's commands.
+#
+#   make demo    install what is missing, build, run the scripted agent demo
+#   make test    install what is missing, build, run every test
+#   make check   test + the asan-ubsan build's tests + the format check (CI)
+#   make bench   the benchmark harness (release build)
+#
+# Packages come from Debian 12; when not root, apt-get runs through sudo.
+
+SHELL := /bin/bash
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# What warden builds against, what its tests and demo run, and the tools CI
+# uses (clang for the fuzzers and the format check).
+PKGS := build-essential cmake pkg-config git python3 \
+	libseccomp-dev libfuse3-dev fuse3 libcurl4-openssl-dev libcjson-dev \
+	libsqlite3-dev sqlite3 libcmocka-dev \
+	clang libclang-rt-14-dev clang-format bubblewrap
+
+.PHONY: all deps build demo test test-asan fuzz format format-check check bench clean
+
+all: build
+
+deps:
+	@missing=$$(for p in $(PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	cmake --preset debug >/dev/null
+	cmake --build --preset debug -j$(JOBS)
+
+demo: build
+	$(SUDO) ./examples/demo.sh build/debug/supervisor/warden
+
+# ctest runs the unit and integration tests; the sandbox tests need root
+# (or user namespaces): through sudo when not root.
+test: build
+	cd build/debug && $(SUDO) ctest --output-on-failure -j2
+
+test-asan: deps
+	cmake --preset asan-ubsan >/dev/null
+	cmake --build --preset asan-ubsan -j$(JOBS)
+	cd build/asan-ubsan && $(SUDO) env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2
+
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j$(JOBS)
+	@for t in build/fuzz/fuzz/fuzz_*; do \
+		[ -x "$$t" ] || continue; \
+		echo "== $$t ($(FUZZ_SECONDS) s)"; \
+		mkdir -p build/fuzz/corpus/$$(basename $$t); \
+		$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			build/fuzz/corpus/$$(basename $$t) fuzz/corpus/$$(basename $$t) 2>&1 | tail -5 || exit 1; \
+	done
+
+SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(SOURCES)
+
+format-check:
+	@clang-format --dry-run --Werror $(SOURCES) && echo "format: ok"
+
+check: test test-asan fuzz format-check
+
+bench:
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j$(JOBS)
+	./bench/run --warden build/release/supervisor/warden $(BENCH_ARGS)
+
+clean:
+	rm -rf build

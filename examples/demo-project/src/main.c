@@ -1,0 +1,7 @@
+#include "greet.h"
+
+int main(void)
+{
+	greet("warden");
+	return 0;
+}

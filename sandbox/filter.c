@@ -1,0 +1,237 @@
+/*
+ * filter.c: warden's seccomp filter, built with libseccomp and loaded with
+ * seccomp(2) directly so that we can ask for flags libseccomp 2.5 does not
+ * know (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV).
+ *
+ * What it does:
+ *  - execve and execveat notify the supervisor's listener (user notify);
+ *  - any architecture but x86_64, and the x32 ABI (syscall numbers with
+ *    __X32_SYSCALL_BIT, which libseccomp rejects for a native x86_64
+ *    filter), kill the process: `int 0x80` and x32 execs cannot go around
+ *    the notification;
+ *  - the side doors of DESIGN.md fail with EPERM (clone3 with ENOSYS, so
+ *    that libc falls back to clone(), whose flags the filter can read);
+ *  - everything else is an argument-free ALLOW, so that the kernel's
+ *    filter cache answers it without running the program.
+ *
+ * It does not decide anything: the notification is answered by the
+ * supervisor.
+ */
+#include "sandbox.h"
+
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <stddef.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/syscall.h>
+#include <termios.h>
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* Syscalls that fail with EPERM whatever their arguments. */
+static const char *const refused[] = {
+	"io_uring_setup",
+	"io_uring_enter",
+	"io_uring_register",
+	"ptrace",
+	"process_vm_readv",
+	"process_vm_writev",
+	"open_by_handle_at",
+	"name_to_handle_at",
+	"mount",
+	"umount2",
+	"pivot_root",
+	"chroot",
+	"open_tree",
+	"move_mount",
+	"fsopen",
+	"fsconfig",
+	"fsmount",
+	"fspick",
+	"mount_setattr",
+	"setns",
+	"unshare",
+	"pidfd_getfd",
+	"bpf",
+	"perf_event_open",
+	"keyctl",
+	"add_key",
+	"request_key",
+	"kexec_load",
+	"kexec_file_load",
+	"init_module",
+	"finit_module",
+	"delete_module",
+	"userfaultfd",
+	"acct",
+	"swapon",
+	"swapoff",
+	"reboot",
+	"quotactl",
+	"quotactl_fd",
+	"lookup_dcookie",
+	"vhangup",
+	"fanotify_init",
+	"iopl",
+	"ioperm",
+	"syslog",
+};
+
+/* Namespace flags that clone() must not carry. */
+static const unsigned long ns_flags[] = {
+	CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,    CLONE_NEWUSER,
+	CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME,
+};
+
+static int add_refusals(scmp_filter_ctx ctx)
+{
+	int rc;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(refused); i++) {
+		int nr = seccomp_syscall_resolve_name(refused[i]);
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* not on this architecture */
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+		if (rc < 0)
+			return rc;
+	}
+	/* clone3's flags are in memory the filter cannot read. */
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (rc < 0)
+		return rc;
+	/* clone(flags, ...): one rule per namespace bit, so any of them set
+	 * refuses. */
+	for (size_t i = 0; i < WD_ARRAY_SIZE(ns_flags); i++) {
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+		if (rc < 0)
+			return rc;
+	}
+	/* An agent's own listener would be consulted before warden's. */
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(seccomp), 1,
+			      SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+				      SECCOMP_FILTER_FLAG_NEW_LISTENER));
+	if (rc < 0)
+		return rc;
+	/* Typing into the terminal of the person who approves. */
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+			      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI));
+	if (rc < 0)
+		return rc;
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+			      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX));
+	return rc;
+}
+
+/*
+ * personality() is checked by a short prefix of our own, ahead of
+ * libseccomp's program, because libseccomp cannot compare one argument
+ * twice in a rule. Allowed: the query (0xffffffff), PER_LINUX and
+ * PER_LINUX32, each with or without ADDR_NO_RANDOMIZE (setarch -R,
+ * debuggers). Refused with EPERM: everything else (READ_IMPLIES_EXEC,
+ * MMAP_PAGE_ZERO, ADDR_LIMIT_*, other personas). Jumps are relative and
+ * forward, so the prefix falls through to libseccomp's program unchanged
+ * for every other syscall and for any other architecture (which that
+ * program then kills).
+ */
+static const struct sock_filter personality_prefix[] = {
+	/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 10),
+	/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_personality, 0, 8),
+	/* 4 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]) + 4),
+	/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 5),
+	/* 6 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+	/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, 2, 0),
+	/* 8 */
+	BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)ADDR_NO_RANDOMIZE & ~(uint32_t)PER_LINUX32),
+	/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
+	/* 10 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	/* 11 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+	/* 12: libseccomp's program */
+};
+
+/* Exports |ctx| as classic BPF into |prog| (caller frees prog->filter). */
+static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *prog)
+{
+	wd_autoclose int fd = memfd_create("warden-bpf", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = seccomp_export_bpf(ctx, fd);
+	if (rc < 0)
+		return rc;
+	off_t len = lseek(fd, 0, SEEK_END);
+	if (len <= 0 || len % sizeof(struct sock_filter) != 0 || len > 65536)
+		return -EINVAL;
+	struct sock_filter *f = wd_malloc((size_t)len);
+	if (pread(fd, f, (size_t)len, 0) != len) {
+		free(f);
+		return -EIO;
+	}
+	/* Our prefix, then libseccomp's program. */
+	size_t n = (size_t)len / sizeof(struct sock_filter);
+	size_t pre = WD_ARRAY_SIZE(personality_prefix);
+	struct sock_filter *all = wd_calloc(pre + n, sizeof(*all));
+	memcpy(all, personality_prefix, sizeof(personality_prefix));
+	memcpy(all + pre, f, (size_t)len);
+	free(f);
+	prog->filter = all;
+	prog->len = (unsigned short)(pre + n);
+	return 0;
+}
+
+int sbx_filter_load(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return -ENOMEM;
+	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0); /* we set it ourselves */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execve), 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execveat), 0);
+	if (rc == 0)
+		rc = add_refusals(ctx);
+	struct sock_fprog prog = {0};
+	if (rc == 0)
+		rc = export_bpf(ctx, &prog);
+	seccomp_release(ctx);
+	if (rc < 0)
+		return rc;
+
+	/* WAIT_KILLABLE_RECV (5.19): once the supervisor has received a
+	 * notification, only a fatal signal interrupts the caller, so a
+	 * decision in progress is never abandoned and silently restarted. */
+	unsigned long flags =
+		SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+	if (fd < 0 && errno == EINVAL) {
+		flags &= ~SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+	}
+	int saved = errno;
+	free(prog.filter);
+	if (fd < 0)
+		return -saved;
+	/* The kernel makes the listener O_CLOEXEC. */
+	return (int)fd;
+}

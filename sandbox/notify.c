@@ -1,0 +1,602 @@
+/*
+ * notify.c: the seccomp notification decoder for execve/execveat.
+ *
+ * receive -> copy what we need out of the stopped caller -> check the
+ * notification id is still valid -> hand the event to the caller, which
+ * decides and answers (samples/seccomp/user-trap.c's order).
+ *
+ * Why the decision cannot be raced: everything read here (path, argv,
+ * envp) lives in the caller's memory, which another thread, or another
+ * process sharing a mapping, can rewrite after we read it and before the
+ * kernel copies it in execve(). So allowing here is not the end: the
+ * supervisor keeps the decoded event and, at the PTRACE_EVENT_EXEC stop of
+ * the new image, sbx_verify_exec() compares the image that is about to run
+ * (/proc/PID/exe, and /proc/PID/cmdline and environ, which the kernel copied
+ * into the new, private mm before the stop) with what was decided. At that
+ * stop no instruction of the new image has run, its memory is shared with
+ * nobody (a fresh mm; the other threads are gone) and the tracer is warden,
+ * so nothing can change it between the check and the first instruction. A
+ * mismatch kills the process. Reading here is therefore about showing the
+ * right command to the decision; the exec event is what enforces it.
+ *
+ * The id check after reading guarantees that the pid we read from was the
+ * caller of this notification and not a recycled pid.
+ */
+#include "sandbox.h"
+
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#define MAX_PTRS     (SBX_ARGV_MAX / 8)
+#define SCRIPT_DEPTH 4 /* the kernel allows a few nested interpreters */
+#define BINPRM_BUF   256
+
+static size_t notif_size, resp_size;
+
+static int load_sizes(void)
+{
+	if (notif_size)
+		return 0;
+	struct seccomp_notif_sizes sz;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+		return -errno;
+	/* The kernel copies its own struct size: allocate the larger. */
+	notif_size = sz.seccomp_notif > sizeof(struct seccomp_notif) ? sz.seccomp_notif
+								     : sizeof(struct seccomp_notif);
+	resp_size = sz.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
+			    ? sz.seccomp_notif_resp
+			    : sizeof(struct seccomp_notif_resp);
+	return 0;
+}
+
+/* Reads up to |n| bytes at |addr| in |pid|, never crossing into a page it
+ * has not asked for, so a string that ends before an unmapped page is read
+ * whole. Returns the bytes read (short at an unmapped page) or -errno. */
+static ssize_t peek(pid_t pid, uint64_t addr, void *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		size_t room = 4096 - ((addr + got) & 4095);
+		size_t want = n - got < room ? n - got : room;
+		struct iovec l = {.iov_base = (char *)buf + got, .iov_len = want};
+		struct iovec r = {.iov_base = (void *)(uintptr_t)(addr + got), .iov_len = want};
+		ssize_t k = process_vm_readv(pid, &l, 1, &r, 1, 0);
+		if (k <= 0) {
+			if (got)
+				break;
+			return k < 0 ? -errno : -EFAULT;
+		}
+		got += (size_t)k;
+		if ((size_t)k < want)
+			break;
+	}
+	return (ssize_t)got;
+}
+
+/* Reads a NUL-terminated string of at most |max| bytes. *budget is the
+ * remaining byte budget of the whole argv or envp. */
+static int peek_string(pid_t pid, uint64_t addr, size_t max, size_t *budget, char **out)
+{
+	struct wd_sb sb = {0};
+	char chunk[512];
+	for (;;) {
+		ssize_t k = peek(pid, addr + sb.len, chunk, sizeof(chunk));
+		if (k < 0) {
+			wd_sb_free(&sb);
+			return (int)k;
+		}
+		char *nul = memchr(chunk, '\0', (size_t)k);
+		size_t take = nul ? (size_t)(nul - chunk) : (size_t)k;
+		if (sb.len + take + 1 > max || sb.len + take + 1 > *budget) {
+			wd_sb_free(&sb);
+			return -E2BIG;
+		}
+		wd_sb_add(&sb, chunk, take);
+		if (nul)
+			break;
+		if (k == 0) {
+			wd_sb_free(&sb);
+			return -EFAULT;
+		}
+	}
+	*budget -= sb.len + 1;
+	*out = wd_sb_steal(&sb);
+	return 0;
+}
+
+static void free_vec(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Reads a NULL-terminated array of string pointers (argv or envp) within
+ * |budget| bytes in all (strings plus pointers, as the kernel counts). */
+static int peek_vector(pid_t pid, uint64_t addr, size_t budget, char ***out, size_t *bytes)
+{
+	size_t cap = 16, n = 0, start = budget;
+	char **v = wd_calloc(cap, sizeof(char *));
+	*out = NULL;
+	if (addr == 0) { /* a NULL argv or envp is an empty one */
+		*out = v;
+		*bytes = 0;
+		return 0;
+	}
+	for (;;) {
+		uint64_t p;
+		if (n >= MAX_PTRS || budget < sizeof(p)) {
+			free_vec(v);
+			return -E2BIG;
+		}
+		ssize_t k = peek(pid, addr + n * sizeof(p), &p, sizeof(p));
+		if (k != (ssize_t)sizeof(p)) {
+			free_vec(v);
+			return k < 0 ? (int)k : -EFAULT;
+		}
+		budget -= sizeof(p);
+		if (p == 0)
+			break;
+		if (n + 2 > cap) {
+			cap *= 2;
+			v = wd_realloc(v, cap * sizeof(char *));
+		}
+		v[n + 1] = NULL;
+		int rc = peek_string(pid, p, budget, &budget, &v[n]);
+		if (rc < 0) {
+			v[n] = NULL;
+			free_vec(v);
+			return rc;
+		}
+		n++;
+		v[n] = NULL;
+	}
+	*out = v;
+	*bytes = start - budget;
+	return 0;
+}
+
+static char **dup_vec(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	char **d = wd_calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		d[i] = wd_strdup(v[i]);
+	return d;
+}
+
+static char *proc_link(pid_t pid, const char *what)
+{
+	char p[64], buf[4096];
+	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
+	ssize_t n = readlink(p, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return wd_strdup(buf);
+}
+
+static int open_proc(pid_t pid, const char *what)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
+	return open(p, O_PATH | O_CLOEXEC);
+}
+
+/* Opens |path| (O_PATH) as the caller would find it: absolute paths inside
+ * the caller's root (its mount namespace, through /proc/PID/root, with
+ * RESOLVE_IN_ROOT so that absolute symlinks stay there), relative ones from
+ * |base| (its cwd or its dirfd). */
+static int open_as_caller(pid_t pid, int base, const char *path, bool nofollow)
+{
+	int flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
+	if (path[0] != '/')
+		return openat(base, path, flags);
+	wd_autoclose int root = open_proc(pid, "root");
+	if (root < 0)
+		return -1;
+	struct open_how how = {.flags = (uint64_t)flags, .resolve = RESOLVE_IN_ROOT};
+	return (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+}
+
+/* Reads the "#!" line of the file behind |fd| (an O_PATH fd of a regular
+ * file) as binfmt_script does. Returns true with *interp and *arg (NULL if
+ * none) when it is a script. */
+static bool read_shebang(int fd, char **interp, char **arg)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	/* O_NONBLOCK: never wait on a FIFO; the caller checked S_ISREG. */
+	wd_autoclose int rfd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (rfd < 0)
+		return false;
+	char buf[BINPRM_BUF + 1];
+	ssize_t n = pread(rfd, buf, BINPRM_BUF, 0);
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return false;
+	buf[n] = '\0';
+	char *end = memchr(buf, '\n', (size_t)n);
+	if (end)
+		*end = '\0';
+	char *s = buf + 2;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	char *e = s;
+	while (*e && *e != ' ' && *e != '\t')
+		e++;
+	if (e == s)
+		return false;
+	*interp = wd_strndup(s, (size_t)(e - s));
+	while (*e == ' ' || *e == '\t')
+		e++;
+	size_t alen = strlen(e);
+	while (alen && (e[alen - 1] == ' ' || e[alen - 1] == '\t'))
+		alen--;
+	*arg = alen ? wd_strndup(e, alen) : NULL;
+	return true;
+}
+
+/* The name the kernel gives the script to its interpreter (bprm->filename). */
+static char *kernel_filename(const struct sbx_exec_event *ev, int dirfd, int flags)
+{
+	if (ev->syscall_nr == __NR_execveat && ev->path_arg[0] != '/' && dirfd != AT_FDCWD) {
+		if (ev->path_arg[0] == '\0' && (flags & AT_EMPTY_PATH))
+			return wd_asprintf("/dev/fd/%d", dirfd);
+		return wd_asprintf("/dev/fd/%d/%s", dirfd, ev->path_arg);
+	}
+	return wd_strdup(ev->path_arg);
+}
+
+/* Fills dev/ino, interp, expect_argv and exe_dev/exe_ino: what the exec
+ * event must show if the kernel runs what we looked at. */
+static void predict_image(struct sbx_exec_event *ev, int fd, int dirfd, int flags, int cwdfd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return;
+	ev->found = true;
+	ev->dev = st.st_dev;
+	ev->ino = st.st_ino;
+	ev->exe_dev = st.st_dev;
+	ev->exe_ino = st.st_ino;
+	char **argv = dup_vec(ev->argv);
+	char *filename = kernel_filename(ev, dirfd, flags);
+	int cur = dup(fd);
+	for (int depth = 0; depth < SCRIPT_DEPTH && cur >= 0; depth++) {
+		char *interp = NULL, *arg = NULL;
+		if (fstat(cur, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    !read_shebang(cur, &interp, &arg))
+			break;
+		/* binfmt_script: argv[0] is replaced by interp [arg] filename. */
+		size_t n = 0;
+		while (argv[n])
+			n++;
+		char **nv = wd_calloc(n + 3, sizeof(char *));
+		size_t k = 0;
+		nv[k++] = wd_strdup(interp);
+		if (arg)
+			nv[k++] = wd_strdup(arg);
+		nv[k++] = filename;
+		for (size_t i = 1; i < n; i++)
+			nv[k++] = argv[i];
+		free(argv[0]);
+		free(argv);
+		argv = nv;
+		filename = wd_strdup(interp);
+		if (!ev->interp)
+			ev->interp = wd_strdup(interp);
+		close(cur);
+		cur = open_as_caller(ev->pid, cwdfd, interp, false);
+		free(interp);
+		free(arg);
+		if (cur >= 0 && fstat(cur, &st) == 0) {
+			ev->exe_dev = st.st_dev;
+			ev->exe_ino = st.st_ino;
+		} else {
+			ev->exe_dev = 0; /* unknown interpreter: nothing can match */
+			ev->exe_ino = 0;
+		}
+	}
+	if (cur >= 0)
+		close(cur);
+	free(filename);
+	ev->expect_argv = argv;
+}
+
+static void set_refusal(struct sbx_exec_event *ev, int err, const char *why)
+{
+	if (!ev->refuse_errno) {
+		ev->refuse_errno = err;
+		ev->refuse_reason = wd_strdup(why);
+	}
+}
+
+static void resolve(struct sbx_exec_event *ev, int dirfd, int flags)
+{
+	wd_autoclose int cwdfd = open_proc(ev->pid, "cwd");
+	wd_autoclose int base = -1;
+	char *base_path = NULL;
+	if (ev->syscall_nr == __NR_execveat && dirfd != AT_FDCWD && ev->path_arg[0] != '/') {
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", dirfd);
+		base = open_proc(ev->pid, what);
+		base_path = proc_link(ev->pid, what);
+	} else {
+		base = cwdfd >= 0 ? dup(cwdfd) : -1;
+		base_path = ev->cwd ? wd_strdup(ev->cwd) : NULL;
+	}
+	if (ev->path_arg[0] == '/')
+		ev->path = wd_strdup(ev->path_arg);
+	else if (ev->path_arg[0] == '\0')
+		ev->path = wd_strdup(base_path ? base_path : "?");
+	else
+		ev->path = wd_asprintf("%s/%s", base_path ? base_path : "?", ev->path_arg);
+	free(base_path);
+
+	int fd = -1;
+	errno = ENOENT;
+	if (ev->path_arg[0] == '\0') {
+		if (flags & AT_EMPTY_PATH)
+			fd = base >= 0 ? dup(base) : -1;
+	} else if (base >= 0 || ev->path_arg[0] == '/') {
+		fd = open_as_caller(ev->pid, base, ev->path_arg,
+				    (flags & AT_SYMLINK_NOFOLLOW) != 0);
+	}
+	if (fd < 0) {
+		/* The exec would fail the same way: the caller answers with
+		 * this errno and never lets the syscall continue. */
+		ev->open_errno = errno ? errno : ENOENT;
+		return;
+	}
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	char buf[4096];
+	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		ev->resolved = wd_strdup(buf);
+	}
+	predict_image(ev, fd, dirfd, flags, cwdfd);
+	close(fd);
+}
+
+char *sbx_proc_cmdline(pid_t pid, size_t max)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/cmdline", pid);
+	char *buf = NULL;
+	size_t len = 0;
+	if (wd_read_file(p, max, &buf, &len) == -EFBIG || !buf)
+		return buf ? buf : NULL;
+	struct wd_sb sb = {0};
+	size_t i = 0;
+	while (i < len) {
+		const char *s = buf + i;
+		if (sb.len)
+			wd_sb_putc(&sb, ' ');
+		wd_sb_shell_quote(&sb, s);
+		i += strlen(s) + 1;
+	}
+	free(buf);
+	return wd_sb_steal(&sb);
+}
+
+void sbx_exec_event_free(struct sbx_exec_event *ev)
+{
+	if (!ev)
+		return;
+	free(ev->path_arg);
+	free(ev->path);
+	free(ev->resolved);
+	free(ev->cwd);
+	free_vec(ev->argv);
+	free_vec(ev->envp);
+	free(ev->interp);
+	free_vec(ev->expect_argv);
+	free(ev->refuse_reason);
+	free(ev->parent_cmdline);
+	free(ev);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static uint64_t digest_of(const struct sbx_exec_event *ev)
+{
+	uint64_t h = 14695981039346656037ULL;
+	h = fnv(h, &ev->dev, sizeof(ev->dev));
+	h = fnv(h, &ev->ino, sizeof(ev->ino));
+	for (size_t i = 0; ev->argv && ev->argv[i]; i++)
+		h = fnv(h, ev->argv[i], strlen(ev->argv[i]) + 1);
+	h = fnv(h, "\n", 1);
+	for (size_t i = 0; ev->envp && ev->envp[i]; i++)
+		h = fnv(h, ev->envp[i], strlen(ev->envp[i]) + 1);
+	return h;
+}
+
+static pid_t tgid_of(pid_t tid)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/status", tid);
+	char *buf = NULL;
+	if (wd_read_file(p, 16384, &buf, NULL) < 0)
+		return tid;
+	pid_t tgid = tid;
+	char *t = strstr(buf, "\nTgid:");
+	if (t)
+		tgid = (pid_t)strtol(t + 6, NULL, 10);
+	free(buf);
+	return tgid;
+}
+
+int sbx_notify_recv(int fd, struct sbx_exec_event **out)
+{
+	int rc = load_sizes();
+	if (rc < 0)
+		return rc;
+	wd_autofree struct seccomp_notif *req = wd_calloc(1, notif_size);
+	for (;;) {
+		memset(req, 0, notif_size);
+		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req) == 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		return -errno; /* ENOENT: the caller died before we got it */
+	}
+	struct sbx_exec_event *ev = wd_calloc(1, sizeof(*ev));
+	ev->id = req->id;
+	ev->pid = (pid_t)req->pid;
+	ev->syscall_nr = req->data.nr;
+	ev->tgid = tgid_of(ev->pid);
+
+	uint64_t path_a, argv_a, envp_a;
+	int dirfd = AT_FDCWD, flags = 0;
+	if (req->data.nr == __NR_execveat) {
+		dirfd = (int)req->data.args[0];
+		path_a = req->data.args[1];
+		argv_a = req->data.args[2];
+		envp_a = req->data.args[3];
+		flags = (int)req->data.args[4];
+	} else {
+		path_a = req->data.args[0];
+		argv_a = req->data.args[1];
+		envp_a = req->data.args[2];
+	}
+	size_t budget = 4096, envbytes = 0;
+	rc = peek_string(ev->pid, path_a, 4096, &budget, &ev->path_arg);
+	if (rc < 0) {
+		ev->path_arg = wd_strdup("");
+		set_refusal(ev, rc == -E2BIG ? ENAMETOOLONG : EFAULT,
+			    rc == -E2BIG ? "the program path is longer than 4096 bytes"
+					 : "the program path could not be read");
+	}
+	rc = peek_vector(ev->pid, argv_a, SBX_ARGV_MAX, &ev->argv, &ev->argv_bytes);
+	if (rc < 0) {
+		ev->argv = wd_calloc(1, sizeof(char *));
+		set_refusal(ev, rc == -E2BIG ? E2BIG : EFAULT,
+			    rc == -E2BIG ? "its argv is over 256 KiB in all"
+					 : "its argv could not be read");
+	} else if (!ev->argv[0]) {
+		set_refusal(ev, EINVAL, "an exec with an empty argv hides what it runs");
+	}
+	rc = peek_vector(ev->pid, envp_a, SBX_ENV_MAX, &ev->envp, &envbytes);
+	if (rc < 0) {
+		ev->envp = wd_calloc(1, sizeof(char *));
+		set_refusal(ev, rc == -E2BIG ? E2BIG : EFAULT,
+			    rc == -E2BIG ? "its environment is over 1 MiB in all"
+					 : "its environment could not be read");
+	}
+	ev->cwd = proc_link(ev->pid, "cwd");
+	ev->parent_cmdline = sbx_proc_cmdline(ev->tgid, 8192);
+	resolve(ev, dirfd, flags);
+	ev->digest = digest_of(ev);
+
+	/* Everything above may have read a recycled pid if the caller died:
+	 * the id check says whether it was still our caller all along. */
+	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &ev->id) < 0) {
+		sbx_exec_event_free(ev);
+		return -ENOENT;
+	}
+	*out = ev;
+	return 0;
+}
+
+static int respond(int fd, uint64_t id, int err, uint32_t flags)
+{
+	int rc = load_sizes();
+	if (rc < 0)
+		return rc;
+	wd_autofree struct seccomp_notif_resp *resp = wd_calloc(1, resp_size);
+	resp->id = id;
+	resp->error = err ? -err : 0;
+	resp->val = 0;
+	resp->flags = flags;
+	for (;;) {
+		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+int sbx_notify_allow(int fd, uint64_t id)
+{
+	return respond(fd, id, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+}
+
+int sbx_notify_deny(int fd, uint64_t id, int err)
+{
+	return respond(fd, id, err > 0 ? err : EACCES, 0);
+}
+
+/* Reads a NUL-separated /proc file and compares it with |want|. */
+static bool proc_vector_equals(pid_t pid, const char *what, char *const *want, size_t max)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
+	char *buf = NULL;
+	size_t len = 0;
+	if (wd_read_file(p, max, &buf, &len) < 0)
+		return false;
+	size_t off = 0, i = 0;
+	bool ok = true;
+	for (; want && want[i]; i++) {
+		size_t l = strlen(want[i]);
+		if (off + l + 1 > len || memcmp(buf + off, want[i], l + 1) != 0) {
+			ok = false;
+			break;
+		}
+		off += l + 1;
+	}
+	if (ok && off != len)
+		ok = false;
+	free(buf);
+	return ok;
+}
+
+int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, char **why)
+{
+	char p[64];
+	struct stat st;
+	*why = NULL;
+	snprintf(p, sizeof(p), "/proc/%d/exe", pid);
+	if (stat(p, &st) < 0) {
+		*why = wd_asprintf("the new image of pid %d cannot be checked: %s", pid,
+				   strerror(errno));
+		return -EPERM;
+	}
+	if (!ev->found || st.st_dev != ev->exe_dev || st.st_ino != ev->exe_ino) {
+		char *exe = proc_link(pid, "exe");
+		*why = wd_asprintf("the program that started (%s) is not the one decided (%s)",
+				   exe ? exe : "?", ev->path);
+		free(exe);
+		return -EPERM;
+	}
+	if (!proc_vector_equals(pid, "cmdline", ev->expect_argv, SBX_ARGV_MAX + 4096)) {
+		*why = wd_strdup("its argv changed between the decision and the exec");
+		return -EPERM;
+	}
+	if (!proc_vector_equals(pid, "environ", ev->envp, SBX_ENV_MAX + 4096)) {
+		*why = wd_strdup("its environment changed between the decision and the exec");
+		return -EPERM;
+	}
+	return 0;
+}

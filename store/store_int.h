@@ -1,0 +1,101 @@
+/*
+ * store_int.h: what store.c and print.c share, and what the store's tests
+ * reach beyond the public header (the migration runner). Not for other
+ * modules: sqlite3.h stays inside store/ (DESIGN.md, third-party headers).
+ */
+#ifndef WARDEN_STORE_INT_H
+#define WARDEN_STORE_INT_H
+
+#include <sqlite3.h>
+
+#include "store.h"
+
+/* Which filters a query uses: one cached statement per combination. */
+enum {
+	STO_Q_SESSION = 1u << 0,
+	STO_Q_SINCE = 1u << 1,
+	STO_Q_SOURCE = 1u << 2,
+	STO_Q_KIND = 1u << 3,
+	STO_Q_NEWEST = 1u << 4,
+	STO_Q_COUNT = 1u << 5,
+};
+
+/* The statements prepared once per connection. */
+enum sto_stmt_id {
+	STO_ST_BEGIN,
+	STO_ST_COMMIT,
+	STO_ST_ROLLBACK,
+	STO_ST_INSERT,
+	STO_ST_SESSION_BEGIN,
+	STO_ST_SESSION_END,
+	STO_ST_MAX,
+};
+
+struct sto_db {
+	sqlite3 *h;
+	char *path;
+	sqlite3_stmt *st[STO_ST_MAX];
+	sqlite3_stmt *query[STO_Q_COUNT];
+	/* The last failure, a sentence for sto_errmsg(). */
+	char errmsg[512];
+};
+
+/* One schema step. Versions are 1, 2, 3 ... in array order; |sql| may hold
+ * several statements and runs inside the migration's transaction. */
+struct sto_migration {
+	int version;
+	const char *sql;
+};
+
+/* Brings the database on |h| to the last version in |m| (|n| entries), in one
+ * BEGIN IMMEDIATE transaction: all steps or none. Refuses a newer version
+ * (-EPROTO) and a database that has tables but no schema_version (-EPROTO:
+ * not a warden audit). |path| is used in messages. On failure returns -errno
+ * and, when |err| is not NULL, a sentence (caller frees). */
+int sto_migrate(sqlite3 *h, const struct sto_migration *m, size_t n, const char *path, char **err);
+
+/* The migrations this build applies (sto_open uses them). */
+extern const struct sto_migration sto_migrations[];
+extern const size_t sto_migrations_count;
+
+/* Converts an SQLite result code to -errno (0 for SQLITE_OK, SQLITE_ROW and
+ * SQLITE_DONE). */
+int sto_errno(int rc);
+
+/* Records a message for sto_errmsg() from |rc| and the connection's error,
+ * prefixed by |what|; returns sto_errno(rc). */
+int sto_fail(struct sto_db *db, int rc, const char *what);
+
+/* Reads the current row of |st| (a query statement with the standard column
+ * order of store.c's SELECT) into |row|. Strings point into |st|. */
+void sto_row_from_stmt(sqlite3_stmt *st, struct sto_row *row);
+
+/* Standard column order of every decisions SELECT, then the extras print.c
+ * uses: whether request and judge are valid JSON. */
+enum {
+	STO_COL_ID,
+	STO_COL_TS,
+	STO_COL_SESSION,
+	STO_COL_PID,
+	STO_COL_PPID,
+	STO_COL_KIND,
+	STO_COL_REQUEST,
+	STO_COL_SUMMARY,
+	STO_COL_DECISION,
+	STO_COL_SOURCE,
+	STO_COL_REASON,
+	STO_COL_DECIDED_BY,
+	STO_COL_NOTE,
+	STO_COL_TOOL_CALL,
+	STO_COL_JUDGE,
+	STO_COL_LATENCY,
+	STO_COL_REQUEST_JSON_OK,
+	STO_COL_JUDGE_JSON_OK,
+};
+
+/* Runs |f| like sto_query but hands the callback the statement too, so that
+ * print.c can read the extra columns. */
+typedef int (*sto_stmt_cb)(sqlite3_stmt *st, const struct sto_row *row, void *arg);
+int sto_query_stmt(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb, void *arg);
+
+#endif

@@ -1,0 +1,202 @@
+/*
+ * config_cmd.c: `warden config check [PATH]` and `warden explain`: policy's
+ * answers, printed for people tuning their config. Nothing here runs
+ * anything.
+ */
+#include "sup.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <string.h>
+
+static int read_config(const char *path, struct pol_config **out, bool print_ok)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc = wd_read_file(path, 1 << 20, &text, &len);
+	if (rc == -ENOENT && !print_ok) {
+		*out = pol_config_default();
+		return 0;
+	}
+	if (rc < 0) {
+		wd_err("%s: cannot read: %s", path, strerror(-rc));
+		return rc;
+	}
+	struct pol_config_errors errs = {0};
+	rc = pol_config_parse(text, len, path, out, &errs);
+	free(text);
+	if (rc < 0) {
+		for (size_t i = 0; i < errs.count; i++)
+			fprintf(stderr, "%s:%d: %s: %s\n", path, errs.items[i].line,
+				errs.items[i].key, errs.items[i].message);
+		fprintf(stderr, "%s: %zu problem%s\n", path, errs.count,
+			errs.count == 1 ? "" : "s");
+		pol_config_errors_free(&errs);
+		return -EINVAL;
+	}
+	if (print_ok)
+		printf("%s: ok\n", path);
+	return 0;
+}
+
+int sup_cmd_config(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "check") != 0) {
+		fputs("usage: warden config check [PATH]\n"
+		      "  validates PATH (default: .warden/permissions.json); exit 0 when valid,\n"
+		      "  2 with every problem (file:line: key: what to do) when not\n",
+		      argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);
+		return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : SUP_EXIT_USAGE;
+	}
+	const char *path = argc > 2 ? argv[2] : ".warden/permissions.json";
+	struct pol_config *c = NULL;
+	int rc = read_config(path, &c, true);
+	pol_config_free(c);
+	return rc < 0 ? SUP_EXIT_USAGE : 0;
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static const char explain_usage[] =
+	"usage: warden explain [--project DIR] [--format text|json] -- CMD [ARGS...]\n"
+	"       warden explain [--project DIR] [--format text|json] --open PATH [--write]\n"
+	"\n"
+	"Prints what policy decides for the request in that project, without running\n"
+	"anything: the verdict, its source, the reason and what matched. \"undecided\"\n"
+	"goes to the judge, then the tier.\n";
+
+int sup_cmd_explain(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"project", required_argument, NULL, 'p'}, {"format", required_argument, NULL, 'f'},
+		{"open", required_argument, NULL, 'o'},	   {"write", no_argument, NULL, 'w'},
+		{"help", no_argument, NULL, 'h'},	   {NULL, 0, NULL, 0},
+	};
+	const char *project = ".", *open_path = NULL;
+	bool json = false, write = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			project = optarg;
+			break;
+		case 'f':
+			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
+				wd_err("--format must be text or json");
+				return SUP_EXIT_USAGE;
+			}
+			json = strcmp(optarg, "json") == 0;
+			break;
+		case 'o':
+			open_path = optarg;
+			break;
+		case 'w':
+			write = true;
+			break;
+		case 'h':
+			fputs(explain_usage, stdout);
+			return 0;
+		default:
+			fputs(explain_usage, stderr);
+			return SUP_EXIT_USAGE;
+		}
+	}
+	if (!open_path && optind >= argc) {
+		fputs(explain_usage, stderr);
+		return SUP_EXIT_USAGE;
+	}
+	char dir[PATH_MAX];
+	if (!realpath(project, dir)) {
+		wd_err("project %s: %s", project, strerror(errno));
+		return SUP_EXIT_USAGE;
+	}
+	wd_autofree char *cfgpath = wd_asprintf("%s/.warden/permissions.json", dir);
+	struct pol_config *cfg = NULL;
+	if (read_config(cfgpath, &cfg, false) < 0)
+		return SUP_EXIT_USAGE;
+	const char *home = getenv("HOME");
+	pol_config_set_paths(cfg, dir, home ? home : "/root");
+
+	struct pol_request *req;
+	if (open_path) {
+		unsigned acc = write ? POL_ACC_WRITE : POL_ACC_READ;
+		req = pol_request_open(open_path, NULL, acc, NULL);
+	} else {
+		char *const *av = argv + optind;
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd)))
+			snprintf(cwd, sizeof(cwd), "%s", dir);
+		/* The program as warden run would resolve it (PATH search). */
+		wd_autofree char *prog = NULL;
+		if (!strchr(av[0], '/')) {
+			const char *path = getenv("PATH");
+			wd_autofree char *copy = wd_strdup(path ? path : "/usr/bin:/bin");
+			char *save = NULL;
+			for (char *d = strtok_r(copy, ":", &save); d && !prog;
+			     d = strtok_r(NULL, ":", &save)) {
+				char *full = wd_asprintf("%s/%s", d, av[0]);
+				if (access(full, X_OK) == 0)
+					prog = realpath(full, NULL);
+				free(full);
+			}
+		}
+		struct pol_exec_desc d = {
+			.path = prog ? prog : av[0],
+			.argv = av,
+			.envp = NULL,
+			.cwd = cwd,
+		};
+		req = pol_request_exec(&d, dir);
+	}
+	if (!req) {
+		wd_err("the request could not be built: %s", strerror(errno));
+		pol_config_free(cfg);
+		return SUP_EXIT_USAGE;
+	}
+	struct pol_decision d;
+	struct pol_context ctx = {0};
+	pol_decide(req, cfg, NULL, &ctx, wd_now_real_us(), &d);
+	char *summary = pol_request_summary(req);
+	if (json) {
+		char *rj = pol_request_json(req);
+		printf("{\"request\":%s,\"verdict\":", rj);
+		json_str(stdout, pol_verdict_name(d.verdict));
+		printf(",\"source\":");
+		json_str(stdout, pol_source_name(d.source));
+		printf(",\"reason\":");
+		json_str(stdout, d.reason);
+		printf(",\"matched\":");
+		json_str(stdout, d.matched);
+		printf(",\"covers\":%s}\n", d.covers ? "true" : "false");
+		free(rj);
+	} else {
+		printf("request:  %s\n", summary);
+		printf("verdict:  %s\n", pol_verdict_name(d.verdict));
+		printf("source:   %s\n", pol_source_name(d.source));
+		printf("reason:   %s\n", d.reason);
+		if (d.matched[0])
+			printf("matched:  %s\n", d.matched);
+		if (d.verdict == POL_UNDECIDED || d.verdict == POL_ASK)
+			printf("next:     %s\n", d.verdict == POL_ASK
+							 ? "the tier (an ask rule skips the judge)"
+							 : "the judge, then the tier");
+	}
+	free(summary);
+	pol_request_free(req);
+	pol_config_free(cfg);
+	return 0;
+}

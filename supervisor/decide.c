@@ -1,0 +1,443 @@
+/*
+ * decide.c: the pipeline of DESIGN.md, run for each exec notification:
+ *
+ *   decode -> policy (hard deny, rules and grants, coverage, fast path)
+ *          -> judge (not configured: escalate) -> tier -> audit -> answer
+ *
+ * The answer is preset to refuse: only finish() with an allowing verdict
+ * and a committed audit row lets an exec continue. Every other path (a
+ * decoder refusal, an audit failure, a vanished caller, an unknown verdict)
+ * refuses. A request that needs a person waits in the pending list; the
+ * loop goes on serving other requests meanwhile.
+ */
+#include "sup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#define NOTE_AGGRESSIVE "aggressive mode, auto-approve all escalated tool calls"
+#define NOTE_PASSIVE	"passive mode, reject all escalated tool calls"
+#define NOTE_NO_PERSON	"standard mode, but no person can be asked (--prompt none): rejected"
+
+/* Indexes of sup_stats by source. */
+enum {
+	ST_STARTUP,
+	ST_HARD_DENY,
+	ST_RULE,
+	ST_GRANT,
+	ST_FAST_PATH,
+	ST_COVERED,
+	ST_JUDGE,
+	ST_TIER,
+	ST_USER,
+	ST_ERROR,
+};
+
+static int stat_index(const char *source)
+{
+	static const char *const names[] = {
+		[ST_STARTUP] = "startup", [ST_HARD_DENY] = "hard_deny", [ST_RULE] = "rule",
+		[ST_GRANT] = "grant",	  [ST_FAST_PATH] = "fast_path", [ST_COVERED] = "covered",
+		[ST_JUDGE] = "judge",	  [ST_TIER] = "tier",		[ST_USER] = "user",
+	};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(names); i++)
+		if (names[i] && strcmp(names[i], source) == 0)
+			return (int)i;
+	if (strstr(source, "grant") || strcmp(source, "accepted_rule") == 0)
+		return ST_GRANT;
+	return ST_ERROR;
+}
+
+void sup_tell(pid_t tgid, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(msg, sizeof(msg) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(msg) - 2)
+		n = (int)sizeof(msg) - 2;
+	memmove(msg + 8, msg, (size_t)n);
+	memcpy(msg, "warden: ", 8);
+	n += 8;
+	if ((size_t)n > sizeof(msg) - 1)
+		n = (int)sizeof(msg) - 1;
+	msg[n++] = '\n';
+
+	/* The caller's own stderr, the same open file description (so a
+	 * tool runner that captures stderr sees it), taken with pidfd_getfd:
+	 * no path is reopened. */
+	wd_autoclose int pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
+	if (pidfd < 0)
+		return;
+	wd_autoclose int fd = (int)syscall(SYS_pidfd_getfd, pidfd, 2, 0);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return;
+	/* Never block the loop on the agent's pipe: write only what fits
+	 * now (a full pipe drops the line, the audit keeps the reason). */
+	if (S_ISFIFO(st.st_mode)) {
+		int queued = 0, size = fcntl(fd, F_GETPIPE_SZ);
+		if (ioctl(fd, FIONREAD, &queued) < 0 || size < 0 || size - queued < n)
+			return;
+		(void)!write(fd, msg, (size_t)n);
+	} else if (S_ISSOCK(st.st_mode)) {
+		(void)!send(fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} else if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) {
+		(void)!write(fd, msg, (size_t)n);
+	}
+}
+
+/* How the decision of one request ends. */
+struct outcome {
+	bool allow;
+	const char *source;
+	const char *reason;
+	const char *decided_by;
+	const char *note;
+	bool covers; /* an allowed exec covers its tree (see sup_proc.cover) */
+	int err;     /* the errno a refusal returns (0: EACCES) */
+};
+
+/*
+ * Audits and answers |ev|. Takes ownership of |ev|. The row is committed
+ * before the answer; if it cannot be, the exec is refused (fail closed).
+ */
+static void finish(struct sup_run *r, struct sbx_exec_event *ev, const struct pol_request *req,
+		   const char *summary, struct outcome o, int64_t t_recv_ns)
+{
+	struct sup_proc *p = sup_proc_get(r, ev->pid);
+	if (!p)
+		p = sup_proc_adopt(r, ev->pid);
+	char *json = req ? pol_request_json(req) : NULL;
+	int64_t t_dec = wd_now_mono_ns();
+	struct sto_row row = {
+		.ts_us = wd_now_real_us(),
+		.session = r->session_id,
+		.pid = ev->pid,
+		.ppid = p ? p->ppid : 0,
+		.kind = "exec",
+		.request = json ? json : "{}",
+		.summary = summary,
+		.decision = o.allow ? "allow" : "deny",
+		.source = o.source,
+		.reason = o.reason,
+		.decided_by = o.decided_by,
+		.note = o.note,
+		.tool_call = p ? p->cover : 0,
+		.latency_us = (t_dec - t_recv_ns) / 1000,
+	};
+	int64_t t_row = wd_now_mono_ns();
+	int rc = sto_append(r->db, &row);
+	r->stats.rows++;
+	r->stats.rows_ns += wd_now_mono_ns() - t_row;
+	free(json);
+	if (rc < 0) {
+		r->audit_failures++;
+		wd_err("the audit row for \"%s\" could not be written (%s): refused", summary,
+		       strerror(-rc));
+		if (o.allow) {
+			o.allow = false;
+			o.reason = "the audit could not be written, so nothing may run";
+		}
+	}
+	sup_stats_add(&r->stats, stat_index(o.source), wd_now_mono_ns() - t_recv_ns);
+
+	if (!o.allow) {
+		if (p) {
+			p->refused_digest = ev->digest;
+			p->refused_at_ns = wd_now_mono_ns();
+		}
+		sup_tell(ev->tgid, "refused exec of \"%s\": %s", summary, o.reason);
+		sbx_notify_deny(r->child.notify_fd, ev->id, o.err ? o.err : EACCES);
+		sbx_exec_event_free(ev);
+		return;
+	}
+	if (o.note && *o.note)
+		sup_tell(ev->tgid, "approved by %s with note: %s", o.decided_by, o.note);
+	/* Record what was decided before answering: the exec event, handled
+	 * later on this same thread, checks the new image against it. */
+	uint64_t id = ev->id;
+	if (p) {
+		sbx_exec_event_free(p->decided);
+		p->decided = ev;
+		p->decided_row = row.id;
+		p->next_cover =
+			o.covers ? (strcmp(o.source, "covered") == 0 ? p->cover : row.id) : 0;
+	} else {
+		sbx_exec_event_free(ev);
+	}
+	if (sbx_notify_allow(r->child.notify_fd, id) < 0 && p) {
+		sbx_exec_event_free(p->decided); /* the caller is gone */
+		p->decided = NULL;
+	}
+}
+
+static enum pol_tier effective_tier(const struct sup_run *r)
+{
+	if (r->opts.tier_set)
+		return r->opts.tier;
+	enum pol_tier t = pol_config_tier(r->config);
+	return t == POL_TIER_UNSET ? POL_TIER_STANDARD : t;
+}
+
+/* Step 5: the tier decides what nobody before it could. */
+static void escalate(struct sup_run *r, struct sbx_exec_event *ev, struct pol_request *req,
+		     char *summary, const struct pol_decision *d, int64_t t0)
+{
+	bool covers = pol_exec_covers(req);
+	switch (effective_tier(r)) {
+	case POL_TIER_AGGRESSIVE:
+		finish(r, ev, req, summary,
+		       (struct outcome){.allow = true,
+					.source = "tier",
+					.reason = NOTE_AGGRESSIVE,
+					.decided_by = "warden",
+					.note = NULL,
+					.covers = false},
+		       t0);
+		break;
+	case POL_TIER_STANDARD:
+		if (r->opts.prompt == SUP_PROMPT_TTY && r->tty_fd >= 0) {
+			struct sup_pending *p = wd_calloc(1, sizeof(*p));
+			p->id = ev->id;
+			p->ev = ev;
+			p->req = req;
+			p->pol = *d;
+			p->summary = summary;
+			p->t_recv_ns = t0;
+			p->covers = covers;
+			p->next = r->pending;
+			r->pending = p;
+			sup_prompt_enqueue(r, p);
+			return; /* req and summary now belong to the pending entry */
+		}
+		finish(r, ev, req, summary,
+		       (struct outcome){.allow = false,
+					.source = "tier",
+					.reason = NOTE_NO_PERSON,
+					.decided_by = "warden",
+					.note = NULL,
+					.covers = false},
+		       t0);
+		break;
+	case POL_TIER_PASSIVE:
+	case POL_TIER_UNSET:
+	default: /* fail closed: an unknown tier refuses */
+		finish(r, ev, req, summary,
+		       (struct outcome){.allow = false,
+					.source = "tier",
+					.reason = NOTE_PASSIVE,
+					.decided_by = "warden",
+					.note = NULL,
+					.covers = false},
+		       t0);
+		break;
+	}
+	pol_request_free(req);
+	free(summary);
+}
+
+static struct pol_request *request_of(struct sup_run *r, const struct sbx_exec_event *ev)
+{
+	struct pol_exec_desc d = {
+		.path = ev->resolved ? ev->resolved : ev->path,
+		.interp = ev->interp,
+		.argv = ev->argv,
+		.envp = ev->envp,
+		.cwd = ev->cwd,
+		.parent_cmdline = ev->parent_cmdline,
+	};
+	return pol_request_exec(&d, r->opts.project);
+}
+
+void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
+{
+	(void)l;
+	(void)events;
+	struct sup_run *r = arg;
+	struct sbx_exec_event *ev = NULL;
+	int64_t t0 = wd_now_mono_ns();
+	int rc = sbx_notify_recv(fd, &ev);
+	if (rc < 0) {
+		if (rc != -ENOENT && rc != -EAGAIN)
+			wd_warn("receiving a notification failed: %s", strerror(-rc));
+		return;
+	}
+	struct sup_proc *p = sup_proc_get(r, ev->pid);
+	if (!p)
+		p = sup_proc_adopt(r, ev->pid);
+
+	if (!ev->found && !ev->refuse_errno) {
+		/* Nothing there to run: fail the exec as the kernel would,
+		 * without continuing it. Not a decision, so not audited. */
+		sbx_notify_deny(r->child.notify_fd, ev->id, ev->open_errno);
+		sbx_exec_event_free(ev);
+		return;
+	}
+	if (p && p->refused_digest == ev->digest &&
+	    wd_now_mono_ns() - p->refused_at_ns < 2000000000LL) {
+		/* The same exec, refused a moment ago, retried on the next
+		 * PATH entry (dash, bash and execvp all do): same answer. */
+		sbx_notify_deny(r->child.notify_fd, ev->id, EACCES);
+		sbx_exec_event_free(ev);
+		return;
+	}
+
+	if (ev->refuse_errno) {
+		char *s = wd_argv_join(ev->argv);
+		char *reason = wd_strdup(ev->refuse_reason);
+		finish(r, ev, NULL, s,
+		       (struct outcome){.allow = false,
+					.source = "decoder",
+					.reason = reason,
+					.decided_by = "warden",
+					.note = NULL,
+					.covers = false,
+					.err = ev->refuse_errno},
+		       t0);
+		free(s);
+		free(reason);
+		return;
+	}
+
+	struct pol_request *req = request_of(r, ev);
+	if (!req) {
+		char *s = wd_argv_join(ev->argv);
+		finish(r, ev, NULL, s,
+		       (struct outcome){.allow = false,
+					.source = "error",
+					.reason = "the request could not be built",
+					.decided_by = "warden",
+					.note = NULL,
+					.covers = false},
+		       t0);
+		free(s);
+		return;
+	}
+	char *summary = pol_request_summary(req);
+	struct pol_decision d;
+	struct pol_context ctx = {.covered = p && p->cover != 0};
+	pol_decide(req, r->config, r->grants, &ctx, wd_now_real_us(), &d);
+
+	if (p && p->startup && d.verdict != POL_DENY_CRITICAL) {
+		/* The agent's own start-up chain, approved by whoever ran
+		 * warden; the agent covers nothing it starts. */
+		char reason[256];
+		snprintf(reason, sizeof(reason), "the agent's start-up, run by %s", r->person);
+		finish(r, ev, req, summary,
+		       (struct outcome){.allow = true,
+					.source = "startup",
+					.reason = reason,
+					.decided_by = r->person,
+					.note = NULL,
+					.covers = false},
+		       t0);
+		goto done;
+	}
+	switch (d.verdict) {
+	case POL_DENY_CRITICAL:
+	case POL_DENY:
+		finish(r, ev, req, summary,
+		       (struct outcome){.allow = false,
+					.source = pol_source_name(d.source),
+					.reason = d.reason,
+					.decided_by = "warden",
+					.note = NULL,
+					.covers = false},
+		       t0);
+		break;
+	case POL_ALLOW:
+		finish(r, ev, req, summary,
+		       (struct outcome){.allow = true,
+					.source = pol_source_name(d.source),
+					.reason = d.reason,
+					.decided_by = "warden",
+					.note = NULL,
+					.covers = d.covers},
+		       t0);
+		break;
+	case POL_ASK:
+	case POL_UNDECIDED:
+	default:
+		/* Step 4, the judge, is not configured: escalate. */
+		escalate(r, ev, req, summary, &d, t0);
+		return;
+	}
+done:
+	pol_request_free(req);
+	free(summary);
+}
+
+static void pending_unlink(struct sup_run *r, struct sup_pending *p)
+{
+	for (struct sup_pending **pp = &r->pending; *pp; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			return;
+		}
+	}
+}
+
+void sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer a,
+			const char *note)
+{
+	pending_unlink(r, p);
+	const char *n = note && *note ? note : NULL;
+	char reason[512];
+	struct outcome o = {.source = "user", .decided_by = r->person, .note = n};
+	switch (a) {
+	case SUP_ANSWER_ALWAYS:
+		pol_session_grant(r->grants, p->req);
+		snprintf(reason, sizeof(reason), "approved by %s for the rest of the session",
+			 r->person);
+		o.allow = true;
+		o.covers = p->covers;
+		break;
+	case SUP_ANSWER_ONCE:
+		snprintf(reason, sizeof(reason), "approved by %s", r->person);
+		o.allow = true;
+		o.covers = p->covers;
+		break;
+	case SUP_ANSWER_REJECT:
+	default:
+		snprintf(reason, sizeof(reason), "refused by %s%s%s", r->person, n ? ": " : "",
+			 n ? n : "");
+		o.allow = false;
+		break;
+	}
+	o.reason = reason;
+	finish(r, p->ev, p->req, p->summary, o, p->t_recv_ns);
+	pol_request_free(p->req);
+	free(p->summary);
+	free(p);
+}
+
+void sup_pending_refuse_all(struct sup_run *r, const char *why)
+{
+	while (r->pending) {
+		struct sup_pending *p = r->pending;
+		r->pending = p->next;
+		finish(r, p->ev, p->req, p->summary,
+		       (struct outcome){.allow = false,
+					.source = "tier",
+					.reason = why,
+					.decided_by = "warden",
+					.note = NULL,
+					.covers = false},
+		       p->t_recv_ns);
+		pol_request_free(p->req);
+		free(p->summary);
+		free(p);
+	}
+}

@@ -1,0 +1,142 @@
+/*
+ * doctor.c: `warden doctor`: one line per kernel feature warden relies on,
+ * what it is used for, and what to do when it is missing. Exits 1 when
+ * `warden run` could not work here.
+ */
+#include "sup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+/* Runs |fn| in a forked child and returns its result (0 ok, else errno). */
+static int in_child(int (*fn)(void))
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return errno;
+	if (pid == 0)
+		_exit(fn());
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : EFAULT;
+}
+
+static int try_filter(void)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return errno;
+	int fd = sbx_filter_load();
+	return fd < 0 ? -fd : 0;
+}
+
+static int try_mntns(void)
+{
+	return unshare(CLONE_NEWNS) < 0 ? errno : 0;
+}
+
+static int try_userns(void)
+{
+	return unshare(CLONE_NEWUSER) < 0 ? errno : 0;
+}
+
+static int try_ptrace(void)
+{
+	pid_t c = fork();
+	if (c < 0)
+		return errno;
+	if (c == 0) {
+		pause();
+		_exit(0);
+	}
+	int rc = ptrace(PTRACE_SEIZE, c, 0, PTRACE_O_EXITKILL) < 0 ? errno : 0;
+	kill(c, SIGKILL);
+	waitpid(c, NULL, __WALL);
+	return rc;
+}
+
+struct check {
+	const char *name;
+	bool required; /* warden run cannot work without it */
+	int err;       /* 0: available */
+	char detail[160];
+	const char *fix;
+};
+
+static void print_check(const struct check *c)
+{
+	printf("%-5s %-34s %s\n", c->err ? (c->required ? "FAIL" : "warn") : "ok", c->name,
+	       c->err ? strerror(c->err) : c->detail);
+	if (c->err && c->fix)
+		printf("      -> %s\n", c->fix);
+}
+
+int sup_cmd_doctor(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	struct utsname u;
+	uname(&u);
+	printf("warden %s on Linux %s (%s)\n", WARDEN_VERSION, u.release, u.machine);
+	struct check checks[7] = {0};
+	size_t n = 0;
+
+	checks[n] = (struct check){"seccomp user notification", true, in_child(try_filter), "",
+				   "needs Linux 5.5 or later with CONFIG_SECCOMP_FILTER"};
+	snprintf(checks[n++].detail, 160, "execve/execveat are stopped and decided");
+
+	checks[n] = (struct check){"ptrace of the agent tree", true, in_child(try_ptrace), "",
+				   "set /proc/sys/kernel/yama/ptrace_scope to 1 (3 forbids "
+				   "all tracing) or run outside a container that blocks ptrace"};
+	snprintf(checks[n++].detail, 160, "checks every exec's image and argv at the exec event");
+
+	long pfd = syscall(SYS_pidfd_open, getpid(), 0);
+	checks[n] = (struct check){"pidfd_open / pidfd_getfd", true, pfd < 0 ? errno : 0, "",
+				   "needs Linux 5.6 or later"};
+	snprintf(checks[n++].detail, 160, "waits for the agent; tells it why on its own stderr");
+	if (pfd >= 0)
+		close((int)pfd);
+
+	int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	checks[n] = (struct check){"/dev/fuse", false, fuse < 0 ? errno : 0, "",
+				   "apt-get install fuse3, and load the module: modprobe fuse"};
+	snprintf(checks[n++].detail, 160, "the project view that decides sensitive opens");
+	if (fuse >= 0)
+		close(fuse);
+
+	checks[n] = (struct check){"mount namespaces", false, in_child(try_mntns), "",
+				   "run as root, or enable unprivileged user namespaces "
+				   "(sysctl kernel.unprivileged_userns_clone=1)"};
+	snprintf(checks[n++].detail, 160, "the view is mounted only where the agent looks");
+
+	checks[n] = (struct check){"user namespaces", getuid() != 0, in_child(try_userns), "",
+				   "sysctl kernel.unprivileged_userns_clone=1 or "
+				   "user.max_user_namespaces > 0"};
+	snprintf(checks[n++].detail, 160, "lets a non-root user set up the sandbox");
+
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	checks[n] = (struct check){"Landlock", false, abi < 0 ? errno : 0, "",
+				   "boot with lsm=...,landlock (Linux 5.13 or later): without "
+				   "it nothing limits where the agent writes outside the view"};
+	snprintf(checks[n++].detail, 160, "ABI version %ld: the floor under writes", abi);
+
+	bool ok = true;
+	for (size_t i = 0; i < n; i++) {
+		print_check(&checks[i]);
+		if (checks[i].err && checks[i].required)
+			ok = false;
+	}
+	printf(ok ? "warden run can work here.\n"
+		  : "warden run cannot work here: fix the FAIL lines above.\n");
+	return ok ? 0 : 1;
+}

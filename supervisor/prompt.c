@@ -1,0 +1,160 @@
+/*
+ * prompt.c: `--prompt tty`: asking the person at the controlling terminal.
+ *
+ * The agent usually owns the terminal (its process group is in the
+ * foreground). To ask, the supervisor takes the foreground, shows one
+ * pending request at a time, reads one line without blocking the loop (the
+ * tty fd is in the event loop), then gives the terminal back and continues
+ * any of the agent's processes that stopped on it meanwhile (SIGTTIN).
+ *
+ * Answers: "a" allow once, "A" allow always for this session, "r" reject;
+ * a note may follow after a space ("r use make clean instead"). Anything
+ * else asks again: no answer is read as an approval.
+ */
+#include "sup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <termios.h>
+
+struct sup_prompt_state {
+	struct sup_pending **queue;
+	size_t n, cap;
+	struct sup_pending *shown;
+	char line[4096];
+	size_t len;
+};
+
+static void show(struct sup_run *r);
+
+static void give_back(struct sup_run *r)
+{
+	if (r->child.has_terminal && r->child.pid > 0) {
+		tcsetpgrp(r->tty_fd, r->child.pid);
+		kill(-r->child.pid, SIGCONT);
+	}
+}
+
+static void take(struct sup_run *r)
+{
+	if (r->child.has_terminal)
+		tcsetpgrp(r->tty_fd, getpgrp());
+}
+
+static bool still_pending(struct sup_run *r, struct sup_pending *p)
+{
+	for (struct sup_pending *q = r->pending; q; q = q->next)
+		if (q == p)
+			return true;
+	return false;
+}
+
+static void on_tty(struct sup_loop *l, int fd, uint32_t events, void *arg)
+{
+	(void)l;
+	struct sup_run *r = arg;
+	struct sup_prompt_state *ps = r->prompt;
+	if (events & (EPOLLHUP | EPOLLERR)) {
+		sup_loop_del(r->loop, fd);
+		return;
+	}
+	char buf[512];
+	ssize_t n = read(fd, buf, sizeof(buf));
+	if (n <= 0)
+		return;
+	for (ssize_t i = 0; i < n; i++) {
+		if (buf[i] != '\n') {
+			if (ps->len < sizeof(ps->line) - 1)
+				ps->line[ps->len++] = buf[i];
+			continue;
+		}
+		ps->line[ps->len] = '\0';
+		ps->len = 0;
+		struct sup_pending *p = ps->shown;
+		if (!p)
+			continue;
+		const char *note = ps->line[1] == ' ' ? ps->line + 2 : "";
+		enum sup_answer a;
+		if (ps->line[0] == 'a' && (ps->line[1] == '\0' || ps->line[1] == ' '))
+			a = SUP_ANSWER_ONCE;
+		else if (ps->line[0] == 'A' && (ps->line[1] == '\0' || ps->line[1] == ' '))
+			a = SUP_ANSWER_ALWAYS;
+		else if (ps->line[0] == 'r' && (ps->line[1] == '\0' || ps->line[1] == ' '))
+			a = SUP_ANSWER_REJECT;
+		else {
+			dprintf(fd, "warden: answer a, A or r (optionally followed by a note)\n> ");
+			continue;
+		}
+		ps->shown = NULL;
+		if (still_pending(r, p))
+			sup_pending_answer(r, p, a, note);
+		give_back(r);
+		show(r);
+	}
+}
+
+int sup_prompt_watch(struct sup_run *r)
+{
+	return r->tty_fd >= 0 ? sup_loop_add(r->loop, r->tty_fd, EPOLLIN, on_tty, r) : 0;
+}
+
+int sup_prompt_open(struct sup_run *r)
+{
+	r->tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (r->tty_fd < 0)
+		return -errno;
+	r->prompt = wd_calloc(1, sizeof(*r->prompt));
+	return 0;
+}
+
+static void show(struct sup_run *r)
+{
+	struct sup_prompt_state *ps = r->prompt;
+	while (!ps->shown && ps->n > 0) {
+		struct sup_pending *p = ps->queue[0];
+		memmove(ps->queue, ps->queue + 1, (ps->n - 1) * sizeof(*ps->queue));
+		ps->n--;
+		if (still_pending(r, p))
+			ps->shown = p;
+	}
+	if (!ps->shown)
+		return;
+	struct sup_pending *p = ps->shown;
+	take(r);
+	tcflush(r->tty_fd, TCIFLUSH); /* nothing typed before the question answers it */
+	struct wd_sb sb = {0};
+	wd_sb_printf(&sb, "\nwarden: the agent wants to run: %s\n", p->summary);
+	wd_sb_printf(&sb, "  pid %d, cwd %s\n", p->ev->pid, p->ev->cwd ? p->ev->cwd : "?");
+	if (p->ev->parent_cmdline)
+		wd_sb_printf(&sb, "  started by: %.200s\n", p->ev->parent_cmdline);
+	if (p->pol.reason[0])
+		wd_sb_printf(&sb, "  why it asks: %s\n", p->pol.reason);
+	wd_sb_puts(&sb, "  [a] allow once  [A] allow always this session  [r] reject"
+			"  (a note may follow: \"r use make clean\")\n> ");
+	wd_write_all(r->tty_fd, sb.buf, sb.len);
+	wd_sb_free(&sb);
+}
+
+void sup_prompt_enqueue(struct sup_run *r, struct sup_pending *p)
+{
+	struct sup_prompt_state *ps = r->prompt;
+	if (ps->n == ps->cap) {
+		ps->cap = ps->cap ? ps->cap * 2 : 8;
+		ps->queue = wd_realloc(ps->queue, ps->cap * sizeof(*ps->queue));
+	}
+	ps->queue[ps->n++] = p;
+	show(r);
+}
+
+void sup_prompt_close(struct sup_run *r)
+{
+	if (r->prompt) {
+		free(r->prompt->queue);
+		free(r->prompt);
+		r->prompt = NULL;
+	}
+	wd_close(&r->tty_fd);
+}

@@ -1,0 +1,477 @@
+/*
+ * run.c: `warden run`: reads the options and the project's config, opens
+ * the audit, starts the agent under the filter (sandbox/spawn.c) and runs
+ * the event loop until the agent's initial process exits. Then the rest of
+ * the tree is killed (nothing the agent left behind outlives the
+ * supervision) and warden exits with the agent's status.
+ */
+#include "sup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+
+extern char **environ;
+
+static const char run_usage[] =
+	"usage: warden run [options] -- CMD [ARGS...]\n"
+	"\n"
+	"Runs CMD under warden: every exec of its process tree is decided (hard deny,\n"
+	"rules and grants, the fast path, then the tier) and audited before it runs.\n"
+	"\n"
+	"  --project DIR     the project the agent works on (default: the current directory)\n"
+	"  --audit PATH      the audit database (default: DIR/.warden/audit.db)\n"
+	"  --tier T          what happens to requests nothing else decided:\n"
+	"                    aggressive (allow), standard (ask a person), passive (refuse);\n"
+	"                    default: the config's \"tier\", else standard\n"
+	"  --prompt P        how a person is asked in standard mode: tty (on this terminal)\n"
+	"                    or none (refuse, nobody can be asked); default: tty when there\n"
+	"                    is a terminal, else none\n"
+	"  --task TEXT       what the agent was asked to do (recorded with the session)\n"
+	"  --stats           print decision counts and latencies at exit\n"
+	"  -v, --verbose     log every decision on stderr\n"
+	"  -h, --help        this text\n"
+	"\n"
+	"Exit status: the agent's own (128+N when killed by signal N); 125 when warden\n"
+	"could not start it (bad options or config, no sandbox, command not found).\n";
+
+static int parse_tier(const char *s, enum pol_tier *t)
+{
+	if (strcmp(s, "aggressive") == 0)
+		*t = POL_TIER_AGGRESSIVE;
+	else if (strcmp(s, "standard") == 0)
+		*t = POL_TIER_STANDARD;
+	else if (strcmp(s, "passive") == 0)
+		*t = POL_TIER_PASSIVE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static const char *tier_name(enum pol_tier t)
+{
+	switch (t) {
+	case POL_TIER_AGGRESSIVE:
+		return "aggressive";
+	case POL_TIER_PASSIVE:
+		return "passive";
+	case POL_TIER_STANDARD:
+	case POL_TIER_UNSET:
+	default:
+		return "standard";
+	}
+}
+
+/* Finds |cmd| in PATH the way execvp would. Caller frees. */
+static char *find_program(const char *cmd)
+{
+	if (strchr(cmd, '/'))
+		return access(cmd, X_OK) == 0 ? realpath(cmd, NULL) : NULL;
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	wd_autofree char *copy = wd_strdup(path);
+	char *save = NULL;
+	for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *full = wd_asprintf("%s/%s", *dir ? dir : ".", cmd);
+		struct stat st;
+		if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+			return full;
+		free(full);
+	}
+	return NULL;
+}
+
+/* The agent's environment: warden's own variables (the judge's key among
+ * them) never reach it. WARDEN_SESSION tells it which session it is in. */
+static char **agent_environ(const char *session)
+{
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = wd_calloc(n + 2, sizeof(char *));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!wd_str_has_prefix(environ[i], "WARDEN_"))
+			env[k++] = environ[i];
+	env[k++] = wd_asprintf("WARDEN_SESSION=%s", session);
+	env[k] = NULL;
+	return env;
+}
+
+static char *person_name(void)
+{
+	const char *sudo = getenv("SUDO_USER");
+	if (sudo && *sudo && getuid() == 0)
+		return wd_strdup(sudo);
+	struct passwd *pw = getpwuid(getuid());
+	if (pw)
+		return wd_strdup(pw->pw_name);
+	return wd_asprintf("uid %u", (unsigned)getuid());
+}
+
+static void make_session_id(char *out, size_t n)
+{
+	int64_t us = wd_now_real_us();
+	time_t t = (time_t)(us / 1000000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	unsigned rnd = 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!read(fd, &rnd, sizeof(rnd));
+		close(fd);
+	}
+	snprintf(out, n, "%04d%02d%02d-%02d%02d%02d-%04x", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rnd & 0xffff);
+}
+
+/* Loads DIR/.warden/permissions.json, or the built-in config when there is
+ * none. Prints every problem and returns -EINVAL on a bad file. */
+static int load_config(const char *project, struct pol_config **out)
+{
+	wd_autofree char *path = wd_asprintf("%s/.warden/permissions.json", project);
+	char *text = NULL;
+	size_t len = 0;
+	int rc = wd_read_file(path, 1 << 20, &text, &len);
+	if (rc == -ENOENT) {
+		*out = pol_config_default();
+		return 0;
+	}
+	if (rc < 0) {
+		wd_err("%s: cannot read: %s", path, strerror(-rc));
+		return rc;
+	}
+	struct pol_config_errors errs = {0};
+	rc = pol_config_parse(text, len, path, out, &errs);
+	free(text);
+	if (rc < 0) {
+		for (size_t i = 0; i < errs.count; i++)
+			wd_err("%s:%d: %s: %s", path, errs.items[i].line, errs.items[i].key,
+			       errs.items[i].message);
+		pol_config_errors_free(&errs);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void on_signal(struct sup_loop *l, int fd, uint32_t events, void *arg)
+{
+	(void)l;
+	(void)events;
+	struct sup_run *r = arg;
+	struct signalfd_siginfo si;
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			sup_trace_reap(r);
+			continue;
+		}
+		/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: the agent's group gets them,
+		 * and warden follows the agent's fate. */
+		if (r->child.pid > 0)
+			kill(-r->child.pid, (int)si.ssi_signo);
+	}
+}
+
+static void on_pidfd(struct sup_loop *l, int fd, uint32_t events, void *arg)
+{
+	(void)fd;
+	(void)events;
+	struct sup_run *r = arg;
+	sup_trace_reap(r);
+	if (r->agent_exited)
+		sup_loop_del(l, r->child.pidfd);
+}
+
+static void on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
+{
+	if (events & EPOLLIN)
+		sup_on_notify(l, fd, events, arg);
+	else if (events & (EPOLLHUP | EPOLLERR))
+		sup_loop_del(l, fd); /* no process left under the filter */
+}
+
+static int parse_run_options(int argc, char **argv, struct sup_opts *o)
+{
+	static const struct option longopts[] = {
+		{"project", required_argument, NULL, 'p'},
+		{"audit", required_argument, NULL, 'a'},
+		{"tier", required_argument, NULL, 't'},
+		{"prompt", required_argument, NULL, 'P'},
+		{"task", required_argument, NULL, 'T'},
+		{"stats", no_argument, NULL, 'S'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->project = optarg;
+			break;
+		case 'a':
+			o->audit_path = optarg;
+			break;
+		case 't':
+			if (parse_tier(optarg, &o->tier) < 0) {
+				wd_err("--tier must be aggressive, standard or passive, not \"%s\"",
+				       optarg);
+				return -EINVAL;
+			}
+			o->tier_set = true;
+			break;
+		case 'P':
+			if (strcmp(optarg, "tty") == 0)
+				o->prompt = SUP_PROMPT_TTY;
+			else if (strcmp(optarg, "none") == 0)
+				o->prompt = SUP_PROMPT_NONE;
+			else {
+				wd_err("--prompt must be tty or none, not \"%s\"", optarg);
+				return -EINVAL;
+			}
+			o->prompt_set = true;
+			break;
+		case 'T':
+			if (strlen(optarg) > 800) {
+				wd_err("--task is limited to 800 characters (%zu given)",
+				       strlen(optarg));
+				return -EINVAL;
+			}
+			o->task = optarg;
+			break;
+		case 'S':
+			o->stats = true;
+			break;
+		case 'v':
+			wd_log_set_level(WD_LOG_DEBUG);
+			break;
+		case 'h':
+			fputs(run_usage, stdout);
+			exit(0);
+		default:
+			fputs(run_usage, stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind >= argc) {
+		wd_err("warden run needs a command: warden run [options] -- CMD [ARGS...]");
+		return -EINVAL;
+	}
+	o->argv = argv + optind;
+	return 0;
+}
+
+static int exit_code_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return SUP_EXIT_NOSTART;
+}
+
+/* After the agent's exit: refuse what waits, kill what is left, and reap
+ * it, for at most two seconds (EXITKILL finishes the job if we exit). */
+static void wind_down(struct sup_run *r)
+{
+	sup_pending_refuse_all(r, "the agent exited before a decision");
+	sup_trace_kill_all(r);
+	int64_t until = wd_now_mono_ns() + 2000000000LL;
+	while (r->nprocs > 0 && wd_now_mono_ns() < until) {
+		int status;
+		pid_t pid = waitpid(-1, &status, __WALL | WNOHANG);
+		if (pid < 0)
+			break;
+		if (pid == 0) {
+			usleep(2000);
+			continue;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			sup_proc_del(r, pid);
+		else if (WIFSTOPPED(status))
+			kill(pid, SIGKILL);
+	}
+}
+
+static int run_loop(struct sup_run *r)
+{
+	int rc = sup_loop_add(r->loop, r->child.notify_fd, EPOLLIN, on_notify, r);
+	if (rc == 0)
+		rc = sup_loop_add(r->loop, r->sigfd, EPOLLIN, on_signal, r);
+	if (rc == 0)
+		rc = sup_loop_add(r->loop, r->child.pidfd, EPOLLIN, on_pidfd, r);
+	if (rc == 0)
+		rc = sup_prompt_watch(r);
+	if (rc < 0) {
+		wd_err("the event loop could not be set up: %s", strerror(-rc));
+		return rc;
+	}
+	while (!r->agent_exited) {
+		rc = sup_loop_once(r->loop, 1000);
+		if (rc < 0) {
+			wd_err("the event loop failed: %s", strerror(-rc));
+			return rc;
+		}
+		sup_trace_reap(r);
+	}
+	return 0;
+}
+
+int sup_cmd_run(int argc, char **argv)
+{
+	struct sup_run r = {.sigfd = -1, .tty_fd = -1, .saved_fg = -1};
+	r.child.notify_fd = r.child.pidfd = -1;
+	if (parse_run_options(argc, argv, &r.opts) < 0)
+		return SUP_EXIT_NOSTART;
+
+	char project[PATH_MAX];
+	if (!realpath(r.opts.project ? r.opts.project : ".", project)) {
+		wd_err("project %s: %s", r.opts.project ? r.opts.project : ".", strerror(errno));
+		return SUP_EXIT_NOSTART;
+	}
+	r.opts.project = project;
+	if (load_config(project, &r.config) < 0) {
+		wd_err("nothing was started: fix the config (warden config check shows every "
+		       "problem)");
+		return SUP_EXIT_NOSTART;
+	}
+	const char *home = getenv("HOME");
+	pol_config_set_paths(r.config, project, home ? home : "/root");
+
+	wd_autofree char *audit_default = wd_asprintf("%s/.warden/audit.db", project);
+	if (!r.opts.audit_path)
+		r.opts.audit_path = audit_default;
+	char *err = NULL;
+	int rc = sto_open(r.opts.audit_path, &r.db, &err);
+	if (rc < 0) {
+		wd_err("%s", err ? err : strerror(-rc));
+		free(err);
+		pol_config_free(r.config);
+		return SUP_EXIT_NOSTART;
+	}
+	char *prog = find_program(r.opts.argv[0]);
+	if (!prog) {
+		wd_err("%s: command not found or not executable", r.opts.argv[0]);
+		sto_close(r.db);
+		pol_config_free(r.config);
+		return SUP_EXIT_NOSTART;
+	}
+	make_session_id(r.session_id, sizeof(r.session_id));
+	r.person = person_name();
+	r.grants = pol_session_new();
+	if (!r.opts.prompt_set)
+		r.opts.prompt = isatty(STDIN_FILENO) ? SUP_PROMPT_TTY : SUP_PROMPT_NONE;
+	if (!r.opts.tier_set) {
+		enum pol_tier t = pol_config_tier(r.config);
+		r.opts.tier = t == POL_TIER_UNSET ? POL_TIER_STANDARD : t;
+	}
+	if (r.opts.prompt == SUP_PROMPT_TTY && r.opts.tier == POL_TIER_STANDARD &&
+	    sup_prompt_open(&r) < 0) {
+		wd_err("--prompt tty needs a controlling terminal; use --prompt none in scripts");
+		rc = -ENOTTY;
+		goto out;
+	}
+
+	wd_autofree char *cmdline = wd_argv_join(r.opts.argv);
+	struct sto_session ses = {
+		.id = r.session_id,
+		.started_us = wd_now_real_us(),
+		.project = project,
+		.command = cmdline,
+		.tier = tier_name(r.opts.tier),
+		.role = "agent",
+		.task = r.opts.task,
+	};
+	rc = sto_session_begin(r.db, &ses);
+	if (rc < 0) {
+		wd_err("%s: the session could not be recorded: %s", r.opts.audit_path,
+		       strerror(-rc));
+		goto out;
+	}
+	wd_info("session %s (tier %s; no judge configured: undecided requests go to the tier)",
+		r.session_id, tier_name(r.opts.tier));
+
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN); /* so that the supervisor can move the terminal */
+	r.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	r.loop = sup_loop_new();
+	if (r.sigfd < 0 || !r.loop) {
+		wd_err("the event loop could not be set up: %s", strerror(errno));
+		rc = -errno;
+		goto out;
+	}
+	char **env = agent_environ(r.session_id);
+	struct sbx_spawn_config sc = {
+		.path = prog,
+		.argv = r.opts.argv,
+		.envp = env,
+		.cwd = NULL,
+		.take_terminal = true,
+	};
+	rc = sbx_spawn(&sc, &r.child, &err);
+	if (rc < 0) {
+		wd_err("%s", err ? err : "the agent could not be started");
+		free(err);
+		free(env);
+		goto out;
+	}
+	struct sup_proc *first = sup_proc_add(&r, r.child.pid, getpid());
+	first->startup = true;
+	rc = run_loop(&r);
+	for (size_t i = 0; env[i]; i++)
+		if (wd_str_has_prefix(env[i], "WARDEN_SESSION="))
+			free(env[i]);
+	free(env);
+	wind_down(&r);
+out:
+	if (r.saved_fg > 0 || r.child.pid > 0) {
+		if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp())
+			tcsetpgrp(STDIN_FILENO, getpgrp());
+	}
+	int code = SUP_EXIT_NOSTART;
+	if (rc == 0 && r.agent_exited) {
+		code = r.agent_started ? exit_code_of(r.agent_status) : SUP_EXIT_NOSTART;
+		if (!r.agent_started)
+			wd_err("the agent could not be started");
+	}
+	if (r.db) {
+		sto_session_end(r.db, r.session_id, wd_now_real_us(), code);
+		if (r.opts.stats)
+			sup_stats_print(&r.stats, stderr);
+		sto_close(r.db);
+	}
+	if (r.audit_failures)
+		wd_err("%llu audit rows could not be written; those requests were refused",
+		       r.audit_failures);
+	sup_prompt_close(&r);
+	sup_stats_free(&r.stats);
+	wd_close(&r.child.notify_fd);
+	wd_close(&r.child.pidfd);
+	wd_close(&r.sigfd);
+	sup_loop_free(r.loop);
+	pol_session_free(r.grants);
+	pol_config_free(r.config);
+	free(r.person);
+	free(prog);
+	return code;
+}

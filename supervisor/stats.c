@@ -1,0 +1,70 @@
+/*
+ * stats.c: `warden run --stats`: requests by source and the decision
+ * latency (from receiving a notification to answering it) as p50, p99 and
+ * max per source, and the audit's write rate with its real durability
+ * settings (WAL, synchronous=NORMAL).
+ */
+#include "sup.h"
+
+#include <string.h>
+
+static const char *const source_names[16] = {
+	"startup", "hard_deny", "rule", "grant", "fast_path",
+	"covered", "judge",	"tier", "user",	 "other",
+};
+
+void sup_stats_add(struct sup_stats *s, int source, int64_t ns)
+{
+	if (source < 0 || source >= 16)
+		source = 9;
+	s->count[source]++;
+	if (s->nlat[source] == s->caplat[source]) {
+		s->caplat[source] = s->caplat[source] ? s->caplat[source] * 2 : 256;
+		s->lat_ns[source] =
+			wd_realloc(s->lat_ns[source], s->caplat[source] * sizeof(int64_t));
+	}
+	s->lat_ns[source][s->nlat[source]++] = ns;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static double pct(const int64_t *v, size_t n, double p)
+{
+	size_t i = (size_t)(p * (double)(n - 1) + 0.5);
+	return (double)v[i < n ? i : n - 1] / 1000.0;
+}
+
+void sup_stats_print(const struct sup_stats *s, FILE *out)
+{
+	fprintf(out, "warden: decisions by source (latency from notification to answer, µs)\n");
+	fprintf(out, "  %-10s %8s %10s %10s %10s\n", "source", "count", "p50", "p99", "max");
+	for (int i = 0; i < 16; i++) {
+		if (!s->count[i])
+			continue;
+		int64_t *v = wd_malloc(s->nlat[i] * sizeof(int64_t));
+		memcpy(v, s->lat_ns[i], s->nlat[i] * sizeof(int64_t));
+		qsort(v, s->nlat[i], sizeof(int64_t), cmp_i64);
+		fprintf(out, "  %-10s %8llu %10.1f %10.1f %10.1f\n",
+			source_names[i] ? source_names[i] : "?", (unsigned long long)s->count[i],
+			pct(v, s->nlat[i], 0.50), pct(v, s->nlat[i], 0.99),
+			(double)v[s->nlat[i] - 1] / 1000.0);
+		free(v);
+	}
+	if (s->rows && s->rows_ns > 0)
+		fprintf(out,
+			"  audit: %llu rows, %.0f rows/s, %.1f µs per row (WAL, "
+			"synchronous=NORMAL, one transaction per row)\n",
+			(unsigned long long)s->rows, (double)s->rows * 1e9 / (double)s->rows_ns,
+			(double)s->rows_ns / (double)s->rows / 1000.0);
+}
+
+void sup_stats_free(struct sup_stats *s)
+{
+	for (int i = 0; i < 16; i++)
+		free(s->lat_ns[i]);
+	memset(s, 0, sizeof(*s));
+}

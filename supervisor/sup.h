@@ -1,0 +1,174 @@
+/*
+ * sup.h: the supervisor's internal interfaces: the event loop, the process
+ * table, the pending-decision table and the pipeline. Only supervisor/
+ * includes it.
+ */
+#ifndef WARDEN_SUP_H
+#define WARDEN_SUP_H
+
+#include "common.h"
+#include "policy.h"
+#include "sandbox.h"
+#include "store.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Exit codes of warden itself (the agent's own status passes through). */
+enum {
+	SUP_EXIT_USAGE = 2,    /* a bad command line or config (config check) */
+	SUP_EXIT_NOSTART = 125 /* warden could not start the agent */
+};
+
+/* ---- the event loop (loop.c), in the shape of Redis's ae.c ------------- */
+
+struct sup_loop;
+typedef void (*sup_fd_fn)(struct sup_loop *l, int fd, uint32_t events, void *arg);
+
+struct sup_loop *sup_loop_new(void);
+void sup_loop_free(struct sup_loop *l);
+/* Watches |fd| for |events| (EPOLLIN ...) and calls |fn| when ready. */
+int sup_loop_add(struct sup_loop *l, int fd, uint32_t events, sup_fd_fn fn, void *arg);
+void sup_loop_del(struct sup_loop *l, int fd);
+/* Runs one round: waits at most |timeout_ms| (-1: forever) and calls the
+ * handlers of ready fds. 0 or -errno. */
+int sup_loop_once(struct sup_loop *l, int timeout_ms);
+
+/* ---- the run's state -------------------------------------------------- */
+
+enum sup_prompt { SUP_PROMPT_NONE, SUP_PROMPT_TTY };
+
+struct sup_opts {
+	const char *project;	/* absolute */
+	const char *audit_path; /* absolute */
+	enum pol_tier tier;
+	bool tier_set; /* given on the command line */
+	enum sup_prompt prompt;
+	bool prompt_set;
+	const char *task;
+	bool stats;
+	char **argv; /* the agent's command */
+};
+
+struct sup_proc;
+struct sup_pending;
+struct sup_prompt_state;
+
+/* Per-source latency samples for --stats. */
+struct sup_stats {
+	uint64_t count[16];
+	int64_t *lat_ns[16];
+	size_t nlat[16], caplat[16];
+	uint64_t rows;
+	int64_t rows_ns;
+};
+
+struct sup_run {
+	struct sup_opts opts;
+	struct sup_loop *loop;
+	struct sto_db *db;
+	struct pol_config *config;
+	struct pol_session *grants;
+	char session_id[64];
+	char *person; /* who started the run */
+	struct sbx_child child;
+	bool agent_started; /* its first exec event was seen */
+	bool agent_exited;
+	int agent_status; /* wait status of the agent's initial process */
+	bool stopping;
+	int sigfd;
+	int tty_fd;		      /* --prompt tty: /dev/tty, or -1 */
+	pid_t saved_fg;		      /* the terminal's foreground group before us */
+	struct sup_proc *procs[1024]; /* hash table by tid */
+	size_t nprocs;
+	struct sup_pending *pending; /* requests waiting for a person */
+	struct sup_prompt_state *prompt;
+	struct sup_stats stats;
+	unsigned long long audit_failures;
+};
+
+/* ---- processes (trace.c) ----------------------------------------------- */
+
+/* What covers a process: the audit row of the allowed command whose tree it
+ * is in (0: nothing covers it). */
+struct sup_proc {
+	struct sup_proc *next; /* hash chain */
+	pid_t tid;
+	pid_t ppid;    /* the process (tgid) that created it */
+	int64_t cover; /* row id of the covering decision, 0 if none */
+	bool startup;  /* the agent's initial process (its exec chain) */
+	/* The exec decided for this thread, waiting for its exec event. */
+	struct sbx_exec_event *decided;
+	int64_t decided_row; /* its audit row */
+	int64_t next_cover;  /* the cover once that exec has happened */
+	/* The last exec refused to this thread: a shell retrying the same
+	 * command on the next PATH entry gets the same answer, once audited. */
+	uint64_t refused_digest;
+	int64_t refused_at_ns;
+};
+
+struct sup_proc *sup_proc_get(struct sup_run *r, pid_t tid);
+struct sup_proc *sup_proc_add(struct sup_run *r, pid_t tid, pid_t ppid);
+void sup_proc_del(struct sup_run *r, pid_t tid);
+/* The entry of |tid|, created from /proc (inheriting its creator's cover)
+ * when its creation event has not been seen yet. */
+struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid);
+/* Handles every ptrace/wait event that is ready (after SIGCHLD). */
+void sup_trace_reap(struct sup_run *r);
+/* Kills every traced process. */
+void sup_trace_kill_all(struct sup_run *r);
+
+/* ---- the pipeline (decide.c) ------------------------------------------- */
+
+/* Handles one seccomp notification: decode, decide, audit, answer. */
+void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg);
+
+/* A request waiting for a person. */
+struct sup_pending {
+	struct sup_pending *next;
+	uint64_t id; /* notification id */
+	struct sbx_exec_event *ev;
+	struct pol_request *req;
+	struct pol_decision pol;
+	char *summary;
+	int64_t t_recv_ns;
+	bool covers;
+};
+
+/* The person's answer to a pending request. */
+enum sup_answer { SUP_ANSWER_ONCE, SUP_ANSWER_ALWAYS, SUP_ANSWER_REJECT };
+void sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer a,
+			const char *note);
+/* Refuses every pending request (at exit). */
+void sup_pending_refuse_all(struct sup_run *r, const char *why);
+
+/* Writes "warden: <msg>\n" to the stderr of |tgid| without ever blocking
+ * the supervisor (see decide.c). */
+void sup_tell(pid_t tgid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- the person at the terminal (prompt.c) ----------------------------- */
+
+/* Opens /dev/tty for --prompt tty. 0 or -errno. */
+int sup_prompt_open(struct sup_run *r);
+/* Puts the terminal in the event loop (after sup_prompt_open). */
+int sup_prompt_watch(struct sup_run *r);
+/* Queues |p| for the person: shows it now if nothing else is shown. */
+void sup_prompt_enqueue(struct sup_run *r, struct sup_pending *p);
+void sup_prompt_close(struct sup_run *r);
+
+/* ---- stats (stats.c) ---------------------------------------------------- */
+
+void sup_stats_add(struct sup_stats *s, int source, int64_t ns);
+void sup_stats_print(const struct sup_stats *s, FILE *out);
+void sup_stats_free(struct sup_stats *s);
+
+/* ---- commands ------------------------------------------------------------ */
+
+int sup_cmd_run(int argc, char **argv);
+int sup_cmd_audit(int argc, char **argv);
+int sup_cmd_doctor(int argc, char **argv);
+int sup_cmd_config(int argc, char **argv);
+int sup_cmd_explain(int argc, char **argv);
+
+#endif

@@ -1,0 +1,257 @@
+/*
+ * wt.c: see wt.h.
+ */
+#include "wt.h"
+
+#include "common.h"
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/seccomp.h>
+
+const char *wt_bin(void)
+{
+	const char *b = getenv("WARDEN_BIN");
+	if (!b) {
+		fprintf(stderr, "WARDEN_BIN is not set: run the tests with ctest\n");
+		exit(1);
+	}
+	return b;
+}
+
+char *wt_helper(const char *name)
+{
+	const char *d = getenv("WARDEN_HELPER_DIR");
+	return wd_asprintf("%s/%s", d ? d : ".", name);
+}
+
+void wt_require_sandbox(void)
+{
+	struct seccomp_notif_sizes sz;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
+		printf("SKIP: this kernel has no seccomp user notification\n");
+		exit(77);
+	}
+}
+
+char *wt_project(void)
+{
+	char tmpl[] = "/tmp/warden-test-XXXXXX";
+	char *d = mkdtemp(tmpl);
+	if (!d) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	return wd_strdup(d);
+}
+
+void wt_write(const char *dir, const char *name, const char *text)
+{
+	char *path = wd_asprintf("%s/%s", dir, name);
+	for (char *s = path + strlen(dir) + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		mkdir(path, 0755);
+		*s = '/';
+	}
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fputs(text, f);
+	fclose(f);
+	free(path);
+}
+
+void wt_rmtree(const char *dir)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		execlp("rm", "rm", "-rf", "--", dir, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, NULL, 0);
+}
+
+void wt_result_free(struct wt_result *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+static char *slurp_fd(int fd)
+{
+	struct wd_sb sb = {0};
+	char buf[4096];
+	lseek(fd, 0, SEEK_SET);
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		wd_sb_add(&sb, buf, (size_t)n);
+	return wd_sb_steal(&sb);
+}
+
+void wt_wardenv(const char *cwd, char *const argv[], struct wt_result *res)
+{
+	int out = memfd_create("out", MFD_CLOEXEC), err = memfd_create("err", MFD_CLOEXEC);
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	char **av = wd_calloc(n + 2, sizeof(char *));
+	av[0] = (char *)wt_bin();
+	for (size_t i = 0; i < n; i++)
+		av[i + 1] = argv[i];
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		dup2(null, 0);
+		dup2(out, 1);
+		dup2(err, 2);
+		if (cwd && chdir(cwd) < 0)
+			_exit(126);
+		setsid(); /* no controlling terminal: --prompt defaults to none */
+		execv(av[0], av);
+		_exit(127);
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	res->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	res->out = slurp_fd(out);
+	res->err = slurp_fd(err);
+	close(out);
+	close(err);
+	free(av);
+}
+
+void wt_warden(const char *cwd, struct wt_result *res, ...)
+{
+	char *argv[128];
+	size_t n = 0;
+	va_list ap;
+	va_start(ap, res);
+	while (n < 127 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	wt_wardenv(cwd, argv, res);
+}
+
+pid_t wt_warden_pty(const char *cwd, char *const argv[], int *master)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0) {
+		perror("posix_openpt");
+		exit(1);
+	}
+	char *slave = ptsname(m);
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	char **av = wd_calloc(n + 2, sizeof(char *));
+	av[0] = (char *)wt_bin();
+	for (size_t i = 0; i < n; i++)
+		av[i + 1] = argv[i];
+	pid_t pid = fork();
+	if (pid == 0) {
+		setsid();
+		int s = open(slave, O_RDWR);
+		if (s < 0)
+			_exit(126);
+		ioctl(s, TIOCSCTTY, 0);
+		dup2(s, 0);
+		dup2(s, 1);
+		dup2(s, 2);
+		if (s > 2)
+			close(s);
+		if (cwd && chdir(cwd) < 0)
+			_exit(126);
+		execv(av[0], av);
+		_exit(127);
+	}
+	free(av);
+	*master = m;
+	return pid;
+}
+
+bool wt_expect(int fd, const char *needle, int ms, char **acc)
+{
+	struct wd_sb sb = {0};
+	if (*acc)
+		wd_sb_puts(&sb, *acc);
+	free(*acc);
+	int64_t until = wd_now_mono_ns() + (int64_t)ms * 1000000;
+	bool found = sb.buf && strstr(sb.buf, needle);
+	while (!found) {
+		int64_t left = (until - wd_now_mono_ns()) / 1000000;
+		if (left <= 0)
+			break;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, (int)left) <= 0)
+			continue;
+		char buf[1024];
+		ssize_t r = read(fd, buf, sizeof(buf));
+		if (r <= 0)
+			break;
+		wd_sb_add(&sb, buf, (size_t)r);
+		found = strstr(sb.buf, needle) != NULL;
+	}
+	*acc = wd_sb_steal(&sb);
+	return found;
+}
+
+struct count_arg {
+	const char *decision, *source, *summary_sub, *reason_sub;
+	int n;
+};
+
+static int count_cb(const struct sto_row *row, void *arg)
+{
+	struct count_arg *c = arg;
+	if (c->decision && strcmp(row->decision ? row->decision : "", c->decision) != 0)
+		return 0;
+	if (c->source && strcmp(row->source ? row->source : "", c->source) != 0)
+		return 0;
+	const char *sum = row->summary ? row->summary : "";
+	if (c->summary_sub && c->summary_sub[0] == '=' && strcmp(sum, c->summary_sub + 1) != 0)
+		return 0;
+	if (c->summary_sub && c->summary_sub[0] != '=' && !strstr(sum, c->summary_sub))
+		return 0;
+	if (c->reason_sub && !strstr(row->reason ? row->reason : "", c->reason_sub))
+		return 0;
+	c->n++;
+	return 0;
+}
+
+int wt_audit_count(const char *db, const char *decision, const char *source,
+		   const char *summary_sub, const char *reason_sub)
+{
+	struct sto_db *d = NULL;
+	char *err = NULL;
+	if (sto_open(db, &d, &err) < 0) {
+		fprintf(stderr, "audit %s: %s\n", db, err ? err : "cannot open");
+		free(err);
+		return -1;
+	}
+	struct count_arg c = {decision, source, summary_sub, reason_sub, 0};
+	struct sto_filter f = {0};
+	sto_query(d, &f, count_cb, &c);
+	sto_close(d);
+	return c.n;
+}
+
+int wt_audit_rows(const char *db)
+{
+	return wt_audit_count(db, NULL, NULL, NULL, NULL);
+}

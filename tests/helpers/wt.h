@@ -1,0 +1,55 @@
+/*
+ * wt: helpers for integration tests that run the real warden binary:
+ * temporary projects, running warden with captured output (optionally on a
+ * pseudo-terminal), and reading the audit it wrote.
+ */
+#ifndef WARDEN_WT_H
+#define WARDEN_WT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Skips the whole test program (exit 77) with a reason when the machine
+ * cannot run warden (no seccomp notify, no ptrace). */
+void wt_require_sandbox(void);
+
+/* Creates a fresh project directory under /tmp. Caller frees. */
+char *wt_project(void);
+/* Writes |text| to |dir|/|name| (creating parent dirs). */
+void wt_write(const char *dir, const char *name, const char *text);
+/* Removes a directory tree. */
+void wt_rmtree(const char *dir);
+
+struct wt_result {
+	int status; /* warden's exit code */
+	char *out;  /* captured stdout */
+	char *err;  /* captured stderr */
+};
+void wt_result_free(struct wt_result *r);
+
+/* Runs `warden ARGS...` (NULL-terminated) in |cwd| with stdin from
+ * /dev/null, waits, captures output. */
+void wt_warden(const char *cwd, struct wt_result *res, ...) __attribute__((sentinel));
+void wt_wardenv(const char *cwd, char *const argv[], struct wt_result *res);
+
+/* Starts `warden ARGS...` on a new pseudo-terminal (its controlling
+ * terminal). Returns the pid; *master is the pty master (O_CLOEXEC). */
+pid_t wt_warden_pty(const char *cwd, char *const argv[], int *master);
+/* Reads from |fd| until |needle| appears or |ms| pass. Returns true when
+ * found; the text read is appended to *acc (caller frees). */
+bool wt_expect(int fd, const char *needle, int ms, char **acc);
+
+/* Counts audit rows of |db| where every non-NULL condition holds
+ * (substring match on summary and reason, exact on the others; a summary
+ * condition starting with '=' matches exactly). */
+int wt_audit_count(const char *db, const char *decision, const char *source,
+		   const char *summary_sub, const char *reason_sub);
+/* Total rows in the audit. */
+int wt_audit_rows(const char *db);
+/* Returns the path of a helper program built in tests/ (caller frees). */
+char *wt_helper(const char *name);
+/* The warden binary under test. */
+const char *wt_bin(void);
+
+#endif

@@ -1,0 +1,368 @@
+/*
+ * test_run: `warden run` end to end with the real binary, a real seccomp
+ * filter, real processes and a real SQLite audit (issue 2).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common.h"
+#include "wt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+struct fx {
+	char *proj;
+	char *db;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = wd_calloc(1, sizeof(*f));
+	f->proj = wt_project();
+	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
+	wt_write(f->proj, "README.md", "# a project\n");
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	wt_rmtree(f->proj);
+	free(f->proj);
+	free(f->db);
+	free(f);
+	return 0;
+}
+
+static void test_run_fast_path_allowed_and_audited(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--tier", "passive", "--", "/bin/sh", "-c",
+		  "ls README.md && cat README.md", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "README.md"));
+	assert_non_null(strstr(r.out, "# a project"));
+	assert_int_equal(wt_audit_count(f->db, "allow", "fast_path", "ls README.md", NULL), 1);
+	assert_int_equal(wt_audit_count(f->db, "allow", "fast_path", "cat README.md", NULL), 1);
+	assert_int_equal(wt_audit_count(f->db, "allow", "startup", "/bin/sh -c", NULL), 1);
+	wt_result_free(&r);
+}
+
+static void test_run_hard_deny_refused_with_message(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	/* GNU rm keeps --preserve-root, so even a broken warden would not
+	 * wipe the machine here; warden must not let it start at all. */
+	/* The agent is a script: an "sh -c 'rm -rf /'" agent would itself be
+	 * refused at start-up, hard deny covers the agent's own command too. */
+	wt_write(f->proj, "agent.sh", "rm -rf /\necho rc=$?\n");
+	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "agent.sh", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "rc=126")); /* sh: EACCES is 126 */
+	assert_non_null(strstr(r.err, "warden: refused exec of \"rm -rf /\""));
+	assert_int_equal(wt_audit_count(f->db, "deny", "hard_deny", "rm -rf /", NULL), 1);
+	assert_int_equal(wt_audit_count(f->db, "allow", NULL, "rm -rf", NULL), 0);
+	wt_result_free(&r);
+}
+
+static void test_run_startup_hard_deny_starts_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c", "rm -rf /",
+		  NULL);
+	assert_int_equal(r.status, 125);
+	assert_int_equal(wt_audit_count(f->db, "deny", "hard_deny", "rm -rf /", NULL), 1);
+	wt_result_free(&r);
+}
+
+static void test_run_exit_status_passed_through(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--", "/bin/sh", "-c", "exit 7", NULL);
+	assert_int_equal(r.status, 7);
+	wt_result_free(&r);
+	wt_warden(f->proj, &r, "run", "--", "/bin/sh", "-c", "kill -TERM $$", NULL);
+	assert_int_equal(r.status, 128 + SIGTERM);
+	wt_result_free(&r);
+}
+
+static void test_run_cannot_start_exits_125(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--", "/nonexistent/agent", NULL);
+	assert_int_equal(r.status, 125);
+	assert_non_null(strstr(r.err, "/nonexistent/agent"));
+	wt_result_free(&r);
+	wt_warden(f->proj, &r, "run", "--tier", "sometimes", "--", "/bin/true", NULL);
+	assert_int_equal(r.status, 125);
+	assert_non_null(strstr(r.err, "--tier"));
+	wt_result_free(&r);
+	wt_warden(f->proj, &r, "run", NULL);
+	assert_int_equal(r.status, 125);
+	wt_result_free(&r);
+}
+
+static void test_run_tier_notes(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c",
+		  "touch made-by-agent", NULL);
+	assert_int_equal(r.status, 0);
+	wt_result_free(&r);
+	char *made = wd_asprintf("%s/made-by-agent", f->proj);
+	assert_int_equal(access(made, F_OK), 0);
+	unlink(made);
+	assert_int_equal(wt_audit_count(f->db, "allow", "tier", "touch made-by-agent",
+					"aggressive mode, auto-approve all escalated tool calls"),
+			 1);
+	wt_warden(f->proj, &r, "run", "--tier", "passive", "--", "/bin/sh", "-c",
+		  "touch made-by-agent; echo rc=$?", NULL);
+	assert_non_null(strstr(r.out, "rc=126"));
+	assert_non_null(strstr(r.err, "passive mode, reject all escalated tool calls"));
+	assert_int_not_equal(access(made, F_OK), 0);
+	assert_int_equal(wt_audit_count(f->db, "deny", "tier", "touch made-by-agent",
+					"passive mode, reject all escalated tool calls"),
+			 1);
+	wt_warden(f->proj, &r, "run", "--tier", "standard", "--prompt", "none", "--", "/bin/sh",
+		  "-c", "touch made-by-agent; echo rc=$?", NULL);
+	assert_non_null(strstr(r.out, "rc=126"));
+	assert_int_equal(wt_audit_count(f->db, "deny", "tier", "touch", "no person can be asked"),
+			 1);
+	wt_result_free(&r);
+	free(made);
+}
+
+static void test_run_concurrent_execs_each_audited_once(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--tier", "passive", "--", "/bin/sh", "-c",
+		  "i=0; while [ $i -lt 50 ]; do /bin/echo x$i & i=$((i+1)); done; wait", NULL);
+	assert_int_equal(r.status, 0);
+	int lines = 0;
+	for (char *p = r.out; (p = strchr(p, '\n')); p++)
+		lines++;
+	assert_int_equal(lines, 50);
+	/* Every exec decided and audited: none lost, none doubled. */
+	assert_int_equal(wt_audit_count(f->db, "allow", "fast_path", "/bin/echo x", NULL), 50);
+	for (int i = 0; i < 50; i++) {
+		char want[32];
+		snprintf(want, sizeof(want), "=/bin/echo x%d", i);
+		assert_int_equal(wt_audit_count(f->db, "allow", "fast_path", want, NULL), 1);
+	}
+	wt_result_free(&r);
+}
+
+static void test_run_argv_race_never_runs_refused(void **state)
+{
+	struct fx *f = *state;
+	char *race = wt_helper("race_exec");
+	char *marker = wd_asprintf("%s/PWNED", f->proj);
+	const char *modes[] = {"path", "argv", "vfork"};
+	for (size_t m = 0; m < 3; m++) {
+		struct wt_result r;
+		char *argv[] = {"run",	"--tier", "passive", "--", race, (char *)modes[m],
+				"1500", marker,	  NULL};
+		wt_wardenv(f->proj, argv, &r);
+		print_message("race %s: %s", modes[m], r.out);
+		assert_int_equal(r.status, 0);
+		assert_int_not_equal(access(marker, F_OK), 0);
+		wt_result_free(&r);
+	}
+	free(marker);
+	free(race);
+}
+
+static void test_run_supervisor_sigkill_kills_agent(void **state)
+{
+	struct fx *f = *state;
+	char *pidfile = wd_asprintf("%s/agent.pid", f->proj);
+	char *marker = wd_asprintf("%s/ran-after-kill", f->proj);
+	char *script = wd_asprintf("echo $$ > %s; sleep 2; touch %s", pidfile, marker);
+	char *argv[] = {"run", "--tier", "standard", "--", "/bin/sh", "-c", script, NULL};
+	int master;
+	pid_t w = wt_warden_pty(f->proj, argv, &master);
+	char *acc = NULL;
+	/* The agent's touch is pending (standard tier, tty prompt): kill the
+	 * supervisor while it waits, and while the agent sleeps. */
+	for (int i = 0; i < 100 && access(pidfile, F_OK) != 0; i++)
+		usleep(20000);
+	/* Drain the pty so that the agent never blocks on its output. */
+	wt_expect(master, "(nothing to wait for)", 200, &acc);
+	kill(w, SIGKILL);
+	waitpid(w, NULL, 0);
+	char *txt = NULL;
+	assert_int_equal(wd_read_file(pidfile, 64, &txt, NULL), 0);
+	pid_t agent = (pid_t)atoi(txt);
+	free(txt);
+	assert_true(agent > 0);
+	/* EXITKILL: the kernel killed the tracees with their tracer. */
+	bool gone = false;
+	for (int i = 0; i < 100 && !gone; i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "/proc/%d/stat", agent);
+		char *st = NULL;
+		gone = wd_read_file(p, 1024, &st, NULL) < 0 || strstr(st, ") Z ") != NULL;
+		free(st);
+		usleep(20000);
+	}
+	assert_true(gone);
+	sleep(3);
+	assert_int_not_equal(access(marker, F_OK), 0);
+	close(master);
+	free(acc);
+	free(script);
+	free(marker);
+	free(pidfile);
+}
+
+static void test_run_pending_exec_never_runs_after_kill(void **state)
+{
+	struct fx *f = *state;
+	char *marker = wd_asprintf("%s/pending-ran", f->proj);
+	char *script = wd_asprintf("touch %s", marker);
+	char *argv[] = {"run", "--tier",  "standard", "--prompt", "tty",
+			"--",  "/bin/sh", "-c",	      script,	  NULL};
+	int master;
+	pid_t w = wt_warden_pty(f->proj, argv, &master);
+	char *acc = NULL;
+	assert_true(wt_expect(master, "[r] reject", 10000, &acc));
+	assert_non_null(strstr(acc, "touch"));
+	kill(w, SIGKILL);
+	waitpid(w, NULL, 0);
+	usleep(300000);
+	assert_int_not_equal(access(marker, F_OK), 0);
+	close(master);
+	free(acc);
+	free(script);
+	free(marker);
+}
+
+static void test_run_tty_prompt_approve_with_note(void **state)
+{
+	struct fx *f = *state;
+	char *marker = wd_asprintf("%s/approved", f->proj);
+	/* The prompt shows this command line: wait for output only the run
+	 * prints ("fin""ished" prints as "finished"). */
+	char *script = wd_asprintf("touch %s && echo fin\"\"ished", marker);
+	char *argv[] = {"run", "--tier",  "standard", "--prompt", "tty",
+			"--",  "/bin/sh", "-c",	      script,	  NULL};
+	int master;
+	pid_t w = wt_warden_pty(f->proj, argv, &master);
+	char *acc = NULL;
+	assert_true(wt_expect(master, "[r] reject", 10000, &acc));
+	dprintf(master, "a keep it inside the project\n");
+	assert_true(wt_expect(master, "finished", 10000, &acc));
+	int status;
+	waitpid(w, &status, 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(access(marker, F_OK), 0);
+	if (!strstr(acc, "with note: keep it inside the project"))
+		print_message("pty said: %s\n", acc);
+	assert_non_null(strstr(acc, "with note: keep it inside the project"));
+	assert_int_equal(wt_audit_count(f->db, "allow", "user", "touch", NULL), 1);
+	close(master);
+	free(acc);
+	free(script);
+	free(marker);
+}
+
+static void test_run_tty_prompt_reject(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = {"run",	    "--tier", "standard",
+			"--prompt", "tty",    "--",
+			"/bin/sh",  "-c",     "touch nope; echo rc=$?",
+			NULL};
+	int master;
+	pid_t w = wt_warden_pty(f->proj, argv, &master);
+	char *acc = NULL;
+	assert_true(wt_expect(master, "[r] reject", 10000, &acc));
+	dprintf(master, "r use the build dir\n");
+	assert_true(wt_expect(master, "refused by", 10000, &acc));
+	assert_true(wt_expect(master, "rc=126", 10000, &acc));
+	waitpid(w, NULL, 0);
+	assert_non_null(strstr(acc, "use the build dir"));
+	assert_int_equal(wt_audit_count(f->db, "deny", "user", "touch nope", "use the build dir"),
+			 1);
+	close(master);
+	free(acc);
+}
+
+static void test_run_audit_survives_sigkill(void **state)
+{
+	struct fx *f = *state;
+	char *log = wd_asprintf("%s/ran.log", f->proj);
+	char *script = wd_asprintf("i=0; while [ $i -lt 3000 ]; do /bin/true && echo $i >> %s; "
+				   "i=$((i+1)); done",
+				   log);
+	char *argv[] = {"run", "--tier", "passive", "--", "/bin/sh", "-c", script, NULL};
+	int master;
+	pid_t w = wt_warden_pty(f->proj, argv, &master);
+	usleep(700000);
+	kill(w, SIGKILL);
+	waitpid(w, NULL, 0);
+	usleep(200000);
+	char *txt = NULL;
+	size_t len = 0;
+	int ran = 0;
+	if (wd_read_file(log, 1 << 20, &txt, &len) == 0)
+		for (char *p = txt; (p = strchr(p, '\n')); p++)
+			ran++;
+	free(txt);
+	assert_true(ran > 0);
+	int rows = wt_audit_count(f->db, "allow", "fast_path", "/bin/true", NULL);
+	print_message("ran %d, rows %d\n", ran, rows);
+	assert_true(rows >= ran);
+	/* integrity: sqlite's own check through the store. */
+	assert_true(wt_audit_rows(f->db) > 0);
+	close(master);
+	free(script);
+	free(log);
+}
+
+int main(void)
+{
+	wt_require_sandbox();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_run_fast_path_allowed_and_audited, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_run_hard_deny_refused_with_message, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_run_startup_hard_deny_starts_nothing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_run_exit_status_passed_through, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_run_cannot_start_exits_125, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_tier_notes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_concurrent_execs_each_audited_once, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_run_argv_race_never_runs_refused, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_run_supervisor_sigkill_kills_agent, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_run_pending_exec_never_runs_after_kill, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_run_tty_prompt_approve_with_note, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_run_tty_prompt_reject, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_audit_survives_sigkill, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("run", tests, NULL, NULL);
+}
