@@ -82,7 +82,10 @@ struct pol_config; /* opaque */
 struct pol_config_error {
 	int line;       /* 1-based line of the offending key or value, 0 if unknown */
 	char key[128];  /* the JSON path of the key, e.g. "rules[2].match" */
-	char message[384]; /* what is wrong and what to do */
+	/* What is wrong and what to do, ready to print: it starts with
+	 * "FILE:LINE: KEY: " (FILE is the |filename| given to the parser;
+	 * ":LINE" is left out when the line is unknown). */
+	char message[384];
 };
 
 struct pol_config_errors {
@@ -220,5 +223,35 @@ struct pol_classification {
  * it, unwrapping sh -c, env, sudo, nice, timeout, xargs. |c| may be NULL. */
 void pol_classify_argv(char *const argv[], char *const envp[], const struct pol_config *c,
 		       struct pol_classification *out);
+
+/* ---- additions: settings other modules read from the config ------------ */
+
+/* Sensitive places outside the project (~/.ssh, ~/.aws, ...): hidden from
+ * the agent, or gated (every open is a request). */
+enum pol_outside_mode { POL_OUTSIDE_HIDE, POL_OUTSIDE_GATE };
+
+/* The absolute paths Landlock lets the agent write (config "writable"), in
+ * file order. Pointers into |c|, valid while |c| lives. */
+size_t pol_config_writable_count(const struct pol_config *c);
+const char *pol_config_writable(const struct pol_config *c, size_t i);
+
+/* The outside places: the built-in list (all "hide") followed by the
+ * config's "outside" entries; a later entry for the same path wins. A
+ * leading "~/" is expanded when pol_config_set_paths() gave a home, else
+ * returned as written. Returns NULL past the end. Pointer valid while |c|
+ * lives and until the next pol_config_set_paths(). */
+size_t pol_config_outside_count(const struct pol_config *c);
+const char *pol_config_outside(const struct pol_config *c, size_t i, enum pol_outside_mode *mode);
+
+/* The config's "judge" object. Strings point into |c|; NULL / 0 when the
+ * config does not set them (the environment decides then). Returns false
+ * when the config has no "judge" key at all. */
+struct pol_judge_settings {
+	const char *url;
+	const char *model;
+	int timeout_ms;
+	int connect_timeout_ms;
+};
+bool pol_config_judge(const struct pol_config *c, struct pol_judge_settings *out);
 
 #endif

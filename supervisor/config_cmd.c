@@ -28,8 +28,7 @@ static int read_config(const char *path, struct pol_config **out, bool print_ok)
 	free(text);
 	if (rc < 0) {
 		for (size_t i = 0; i < errs.count; i++)
-			fprintf(stderr, "%s:%d: %s: %s\n", path, errs.items[i].line,
-				errs.items[i].key, errs.items[i].message);
+			fprintf(stderr, "%s\n", errs.items[i].message);
 		fprintf(stderr, "%s: %zu problem%s\n", path, errs.count,
 			errs.count == 1 ? "" : "s");
 		pol_config_errors_free(&errs);

@@ -157,8 +157,7 @@ static int load_config(const char *project, struct pol_config **out)
 	free(text);
 	if (rc < 0) {
 		for (size_t i = 0; i < errs.count; i++)
-			wd_err("%s:%d: %s: %s", path, errs.items[i].line, errs.items[i].key,
-			       errs.items[i].message);
+			wd_err("%s", errs.items[i].message);
 		pol_config_errors_free(&errs);
 		return -EINVAL;
 	}
@@ -332,6 +331,8 @@ static int run_loop(struct sup_run *r)
 int sup_cmd_run(int argc, char **argv)
 {
 	struct sup_run r = {.sigfd = -1, .tty_fd = -1, .saved_fg = -1};
+	/* Declared before any goto out: the cleanup frees it. */
+	wd_autofree char *cmdline = NULL;
 	r.child.notify_fd = r.child.pidfd = -1;
 	if (parse_run_options(argc, argv, &r.opts) < 0)
 		return SUP_EXIT_NOSTART;
@@ -384,7 +385,7 @@ int sup_cmd_run(int argc, char **argv)
 		goto out;
 	}
 
-	wd_autofree char *cmdline = wd_argv_join(r.opts.argv);
+	cmdline = wd_argv_join(r.opts.argv);
 	struct sto_session ses = {
 		.id = r.session_id,
 		.started_us = wd_now_real_us(),

@@ -1,0 +1,641 @@
+/*
+ * config.c: the parser of .warden/permissions.json.
+ *
+ * cJSON parses; every value is then validated, and every problem becomes a
+ * pol_config_error with the line of its key (from jsonlines.c), the key's
+ * path and a sentence saying what to do. All problems are reported, up to
+ * MAX_ERRORS, after which one more error says how many were left out. A
+ * config with any problem yields no config at all: nothing runs on half a
+ * config.
+ */
+#include "policy_int.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_ERRORS 200
+
+struct parser {
+	const char *file;
+	struct pol_linemap *lm;
+	struct pol_config_errors *errs;
+	size_t dropped;
+	struct pol_config *c;
+};
+
+static void add_error(struct parser *p, const char *path, int nth, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int line_of(struct parser *p, const char *path, int nth)
+{
+	int line = pol_linemap_line(p->lm, path, nth);
+	/* Fall back to the nearest ancestor the scanner mapped. */
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", path);
+	while (!line && buf[0]) {
+		char *cut = strrchr(buf, '.');
+		char *br = strrchr(buf, '[');
+		if (br > cut)
+			cut = br;
+		if (!cut)
+			break;
+		*cut = '\0';
+		line = pol_linemap_line(p->lm, buf, 0);
+	}
+	return line;
+}
+
+static void add_error(struct parser *p, const char *path, int nth, const char *fmt, ...)
+{
+	if (p->errs->count >= MAX_ERRORS) {
+		p->dropped++;
+		return;
+	}
+	p->errs->items = wd_realloc(p->errs->items, (p->errs->count + 1) * sizeof(*p->errs->items));
+	struct pol_config_error *e = &p->errs->items[p->errs->count++];
+	memset(e, 0, sizeof(*e));
+	e->line = path[0] ? line_of(p, path, nth) : 1;
+	snprintf(e->key, sizeof(e->key), "%s", path[0] ? path : "(top level)");
+	struct wd_sb sb = {0};
+	if (e->line)
+		wd_sb_printf(&sb, "%.60s:%d: %.100s: ", p->file, e->line, e->key);
+	else
+		wd_sb_printf(&sb, "%.60s: %.100s: ", p->file, e->key);
+	char *what = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&what, fmt, ap) < 0)
+		what = NULL;
+	va_end(ap);
+	wd_sb_puts(&sb, what ? what : "a problem");
+	free(what);
+	snprintf(e->message, sizeof(e->message), "%s", sb.buf);
+	wd_sb_free(&sb);
+}
+
+static const char *type_name(const cJSON *v)
+{
+	if (cJSON_IsString(v))
+		return "a string";
+	if (cJSON_IsNumber(v))
+		return "a number";
+	if (cJSON_IsBool(v))
+		return "a boolean";
+	if (cJSON_IsNull(v))
+		return "null";
+	if (cJSON_IsArray(v))
+		return "an array";
+	return "an object";
+}
+
+static char *child_path(const char *path, const char *key)
+{
+	return path[0] ? wd_asprintf("%s.%s", path, key) : wd_strdup(key);
+}
+
+/* Checks an object's keys against |allowed| (a space-separated list) and
+ * reports unknown and duplicate keys. Returns false when |v| is not an
+ * object. */
+static bool check_object(struct parser *p, const cJSON *v, const char *path, const char *allowed,
+			 const char *what)
+{
+	if (!cJSON_IsObject(v)) {
+		add_error(p, path, 0, "%s must be an object, not %s", what, type_name(v));
+		return false;
+	}
+	for (const cJSON *k = v->child; k; k = k->next) {
+		int nth = 0;
+		for (const cJSON *o = v->child; o != k; o = o->next)
+			nth += strcmp(o->string, k->string) == 0;
+		wd_autofree char *kp = child_path(path, k->string);
+		if (nth) {
+			add_error(p, kp, nth, "the key appears more than once; keep one");
+			continue;
+		}
+		char pad[300];
+		snprintf(pad, sizeof(pad), " %s ", allowed);
+		char want[140];
+		snprintf(want, sizeof(want), " %.120s ", k->string);
+		if (!strstr(pad, want) || !k->string[0] || strchr(k->string, ' '))
+			add_error(p, kp, 0, "unknown key \"%.60s\"; the keys here are: %s",
+				  k->string, allowed);
+	}
+	return true;
+}
+
+/* The first occurrence of |key| (duplicates are reported by check_object). */
+static const cJSON *get(const cJSON *obj, const char *key)
+{
+	for (const cJSON *k = obj->child; k; k = k->next)
+		if (strcmp(k->string, key) == 0)
+			return k;
+	return NULL;
+}
+
+/* A non-empty string, or NULL with an error. */
+static const char *get_string(struct parser *p, const cJSON *obj, const char *path, const char *key,
+			      bool required)
+{
+	const cJSON *v = get(obj, key);
+	wd_autofree char *kp = child_path(path, key);
+	if (!v) {
+		if (required)
+			add_error(p, path, 0, "\"%s\" is missing; add it", key);
+		return NULL;
+	}
+	if (!cJSON_IsString(v)) {
+		add_error(p, kp, 0, "must be a string, not %s", type_name(v));
+		return NULL;
+	}
+	if (!v->valuestring[0]) {
+		add_error(p, kp, 0, "is empty; give a value or remove the key");
+		return NULL;
+	}
+	return v->valuestring;
+}
+
+static bool get_int(struct parser *p, const cJSON *obj, const char *path, const char *key, int lo,
+		    int hi, int *out)
+{
+	const cJSON *v = get(obj, key);
+	if (!v)
+		return false;
+	wd_autofree char *kp = child_path(path, key);
+	double d = cJSON_IsNumber(v) ? v->valuedouble : 0.5;
+	/* Whole numbers only; the bounds below keep the cast in range. */
+	bool whole = d > -1e15 && d < 1e15 && d == (double)(long long)d;
+	if (!cJSON_IsNumber(v) || !whole) {
+		add_error(p, kp, 0, "must be a whole number, not %s", type_name(v));
+		return false;
+	}
+	if (d < lo || d > hi) {
+		add_error(p, kp, 0, "%.0f is out of bounds; use a value from %d to %d", d, lo, hi);
+		return false;
+	}
+	*out = (int)d;
+	return true;
+}
+
+/* An array of non-empty strings: NULL-terminated copy, or NULL on error. */
+static char **get_argv(struct parser *p, const cJSON *v, const char *kp, size_t *n)
+{
+	if (!cJSON_IsArray(v) || !v->child) {
+		add_error(p, kp, 0,
+			  "must be a non-empty array of strings such as [\"git\", \"push\"]");
+		return NULL;
+	}
+	size_t cnt = (size_t)cJSON_GetArraySize(v), i = 0;
+	char **out = wd_calloc(cnt + 1, sizeof(char *));
+	bool ok = true;
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		if (!cJSON_IsString(e) || !e->valuestring[0]) {
+			wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
+			add_error(p, ep, 0, "must be a non-empty string");
+			ok = false;
+			continue;
+		}
+		out[i] = wd_strdup(e->valuestring);
+	}
+	if (!ok) {
+		for (size_t k = 0; k < cnt; k++)
+			free(out[k]);
+		free(out);
+		return NULL;
+	}
+	*n = cnt;
+	return out;
+}
+
+static void parse_rule(struct parser *p, const cJSON *v, const char *path, struct pol_rule *ru)
+{
+	if (!check_object(p, v, path, "action command path access comment", "a rule"))
+		return;
+	const char *action = get_string(p, v, path, "action", true);
+	if (action) {
+		if (strcmp(action, "allow") == 0)
+			ru->action = RULE_ALLOW;
+		else if (strcmp(action, "ask") == 0)
+			ru->action = RULE_ASK;
+		else if (strcmp(action, "deny") == 0)
+			ru->action = RULE_DENY;
+		else {
+			wd_autofree char *kp = child_path(path, "action");
+			add_error(p, kp, 0,
+				  "\"%.60s\" is not an action; use \"allow\", \"ask\" or \"deny\"",
+				  action);
+		}
+	}
+	const cJSON *cmd = get(v, "command");
+	const cJSON *pth = get(v, "path");
+	const cJSON *acc = get(v, "access");
+	if (cmd && pth)
+		add_error(p, path, 0,
+			  "a rule has either \"command\" or \"path\", not both; split it in two");
+	else if (!cmd && !pth)
+		add_error(p, path, 0,
+			  "a rule needs \"command\" (an argv prefix) or \"path\" (a glob)");
+	if (cmd) {
+		wd_autofree char *kp = child_path(path, "command");
+		ru->command = get_argv(p, cmd, kp, &ru->ncommand);
+		if (acc) {
+			wd_autofree char *ap = child_path(path, "access");
+			add_error(p, ap, 0, "\"access\" applies to path rules only; remove it");
+		}
+	}
+	if (pth) {
+		const char *g = get_string(p, v, path, "path", true);
+		const char *problem = g ? pol_glob_problem(g) : NULL;
+		wd_autofree char *kp = child_path(path, "path");
+		if (problem)
+			add_error(p, kp, 0, "bad glob \"%.60s\": %s", g, problem);
+		else if (g)
+			ru->glob = wd_strdup(g);
+		ru->access = RACC_ANY;
+		const char *a = acc ? get_string(p, v, path, "access", false) : NULL;
+		if (a) {
+			if (strcmp(a, "read") == 0)
+				ru->access = RACC_READ;
+			else if (strcmp(a, "write") == 0)
+				ru->access = RACC_WRITE;
+			else if (strcmp(a, "any") != 0) {
+				wd_autofree char *ap = child_path(path, "access");
+				add_error(p, ap, 0,
+					  "\"%.60s\" is not an access; use \"read\", \"write\" or "
+					  "\"any\"",
+					  a);
+			}
+		}
+	}
+	if (get(v, "comment"))
+		(void)get_string(p, v, path, "comment", false);
+}
+
+static unsigned parse_access_value(struct parser *p, const cJSON *v, const char *kp)
+{
+	unsigned acc = 0;
+	if (cJSON_IsString(v)) {
+		acc = pol_access_from_name(v->valuestring);
+		if (!acc)
+			add_error(p, kp, 0,
+				  "\"%.40s\" is not an access; use read, write, create, delete, "
+				  "rename_from, rename_to, link or symlink",
+				  v->valuestring);
+		return acc;
+	}
+	if (!cJSON_IsArray(v) || !v->child) {
+		add_error(p, kp, 0, "must be an access name or a non-empty array of them");
+		return 0;
+	}
+	size_t i = 0;
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
+		unsigned bit = cJSON_IsString(e) ? pol_access_from_name(e->valuestring) : 0;
+		if (!bit) {
+			add_error(p, ep, 0,
+				  "is not an access; use read, write, create, delete, "
+				  "rename_from, rename_to, link or symlink");
+			return 0;
+		}
+		acc |= bit;
+	}
+	return acc;
+}
+
+static void parse_grant(struct parser *p, const cJSON *v, const char *path, struct pol_grant *g)
+{
+	if (!check_object(p, v, path, "command program path access by at", "a grant"))
+		return;
+	const cJSON *cmd = get(v, "command");
+	const cJSON *pth = get(v, "path");
+	if (cmd && pth)
+		add_error(p, path, 0, "a grant has either \"command\" or \"path\", not both");
+	else if (!cmd && !pth)
+		add_error(p, path, 0, "a grant needs \"command\" (an exact argv) or \"path\"");
+	if (cmd) {
+		wd_autofree char *kp = child_path(path, "command");
+		size_t n;
+		g->argv = get_argv(p, cmd, kp, &n);
+		const char *prog = get_string(p, v, path, "program", false);
+		if (prog && prog[0] != '/') {
+			wd_autofree char *pp = child_path(path, "program");
+			add_error(p, pp, 0, "must be an absolute path such as /usr/bin/make");
+		} else if (prog) {
+			g->program = wd_strdup(prog);
+		}
+	}
+	if (pth) {
+		const char *s = get_string(p, v, path, "path", true);
+		if (s)
+			g->path = wd_strdup(s);
+		const cJSON *acc = get(v, "access");
+		wd_autofree char *ap = child_path(path, "access");
+		if (!acc)
+			add_error(p, path, 0,
+				  "\"access\" is missing; a path grant names its access");
+		else
+			g->access = parse_access_value(p, acc, ap);
+	}
+	const char *by = get_string(p, v, path, "by", true);
+	if (by)
+		g->by = wd_strdup(by);
+	const char *at = get_string(p, v, path, "at", true);
+	if (at && pol_parse_iso_time(at, &g->at_us) != 0) {
+		wd_autofree char *tp = child_path(path, "at");
+		add_error(p, tp, 0, "\"%.40s\" is not a time; use 2026-12-02T12:00:00Z", at);
+	}
+}
+
+/* An array of strings: trimmed; blanks dropped (|drop_blank|) or errors;
+ * globs checked (|glob|); absolute required (|absolute|). */
+static char **parse_strings(struct parser *p, const cJSON *v, const char *kp, size_t *n,
+			    bool drop_blank, bool glob, bool absolute)
+{
+	*n = 0;
+	if (!cJSON_IsArray(v)) {
+		add_error(p, kp, 0, "must be an array of strings, not %s", type_name(v));
+		return NULL;
+	}
+	char **out = wd_calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
+	size_t i = 0;
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
+		if (!cJSON_IsString(e)) {
+			add_error(p, ep, 0, "must be a string, not %s", type_name(e));
+			continue;
+		}
+		const char *s = e->valuestring;
+		while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+			s++;
+		size_t l = strlen(s);
+		while (l && strchr(" \t\r\n", s[l - 1]))
+			l--;
+		if (l == 0) {
+			if (!drop_blank)
+				add_error(p, ep, 0, "the pattern is empty; remove it or write one");
+			continue;
+		}
+		char *t = wd_strndup(s, l);
+		const char *problem = glob ? pol_glob_problem(t) : NULL;
+		if (problem) {
+			add_error(p, ep, 0, "bad glob \"%.60s\": %s", t, problem);
+			free(t);
+			continue;
+		}
+		if (absolute) {
+			wd_autofree char *lex = pol_path_lexical(t);
+			if (t[0] != '/' || strstr(t, "/../") || wd_str_has_suffix(t, "/..")) {
+				add_error(p, ep, 0,
+					  "\"%.60s\" must be an absolute path without \"..\"", t);
+				free(t);
+				continue;
+			}
+			if (strcmp(lex, "/") == 0) {
+				add_error(p, ep, 0,
+					  "\"/\" would let the agent write everywhere; name a "
+					  "directory");
+				free(t);
+				continue;
+			}
+		}
+		out[(*n)++] = t;
+	}
+	return out;
+}
+
+static void parse_outside(struct parser *p, const cJSON *v, const char *kp)
+{
+	if (!cJSON_IsArray(v)) {
+		add_error(p, kp, 0,
+			  "must be an array of {\"path\": ..., \"mode\": \"hide\"|\"gate\"}");
+		return;
+	}
+	struct pol_config *c = p->c;
+	c->outside = wd_calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(*c->outside));
+	size_t i = 0;
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
+		if (!check_object(p, e, ep, "path mode", "an outside place"))
+			continue;
+		const char *path = get_string(p, e, ep, "path", true);
+		const char *mode = get_string(p, e, ep, "mode", true);
+		bool ok = true;
+		if (path && path[0] != '/' && strncmp(path, "~/", 2) != 0) {
+			wd_autofree char *pp = child_path(ep, "path");
+			add_error(p, pp, 0, "\"%.60s\" must be absolute or start with ~/", path);
+			ok = false;
+		}
+		enum pol_outside_mode m = POL_OUTSIDE_HIDE;
+		if (mode && strcmp(mode, "gate") == 0)
+			m = POL_OUTSIDE_GATE;
+		else if (mode && strcmp(mode, "hide") != 0) {
+			wd_autofree char *mp = child_path(ep, "mode");
+			add_error(p, mp, 0, "\"%.40s\" is not a mode; use \"hide\" or \"gate\"",
+				  mode);
+			ok = false;
+		}
+		if (ok && path && mode) {
+			c->outside[c->noutside].path = wd_strdup(path);
+			c->outside[c->noutside].mode = m;
+			c->noutside++;
+		}
+	}
+}
+
+static void parse_accepted(struct parser *p, const cJSON *v, const char *kp)
+{
+	if (!cJSON_IsArray(v)) {
+		add_error(p, kp, 0, "must be an array of accepted rules, not %s", type_name(v));
+		return;
+	}
+	size_t i = 0;
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
+		if (!check_object(p, e, ep, "tool conditions accepted_at accepted_by review_days",
+				  "an accepted rule"))
+			continue;
+		(void)get_string(p, e, ep, "tool", true);
+		(void)get_string(p, e, ep, "accepted_by", true);
+		const char *at = get_string(p, e, ep, "accepted_at", true);
+		int64_t us;
+		if (at && pol_parse_iso_time(at, &us) != 0) {
+			wd_autofree char *tp = child_path(ep, "accepted_at");
+			add_error(p, tp, 0, "\"%.40s\" is not a time; use 2026-12-02T12:00:00Z",
+				  at);
+		}
+		const cJSON *cond = get(e, "conditions");
+		wd_autofree char *cp = child_path(ep, "conditions");
+		if (!cond)
+			add_error(p, ep, 0, "\"conditions\" is missing; add it");
+		else if (!cJSON_IsObject(cond) && !cJSON_IsArray(cond))
+			add_error(p, cp, 0, "must be an object or an array, not %s",
+				  type_name(cond));
+		int days;
+		if (!get(e, "review_days"))
+			add_error(p, ep, 0, "\"review_days\" is missing; add it (1 to 3650)");
+		else
+			(void)get_int(p, e, ep, "review_days", 1, 3650, &days);
+	}
+	p->c->naccepted = i;
+	p->c->accepted_json = cJSON_PrintUnformatted(v);
+}
+
+static void parse_judge(struct parser *p, const cJSON *v, const char *kp)
+{
+	struct pol_config *c = p->c;
+	if (!check_object(p, v, kp, "url model timeout_ms connect_timeout_ms", "\"judge\""))
+		return;
+	c->has_judge = true;
+	const char *url = get_string(p, v, kp, "url", false);
+	if (url && strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
+		wd_autofree char *up = child_path(kp, "url");
+		add_error(p, up, 0, "\"%.60s\" is not an http:// or https:// URL", url);
+	} else if (url) {
+		c->judge_url = wd_strdup(url);
+	}
+	const char *model = get_string(p, v, kp, "model", false);
+	if (model)
+		c->judge_model = wd_strdup(model);
+	(void)get_int(p, v, kp, "timeout_ms", 1, 600000, &c->judge_timeout_ms);
+	(void)get_int(p, v, kp, "connect_timeout_ms", 1, 600000, &c->judge_connect_timeout_ms);
+}
+
+static void parse_top(struct parser *p, const cJSON *root)
+{
+	static const char *const keys = "rules grants sensitive_resources write_protected writable "
+					"outside accepted_rules tier judge";
+	if (!check_object(p, root, "", keys, "the config"))
+		return;
+	struct pol_config *c = p->c;
+	for (const cJSON *k = root->child; k; k = k->next) {
+		if (get(root, k->string) != k)
+			continue; /* a duplicate, already reported */
+		const char *key = k->string;
+		if (strcmp(key, "rules") == 0 || strcmp(key, "grants") == 0) {
+			bool rules = key[0] == 'r';
+			if (!cJSON_IsArray(k)) {
+				add_error(p, key, 0, "must be an array of objects, not %s",
+					  type_name(k));
+				continue;
+			}
+			size_t n = (size_t)cJSON_GetArraySize(k), i = 0;
+			if (rules)
+				c->rules = wd_calloc(n + 1, sizeof(*c->rules));
+			else
+				c->grants = wd_calloc(n + 1, sizeof(*c->grants));
+			for (const cJSON *e = k->child; e; e = e->next, i++) {
+				wd_autofree char *ep = wd_asprintf("%s[%zu]", key, i);
+				if (rules)
+					parse_rule(p, e, ep, &c->rules[c->nrules++]);
+				else
+					parse_grant(p, e, ep, &c->grants[c->ngrants++]);
+			}
+		} else if (strcmp(key, "sensitive_resources") == 0) {
+			c->markers = parse_strings(p, k, key, &c->nmarkers, true, false, false);
+		} else if (strcmp(key, "write_protected") == 0) {
+			c->protect = parse_strings(p, k, key, &c->nprotect, false, true, false);
+		} else if (strcmp(key, "writable") == 0) {
+			c->writable = parse_strings(p, k, key, &c->nwritable, false, false, true);
+		} else if (strcmp(key, "outside") == 0) {
+			parse_outside(p, k, key);
+		} else if (strcmp(key, "accepted_rules") == 0) {
+			parse_accepted(p, k, key);
+		} else if (strcmp(key, "tier") == 0) {
+			const char *t = cJSON_IsString(k) ? k->valuestring : NULL;
+			if (t && strcmp(t, "aggressive") == 0)
+				c->tier = POL_TIER_AGGRESSIVE;
+			else if (t && strcmp(t, "standard") == 0)
+				c->tier = POL_TIER_STANDARD;
+			else if (t && strcmp(t, "passive") == 0)
+				c->tier = POL_TIER_PASSIVE;
+			else
+				add_error(p, key, 0,
+					  "must be \"aggressive\", \"standard\" or \"passive\"");
+		} else if (strcmp(key, "judge") == 0) {
+			parse_judge(p, k, key);
+		}
+	}
+}
+
+void pol_config_errors_free(struct pol_config_errors *e)
+{
+	if (!e)
+		return;
+	free(e->items);
+	e->items = NULL;
+	e->count = 0;
+}
+
+int pol_config_parse(const char *text, size_t len, const char *filename, struct pol_config **out,
+		     struct pol_config_errors *errs)
+{
+	*out = NULL;
+	errs->items = NULL;
+	errs->count = 0;
+	struct parser p = {.file = filename ? filename : "permissions.json", .errs = errs};
+	if (!text)
+		len = 0;
+	const char *end = NULL;
+	cJSON *root = len ? cJSON_ParseWithLengthOpts(text, len, &end, false) : NULL;
+	if (!root) {
+		const char *ep = cJSON_GetErrorPtr();
+		size_t off =
+			(ep && text && ep >= text && ep <= text + len) ? (size_t)(ep - text) : len;
+		/* The scanner knows where a structural error is more precisely
+		 * than cJSON, which may point past it. */
+		struct pol_linemap *lm = len ? pol_linemap_build(text, len) : NULL;
+		size_t soff;
+		if (pol_linemap_error(lm, &soff) && soff < off)
+			off = soff;
+		pol_linemap_free(lm);
+		p.lm = NULL;
+		add_error(&p, "", 0, "placeholder");
+		struct pol_config_error *e = &errs->items[0];
+		/* The error is at the next token: skip the white space cJSON
+		 * stopped in front of. */
+		while (off < len && strchr(" \t\r\n", text[off]))
+			off++;
+		e->line = len ? pol_line_of_offset(text, len, off) : 1;
+		snprintf(e->key, sizeof(e->key), "(syntax)");
+		snprintf(e->message, sizeof(e->message),
+			 "%.60s:%d: %s: the file is not valid JSON; check this line for a missing "
+			 "comma, quote or bracket",
+			 p.file, e->line, len ? "(syntax)" : "(empty)");
+		return -EINVAL;
+	}
+	/* Text after the value (cJSON stops at the end of the first value). */
+	size_t used = end ? (size_t)(end - text) : len;
+	while (used < len && strchr(" \t\r\n", text[used]))
+		used++;
+	p.lm = pol_linemap_build(text, len);
+	p.c = pol_config_default();
+	if (used < len) {
+		add_error(&p, "", 0, "placeholder");
+		struct pol_config_error *e = &errs->items[errs->count - 1];
+		e->line = pol_line_of_offset(text, len, used);
+		snprintf(e->key, sizeof(e->key), "(syntax)");
+		snprintf(e->message, sizeof(e->message),
+			 "%.60s:%d: (syntax): text follows the end of the JSON object; remove it",
+			 p.file, e->line);
+	}
+	parse_top(&p, root);
+	cJSON_Delete(root);
+	pol_linemap_free(p.lm);
+	if (p.dropped && errs->count) {
+		struct pol_config_error *e = &errs->items[errs->count - 1];
+		snprintf(e->message, sizeof(e->message),
+			 "%.60s: %zu more problems are not shown; fix the ones above first", p.file,
+			 p.dropped + 1);
+		e->line = 0;
+		snprintf(e->key, sizeof(e->key), "(more)");
+	}
+	if (errs->count) {
+		pol_config_free(p.c);
+		return -EINVAL;
+	}
+	pol_config_merge_outside(p.c);
+	*out = p.c;
+	return 0;
+}

@@ -1,0 +1,417 @@
+/*
+ * config_out.c: the config's lifetime, accessors, persistent grants and its
+ * serialisation back to JSON.
+ */
+#include "policy_int.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- small helpers -------------------------------------------------------------- */
+
+void pol_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+char **pol_strv_dup(char *const *v, size_t *n)
+{
+	size_t cnt = 0;
+	while (v && v[cnt])
+		cnt++;
+	char **out = wd_calloc(cnt + 1, sizeof(char *));
+	for (size_t i = 0; i < cnt; i++)
+		out[i] = wd_strdup(v[i]);
+	if (n)
+		*n = cnt;
+	return out;
+}
+
+static const char *const access_names[] = {"read",	  "write",     "create", "delete",
+					   "rename_from", "rename_to", "link",	 "symlink"};
+
+const char *pol_access_name(unsigned bit)
+{
+	for (size_t i = 0; i < WD_ARRAY_SIZE(access_names); i++)
+		if (bit == 1u << i)
+			return access_names[i];
+	return "unknown";
+}
+
+unsigned pol_access_from_name(const char *s)
+{
+	for (size_t i = 0; i < WD_ARRAY_SIZE(access_names); i++)
+		if (strcmp(s, access_names[i]) == 0)
+			return 1u << i;
+	return 0;
+}
+
+int pol_parse_iso_time(const char *s, int64_t *out_us)
+{
+	struct tm tm;
+	memset(&tm, 0, sizeof(tm));
+	const char *rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!rest)
+		return -EINVAL;
+	int64_t frac = 0;
+	if (*rest == '.') {
+		int digits = 0;
+		rest++;
+		while (*rest >= '0' && *rest <= '9') {
+			if (digits < 6) {
+				frac = frac * 10 + (*rest - '0');
+				digits++;
+			}
+			rest++;
+		}
+		if (digits == 0)
+			return -EINVAL;
+		while (digits++ < 6)
+			frac *= 10;
+	}
+	if (strcmp(rest, "Z") != 0)
+		return -EINVAL;
+	time_t t = timegm(&tm);
+	/* 1970 to 9999: what the audit's time format writes back. */
+	if (t < 0 || (int64_t)t >= 253402300800LL)
+		return -EINVAL;
+	*out_us = (int64_t)t * 1000000 + frac;
+	return 0;
+}
+
+/* ---- lifetime ------------------------------------------------------------------- */
+
+static const char *const builtin_outside[] = {
+	"~/.ssh",
+	"~/.aws",
+	"~/.gnupg",
+	"~/.netrc",
+	"~/.git-credentials",
+	"~/.config/gh",
+	"~/.docker",
+	"~/.kube",
+	"~/.npmrc",
+	"~/.pypirc",
+	"~/.config/gcloud",
+	"~/.azure",
+	"~/.password-store",
+	"~/.local/share/keyrings",
+};
+
+struct pol_config *pol_config_default(void)
+{
+	struct pol_config *c = wd_calloc(1, sizeof(*c));
+	pol_config_merge_outside(c);
+	return c;
+}
+
+static char *expand_home(const char *p, const char *home)
+{
+	if (home && strncmp(p, "~/", 2) == 0)
+		return wd_asprintf("%s%s", home, p + 1);
+	return wd_strdup(p);
+}
+
+void pol_config_merge_outside(struct pol_config *c)
+{
+	for (size_t i = 0; i < c->nmerged; i++)
+		free(c->merged[i].path);
+	free(c->merged);
+	size_t cap = WD_ARRAY_SIZE(builtin_outside) + c->noutside;
+	c->merged = wd_calloc(cap + 1, sizeof(*c->merged));
+	c->nmerged = 0;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_outside); i++) {
+		bool overridden = false;
+		for (size_t k = 0; k < c->noutside; k++)
+			if (strcmp(c->outside[k].path, builtin_outside[i]) == 0)
+				overridden = true;
+		if (overridden)
+			continue;
+		c->merged[c->nmerged].path = expand_home(builtin_outside[i], c->home);
+		c->merged[c->nmerged++].mode = POL_OUTSIDE_HIDE;
+	}
+	for (size_t k = 0; k < c->noutside; k++) {
+		bool later = false;
+		for (size_t j = k + 1; j < c->noutside; j++)
+			if (strcmp(c->outside[k].path, c->outside[j].path) == 0)
+				later = true;
+		if (later)
+			continue;
+		c->merged[c->nmerged].path = expand_home(c->outside[k].path, c->home);
+		c->merged[c->nmerged++].mode = c->outside[k].mode;
+	}
+}
+
+static void grant_free(struct pol_grant *g)
+{
+	pol_strv_free(g->argv);
+	free(g->program);
+	free(g->path);
+	free(g->by);
+}
+
+void pol_config_free(struct pol_config *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nrules; i++) {
+		pol_strv_free(c->rules[i].command);
+		free(c->rules[i].glob);
+	}
+	free(c->rules);
+	for (size_t i = 0; i < c->ngrants; i++)
+		grant_free(&c->grants[i]);
+	free(c->grants);
+	pol_strv_free(c->markers);
+	pol_strv_free(c->protect);
+	pol_strv_free(c->writable);
+	for (size_t i = 0; i < c->noutside; i++)
+		free(c->outside[i].path);
+	free(c->outside);
+	for (size_t i = 0; i < c->nmerged; i++)
+		free(c->merged[i].path);
+	free(c->merged);
+	free(c->accepted_json);
+	free(c->judge_url);
+	free(c->judge_model);
+	free(c->project);
+	free(c->home);
+	free(c);
+}
+
+void pol_config_set_paths(struct pol_config *c, const char *project, const char *home)
+{
+	free(c->project);
+	free(c->home);
+	c->project = project ? pol_path_lexical(project) : NULL;
+	c->home = home ? pol_path_lexical(home) : NULL;
+	pol_config_merge_outside(c);
+}
+
+enum pol_tier pol_config_tier(const struct pol_config *c)
+{
+	return c ? c->tier : POL_TIER_UNSET;
+}
+
+size_t pol_config_writable_count(const struct pol_config *c)
+{
+	return c ? c->nwritable : 0;
+}
+
+const char *pol_config_writable(const struct pol_config *c, size_t i)
+{
+	return c && i < c->nwritable ? c->writable[i] : NULL;
+}
+
+size_t pol_config_outside_count(const struct pol_config *c)
+{
+	return c ? c->nmerged : 0;
+}
+
+const char *pol_config_outside(const struct pol_config *c, size_t i, enum pol_outside_mode *mode)
+{
+	if (!c || i >= c->nmerged)
+		return NULL;
+	if (mode)
+		*mode = c->merged[i].mode;
+	return c->merged[i].path;
+}
+
+bool pol_config_judge(const struct pol_config *c, struct pol_judge_settings *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!c || !c->has_judge)
+		return false;
+	out->url = c->judge_url;
+	out->model = c->judge_model;
+	out->timeout_ms = c->judge_timeout_ms;
+	out->connect_timeout_ms = c->judge_connect_timeout_ms;
+	return true;
+}
+
+/* ---- grants --------------------------------------------------------------------- */
+
+int pol_config_add_grant(struct pol_config *c, const struct pol_request *r, const char *by,
+			 int64_t at_us)
+{
+	if (!c || !r || !by || !by[0])
+		return -EINVAL;
+	if (r->kind == POL_OPEN && r->opath2)
+		return -EINVAL; /* a rename or link pair is not a grant of one path */
+	struct pol_grant g = {0};
+	if (r->kind == POL_EXEC) {
+		g.argv = pol_strv_dup(r->argv, NULL);
+		g.program = r->path ? wd_strdup(r->path) : NULL;
+	} else {
+		g.path = wd_strdup(r->opath);
+		g.access = r->access;
+	}
+	g.by = wd_strdup(by);
+	g.at_us = at_us;
+	c->grants = wd_realloc(c->grants, (c->ngrants + 1) * sizeof(*c->grants));
+	c->grants[c->ngrants++] = g;
+	return 0;
+}
+
+/* ---- serialisation -------------------------------------------------------------- */
+
+static cJSON *strv_json(char *const *v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+	return a;
+}
+
+static cJSON *access_json(unsigned access)
+{
+	size_t bits = 0;
+	for (unsigned b = 1; b <= POL_ACC_SYMLINK; b <<= 1)
+		bits += (access & b) != 0;
+	if (bits == 1)
+		return cJSON_CreateString(pol_access_name(access));
+	cJSON *a = cJSON_CreateArray();
+	for (unsigned b = 1; b <= POL_ACC_SYMLINK; b <<= 1)
+		if (access & b)
+			cJSON_AddItemToArray(a, cJSON_CreateString(pol_access_name(b)));
+	return a;
+}
+
+static cJSON *rules_json(const struct pol_config *c)
+{
+	static const char *const actions[] = {"allow", "ask", "deny"};
+	static const char *const accs[] = {"read", "write", "any"};
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < c->nrules; i++) {
+		const struct pol_rule *ru = &c->rules[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "action", actions[ru->action]);
+		if (ru->command) {
+			cJSON_AddItemToObject(o, "command", strv_json(ru->command, ru->ncommand));
+		} else {
+			cJSON_AddStringToObject(o, "path", ru->glob ? ru->glob : "");
+			cJSON_AddStringToObject(o, "access", accs[ru->access]);
+		}
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+static cJSON *grants_json(const struct pol_config *c)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < c->ngrants; i++) {
+		const struct pol_grant *g = &c->grants[i];
+		cJSON *o = cJSON_CreateObject();
+		if (g->argv) {
+			size_t n = 0;
+			while (g->argv[n])
+				n++;
+			cJSON_AddItemToObject(o, "command", strv_json(g->argv, n));
+			if (g->program)
+				cJSON_AddStringToObject(o, "program", g->program);
+		} else {
+			cJSON_AddStringToObject(o, "path", g->path);
+			cJSON_AddItemToObject(o, "access", access_json(g->access));
+		}
+		cJSON_AddStringToObject(o, "by", g->by ? g->by : "");
+		char at[40];
+		wd_format_time(g->at_us, at, sizeof(at));
+		cJSON_AddStringToObject(o, "at", at);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+/* Writes |v| 2-space indented: objects one key a line, arrays of scalars on
+ * one line, arrays holding objects one element a line. */
+static void pretty(struct wd_sb *sb, const cJSON *v, int indent)
+{
+	if (cJSON_IsObject(v) || (cJSON_IsArray(v) && v->child &&
+				  (cJSON_IsObject(v->child) || cJSON_IsArray(v->child)))) {
+		bool obj = cJSON_IsObject(v);
+		if (!v->child) {
+			wd_sb_puts(sb, obj ? "{}" : "[]");
+			return;
+		}
+		wd_sb_puts(sb, obj ? "{\n" : "[\n");
+		for (const cJSON *k = v->child; k; k = k->next) {
+			wd_sb_printf(sb, "%*s", indent + 2, "");
+			if (obj) {
+				cJSON *name = cJSON_CreateString(k->string);
+				char *n = cJSON_PrintUnformatted(name);
+				wd_sb_printf(sb, "%s: ", n);
+				cJSON_free(n);
+				cJSON_Delete(name);
+			}
+			pretty(sb, k, indent + 2);
+			wd_sb_puts(sb, k->next ? ",\n" : "\n");
+		}
+		wd_sb_printf(sb, "%*s%s", indent, "", obj ? "}" : "]");
+		return;
+	}
+	if (cJSON_IsArray(v)) {
+		wd_sb_putc(sb, '[');
+		for (const cJSON *k = v->child; k; k = k->next) {
+			pretty(sb, k, indent);
+			if (k->next)
+				wd_sb_puts(sb, ", ");
+		}
+		wd_sb_putc(sb, ']');
+		return;
+	}
+	char *t = cJSON_PrintUnformatted(v);
+	wd_sb_puts(sb, t ? t : "null");
+	cJSON_free(t);
+}
+
+char *pol_config_to_json(const struct pol_config *c)
+{
+	static const char *const tiers[] = {"", "aggressive", "standard", "passive"};
+	cJSON *root = cJSON_CreateObject();
+	if (c->tier != POL_TIER_UNSET)
+		cJSON_AddStringToObject(root, "tier", tiers[c->tier]);
+	cJSON_AddItemToObject(root, "rules", rules_json(c));
+	cJSON_AddItemToObject(root, "grants", grants_json(c));
+	cJSON_AddItemToObject(root, "sensitive_resources", strv_json(c->markers, c->nmarkers));
+	cJSON_AddItemToObject(root, "write_protected", strv_json(c->protect, c->nprotect));
+	if (c->nwritable)
+		cJSON_AddItemToObject(root, "writable", strv_json(c->writable, c->nwritable));
+	if (c->noutside) {
+		cJSON *a = cJSON_CreateArray();
+		for (size_t i = 0; i < c->noutside; i++) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "path", c->outside[i].path);
+			cJSON_AddStringToObject(o, "mode",
+						c->outside[i].mode == POL_OUTSIDE_GATE ? "gate"
+										       : "hide");
+			cJSON_AddItemToArray(a, o);
+		}
+		cJSON_AddItemToObject(root, "outside", a);
+	}
+	cJSON *acc = c->accepted_json ? cJSON_Parse(c->accepted_json) : NULL;
+	cJSON_AddItemToObject(root, "accepted_rules", acc ? acc : cJSON_CreateArray());
+	if (c->has_judge) {
+		cJSON *j = cJSON_CreateObject();
+		if (c->judge_url)
+			cJSON_AddStringToObject(j, "url", c->judge_url);
+		if (c->judge_model)
+			cJSON_AddStringToObject(j, "model", c->judge_model);
+		if (c->judge_timeout_ms)
+			cJSON_AddNumberToObject(j, "timeout_ms", c->judge_timeout_ms);
+		if (c->judge_connect_timeout_ms)
+			cJSON_AddNumberToObject(j, "connect_timeout_ms",
+						c->judge_connect_timeout_ms);
+		cJSON_AddItemToObject(root, "judge", j);
+	}
+	struct wd_sb sb = {0};
+	pretty(&sb, root, 0);
+	wd_sb_putc(&sb, '\n');
+	cJSON_Delete(root);
+	return wd_sb_steal(&sb);
+}

@@ -1,0 +1,468 @@
+/*
+ * decide.c: pol_decide() in DESIGN.md's order, session grants and
+ * process-tree coverage.
+ *
+ * Order: hard deny; the config's deny rules and write_protected; session
+ * grants, project grants, ask rules, allow rules; coverage; the fast path;
+ * otherwise undecided. Accepted confirm rules are validated by the config
+ * parser but never allow anything yet: their matching comes with the
+ * approval-memory issue, and until then they are inert (fail closed).
+ */
+#include "policy_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *pol_source_name(enum pol_source s)
+{
+	switch (s) {
+	case POL_SRC_NONE:
+		return "none";
+	case POL_SRC_HARD_DENY:
+		return "hard_deny";
+	case POL_SRC_RULE:
+		return "rule";
+	case POL_SRC_GRANT:
+		return "grant";
+	case POL_SRC_SESSION_GRANT:
+		return "session_grant";
+	case POL_SRC_ACCEPTED_RULE:
+		return "accepted_rule";
+	case POL_SRC_FAST_PATH:
+		return "fast_path";
+	case POL_SRC_COVERED:
+		return "covered";
+	}
+	return "unknown";
+}
+
+const char *pol_verdict_name(enum pol_verdict v)
+{
+	switch (v) {
+	case POL_DENY_CRITICAL:
+		return "deny_critical";
+	case POL_DENY:
+		return "deny";
+	case POL_ALLOW:
+		return "allow";
+	case POL_ASK:
+		return "ask";
+	case POL_UNDECIDED:
+		return "undecided";
+	}
+	return "unknown";
+}
+
+bool pol_strv_equal(char *const *a, char *const *b)
+{
+	if (!a || !b)
+		return a == b;
+	size_t i = 0;
+	for (; a[i] && b[i]; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return !a[i] && !b[i];
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* ---- session grants ----------------------------------------------------------- */
+
+struct pol_session {
+	struct pol_request **grants;
+	size_t n;
+};
+
+struct pol_session *pol_session_new(void)
+{
+	return wd_calloc(1, sizeof(struct pol_session));
+}
+
+void pol_session_free(struct pol_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		pol_request_free(s->grants[i]);
+	free(s->grants);
+	free(s);
+}
+
+/* Exactly the same request: program, argv and run-changing environment, or
+ * path, other path and access. */
+static bool same_request(const struct pol_request *a, const struct pol_request *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	if (a->kind == POL_EXEC)
+		return str_eq(a->path, b->path) && pol_strv_equal(a->argv, b->argv) &&
+		       pol_strv_equal(a->env, b->env) && str_eq(a->interp, b->interp);
+	return str_eq(a->opath, b->opath) && str_eq(a->opath2, b->opath2) && a->access == b->access;
+}
+
+void pol_session_grant(struct pol_session *s, const struct pol_request *r)
+{
+	if (!s || !r)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (same_request(s->grants[i], r))
+			return;
+	struct pol_request *c = wd_calloc(1, sizeof(*c));
+	c->kind = r->kind;
+	c->path = r->path ? wd_strdup(r->path) : NULL;
+	c->interp = r->interp ? wd_strdup(r->interp) : NULL;
+	c->argv = r->argv ? pol_strv_dup(r->argv, &c->argc) : NULL;
+	c->env = r->env ? pol_strv_dup(r->env, &c->envc) : NULL;
+	c->opath = r->opath ? wd_strdup(r->opath) : NULL;
+	c->opath2 = r->opath2 ? wd_strdup(r->opath2) : NULL;
+	c->access = r->access;
+	s->grants = wd_realloc(s->grants, (s->n + 1) * sizeof(*s->grants));
+	s->grants[s->n++] = c;
+}
+
+/* ---- matching ------------------------------------------------------------------- */
+
+static bool grant_matches(const struct pol_grant *g, const struct pol_request *r)
+{
+	if (r->kind == POL_EXEC) {
+		/* A grant was given for the command, not for the command with a
+		 * preloaded library: any run-changing variable voids it. */
+		return g->argv && r->envc == 0 && pol_strv_equal(g->argv, r->argv) &&
+		       (!g->program || str_eq(g->program, r->path));
+	}
+	return g->path && !r->opath2 && strcmp(g->path, r->opath) == 0 && g->access == r->access;
+}
+
+/* The rule's argv prefix against |argv| from |k|; element 0 by program name
+ * (or by exact path when the rule names one). */
+static bool prefix_at(const struct pol_rule *ru, const struct pol_request *r, size_t k)
+{
+	if (k + ru->ncommand > r->argc)
+		return false;
+	const char *first = ru->command[0];
+	if (strchr(first, '/')) {
+		if (strcmp(first, r->argv[k]) != 0 && !(k == 0 && str_eq(first, r->path)))
+			return false;
+	} else {
+		char buf[128];
+		const char *name = k == 0 ? cls_identity(r->path, r->argv[0], buf, sizeof(buf))
+					  : cls_prog_name(r->argv[k]);
+		if (strcmp(first, name) != 0)
+			return false;
+	}
+	for (size_t i = 1; i < ru->ncommand; i++)
+		if (strcmp(ru->command[i], r->argv[k + i]) != 0)
+			return false;
+	return true;
+}
+
+static bool access_matches(enum rule_access a, unsigned access)
+{
+	switch (a) {
+	case RACC_READ:
+		return access == POL_ACC_READ;
+	case RACC_WRITE:
+		return (access & ~(unsigned)POL_ACC_READ) != 0;
+	case RACC_ANY:
+		return true;
+	}
+	return false;
+}
+
+/* |deep|: deny and ask rules also match the command behind wrappers
+ * (sudo git push, env X=1 git push). */
+static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r, bool deep)
+{
+	if (r->kind == POL_EXEC) {
+		if (!ru->command)
+			return false;
+		if (prefix_at(ru, r, 0))
+			return true;
+		if (!deep)
+			return false;
+		long k = cls_unwrap(r->argv, r->argc, NULL, NULL);
+		return k > 0 && prefix_at(ru, r, (size_t)k);
+	}
+	if (!ru->glob || !access_matches(ru->access, r->access))
+		return false;
+	return pol_glob_match(ru->glob, r->opath) ||
+	       (deep && r->opath2 && pol_glob_match(ru->glob, r->opath2));
+}
+
+/* ---- deciding ------------------------------------------------------------------- */
+
+static void set(struct pol_decision *out, enum pol_verdict v, enum pol_source src,
+		const char *matched, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void set(struct pol_decision *out, enum pol_verdict v, enum pol_source src,
+		const char *matched, const char *fmt, ...)
+{
+	out->verdict = v;
+	out->source = src;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
+	va_end(ap);
+	snprintf(out->matched, sizeof(out->matched), "%s", matched ? matched : "");
+}
+
+static void classify_request(const struct pol_request *r, const struct pol_config *c,
+			     struct cls_result *res)
+{
+	struct cls_env e = {.cfg = c, .path = r->path, .cwd = r->cwd_abs};
+	e.project = c && c->project ? c->project : r->project;
+	e.home = c ? c->home : NULL;
+	if (!e.cwd)
+		e.cwd = e.project;
+	memset(res, 0, sizeof(*res));
+	res->cls = POL_CLASS_READ_ONLY;
+	if (r->envc) {
+		const char *eq = strchr(r->env[0], '=');
+		int nl = eq ? (int)(eq - r->env[0]) : (int)strlen(r->env[0]);
+		cls_raise(res, POL_CLASS_OTHER, "",
+			  "the environment sets %.*s, which changes what the program runs", nl,
+			  r->env[0]);
+		snprintf(res->matched, sizeof(res->matched), "%.*s", nl, r->env[0]);
+		res->risky_env = true;
+	}
+	if (r->interp)
+		cls_raise(res, POL_CLASS_OTHER, r->path, "%.100s is a script run by %.100s",
+			  r->path, r->interp);
+	cls_argv(&e, r->argv, r->argc, 0, res);
+}
+
+static bool program_in_project(const struct pol_request *r, const struct pol_config *c)
+{
+	const char *project = c && c->project ? c->project : r->project;
+	if (!project || !r->path || r->path[0] != '/')
+		return r->path && r->path[0] != '/';
+	size_t l = strlen(project);
+	return strncmp(r->path, project, l) == 0 && r->path[l] == '/';
+}
+
+/* Session grants, project grants, ask rules, allow rules. True when one
+ * decided. */
+static bool decide_grants_rules(const struct pol_request *r, const struct pol_config *c,
+				const struct pol_session *s, bool sensitive,
+				struct pol_decision *out)
+{
+	for (size_t i = 0; s && i < s->n; i++) {
+		if (same_request(s->grants[i], r)) {
+			set(out, POL_ALLOW, POL_SRC_SESSION_GRANT, "session",
+			    "you allowed exactly this for the rest of the session");
+			return true;
+		}
+	}
+	char m[32];
+	for (size_t i = 0; c && i < c->ngrants; i++) {
+		if (grant_matches(&c->grants[i], r)) {
+			snprintf(m, sizeof(m), "grants[%zu]", i);
+			set(out, POL_ALLOW, POL_SRC_GRANT, m,
+			    "a project grant by %.60s allows exactly this",
+			    c->grants[i].by ? c->grants[i].by : "someone");
+			return true;
+		}
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		enum rule_action want = pass == 0 ? RULE_ASK : RULE_ALLOW;
+		for (size_t i = 0; c && i < c->nrules; i++) {
+			const struct pol_rule *ru = &c->rules[i];
+			if (ru->action != want || !rule_matches(ru, r, want == RULE_ASK))
+				continue;
+			/* A command prefix was not written with secrets in mind: an
+			 * allow rule does not cover a sensitive argument. */
+			if (want == RULE_ALLOW && r->kind == POL_EXEC && (sensitive || r->envc))
+				continue;
+			snprintf(m, sizeof(m), "rules[%zu]", i);
+			if (want == RULE_ASK)
+				set(out, POL_ASK, POL_SRC_RULE, m,
+				    "rule %zu of the project config asks a person for this", i);
+			else
+				set(out, POL_ALLOW, POL_SRC_RULE, m,
+				    "rule %zu of the project config allows this", i);
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool deny_rules(const struct pol_request *r, const struct pol_config *c,
+		       struct pol_decision *out)
+{
+	char m[32];
+	for (size_t i = 0; c && i < c->nrules; i++) {
+		if (c->rules[i].action == RULE_DENY && rule_matches(&c->rules[i], r, true)) {
+			snprintf(m, sizeof(m), "rules[%zu]", i);
+			set(out, POL_DENY, POL_SRC_RULE, m,
+			    "rule %zu of the project config denies this", i);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void decide_exec(const struct pol_request *r, const struct pol_config *c,
+			const struct pol_session *s, const struct pol_context *ctx,
+			struct pol_decision *out)
+{
+	struct cls_result cls;
+	classify_request(r, c, &cls);
+	if (cls.cls == POL_CLASS_CRITICAL) {
+		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, cls.matched, "%s", cls.reason);
+		return;
+	}
+	if (deny_rules(r, c, out))
+		return;
+	if (decide_grants_rules(r, c, s, cls.sensitive, out)) {
+		out->covers = out->verdict == POL_ALLOW && pol_exec_covers(r);
+		return;
+	}
+	if (ctx && ctx->covered && !cls.sensitive) {
+		set(out, POL_ALLOW, POL_SRC_COVERED, "",
+		    "an allowed command higher in this process tree covers it");
+		out->covers = pol_exec_covers(r);
+		return;
+	}
+	bool fast = cls.cls == POL_CLASS_READ_ONLY && !(ctx && ctx->no_fast_path);
+	if (fast && program_in_project(r, c)) {
+		set(out, POL_UNDECIDED, POL_SRC_NONE, r->path,
+		    "the program %.120s comes from the project, not the system", r->path);
+		return;
+	}
+	if (fast) {
+		set(out, POL_ALLOW, POL_SRC_FAST_PATH, cls.matched, "%s", cls.reason);
+		out->covers = false;
+		return;
+	}
+	set(out, POL_UNDECIDED, POL_SRC_NONE, cls.matched, "%s", cls.reason);
+}
+
+static bool open_writes(unsigned access)
+{
+	return (access & ~(unsigned)POL_ACC_READ) != 0;
+}
+
+static bool hard_deny_open(const struct pol_request *r, const struct pol_config *c,
+			   struct pol_decision *out)
+{
+	if (!open_writes(r->access))
+		return false;
+	const char *paths[2] = {r->opath, r->opath2};
+	for (int i = 0; i < 2; i++) {
+		const char *p = paths[i];
+		if (!p)
+			continue;
+		const char *dir;
+		if (hd_is_system_path(p, &dir)) {
+			set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, dir,
+			    "it changes %.120s inside %s, a system directory", p, dir);
+			return true;
+		}
+		if (pol_is_write_protected(NULL, p)) {
+			set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, ".warden/",
+			    "%.120s is warden's own state, which the agent may not change", p);
+			return true;
+		}
+		if (pol_is_write_protected(c, p)) {
+			set(out, POL_DENY, POL_SRC_RULE, "write_protected",
+			    "%.120s is write-protected by the project config", p);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void decide_open(const struct pol_request *r, const struct pol_config *c,
+			const struct pol_session *s, const struct pol_context *ctx,
+			struct pol_decision *out)
+{
+	if (hard_deny_open(r, c, out) || deny_rules(r, c, out))
+		return;
+	const char *marker = NULL;
+	bool sensitive = pol_is_sensitive(c, r->opath, &marker);
+	if (!sensitive && r->opath2)
+		sensitive = pol_is_sensitive(c, r->opath2, &marker);
+	/* Review runs read without a person: the sensitive branch is skipped
+	 * for reads, never for writes. */
+	if (ctx && ctx->review && r->access == POL_ACC_READ)
+		sensitive = false;
+	if (decide_grants_rules(r, c, s, sensitive, out))
+		return;
+	if (ctx && ctx->covered && !sensitive) {
+		set(out, POL_ALLOW, POL_SRC_COVERED, "",
+		    "an allowed command higher in this process tree covers it");
+		return;
+	}
+	if (sensitive) {
+		set(out, POL_UNDECIDED, POL_SRC_NONE, marker,
+		    "%.120s matches the sensitive marker \"%s\"", r->opath, marker);
+		return;
+	}
+	if (r->access == POL_ACC_READ && !(ctx && ctx->no_fast_path)) {
+		set(out, POL_ALLOW, POL_SRC_FAST_PATH, "", "reading a file that is not sensitive");
+		return;
+	}
+	set(out, POL_UNDECIDED, POL_SRC_NONE, "", "a change to %.120s needs a decision", r->opath);
+}
+
+void pol_decide(const struct pol_request *r, const struct pol_config *c,
+		const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
+		struct pol_decision *out)
+{
+	(void)now_us; /* review dates of accepted rules: see the file header */
+	memset(out, 0, sizeof(*out));
+	set(out, POL_UNDECIDED, POL_SRC_NONE, "", "nothing decided this request");
+	if (!r) {
+		set(out, POL_UNDECIDED, POL_SRC_NONE, "", "there is no request to decide");
+		return;
+	}
+	if (r->kind == POL_EXEC)
+		decide_exec(r, c, s, ctx, out);
+	else
+		decide_open(r, c, s, ctx, out);
+}
+
+/* ---- coverage ------------------------------------------------------------------- */
+
+static const char *const repls[] = {"python", "python2", "python3", "node", "perl", "ruby",
+				    "php",    "irb",	 "lua",	    "deno", "bun",  NULL};
+
+bool pol_exec_covers(const struct pol_request *r)
+{
+	if (!r || r->kind != POL_EXEC || r->interp)
+		return false;
+	long k = cls_unwrap(r->argv, r->argc, NULL, NULL);
+	if (k < 0)
+		return false;
+	char buf[128];
+	const char *name = k == 0 ? cls_identity(r->path, r->argv[0], buf, sizeof(buf))
+				  : cls_prog_name(r->argv[k]);
+	char *const *argv = r->argv + k;
+	size_t argc = r->argc - (size_t)k;
+	if (cls_is_shell(name) || strcmp(name, "busybox") == 0) {
+		/* Only sh -c SCRIPT covers: a shell reading a terminal, a pipe or
+		 * a script file would launder whatever comes later. */
+		for (size_t i = 1; i < argc; i++) {
+			const char *a = argv[i];
+			if (a[0] != '-' || a[1] == '-')
+				break;
+			if (strchr(a, 'c'))
+				return i + 1 < argc;
+		}
+		return false;
+	}
+	for (size_t i = 0; repls[i]; i++) {
+		if (strncmp(name, repls[i], strlen(repls[i])) != 0)
+			continue;
+		const char *rest = name + strlen(repls[i]);
+		if (strspn(rest, "0123456789.") != strlen(rest))
+			continue;
+		/* An interpreter with no program reads one from its input. */
+		return argc > 1 && strcmp(argv[argc - 1], "-") != 0 && strcmp(argv[1], "-i") != 0;
+	}
+	return true;
+}

@@ -1,0 +1,261 @@
+/*
+ * policy_int.h: the private structures and helpers shared by the files of
+ * policy/. Nothing here is part of the contract in policy.h.
+ */
+#ifndef WARDEN_POLICY_INT_H
+#define WARDEN_POLICY_INT_H
+
+#include "policy.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+/* ---- requests ---------------------------------------------------------- */
+
+struct pol_request {
+	enum pol_kind kind;
+	/* exec */
+	char *path;   /* program path as the decoder found it */
+	char *interp; /* "#!" interpreter, or NULL */
+	char **argv;  /* NULL-terminated copy */
+	size_t argc;
+	char **env; /* only the run-changing NAME=value entries, NULL-terminated */
+	size_t envc;
+	char *cwd;     /* relative to the project when inside it ("." for the root) */
+	char *cwd_abs; /* the absolute cwd, or NULL */
+	char *parent;  /* parent command line, or NULL */
+	char *project; /* absolute project root, or NULL */
+	/* open */
+	char *opath;
+	char *opath2;
+	unsigned access;
+	char *cmdline;
+};
+
+/* True when the environment variable |name| (no "=") changes what a program
+ * runs or loads (LD_PRELOAD, BASH_ENV, GIT_CONFIG*, ...). */
+bool pol_env_name_is_risky(const char *name, size_t len);
+/* True when |name| (length |len|) looks like it holds a secret (PASSWORD,
+ * TOKEN, API_KEY, ...). */
+bool pol_name_is_secret(const char *name, size_t len);
+/* A redacted copy of one argument; |prev| is the argument before it (or
+ * NULL), for "--password hunter2" and "-H 'Authorization: ...'". Caller
+ * frees. */
+char *pol_redact_arg(const char *prev, const char *arg);
+/* A redacted copy of a free-text command line. Caller frees. */
+char *pol_redact_text(const char *s);
+
+/* ---- config ------------------------------------------------------------ */
+
+enum rule_action { RULE_ALLOW, RULE_ASK, RULE_DENY };
+enum rule_access { RACC_READ, RACC_WRITE, RACC_ANY };
+
+struct pol_rule {
+	enum rule_action action;
+	char **command; /* argv prefix, NULL-terminated; NULL for a path rule */
+	size_t ncommand;
+	char *glob; /* path glob; NULL for a command rule */
+	enum rule_access access;
+};
+
+struct pol_grant {
+	char **argv;   /* exact argv; NULL for a path grant */
+	char *program; /* exact program path, or NULL when not recorded */
+	char *path;    /* exact path of an open grant */
+	unsigned access;
+	char *by;
+	int64_t at_us;
+};
+
+struct pol_outside {
+	char *path;
+	enum pol_outside_mode mode;
+};
+
+struct pol_config {
+	struct pol_rule *rules;
+	size_t nrules;
+	struct pol_grant *grants;
+	size_t ngrants;
+	char **markers; /* the project's sensitive_resources, trimmed */
+	size_t nmarkers;
+	char **protect; /* write_protected globs */
+	size_t nprotect;
+	char **writable;
+	size_t nwritable;
+	struct pol_outside *outside; /* the config's "outside", as written */
+	size_t noutside;
+	struct pol_outside *merged; /* built-in + config, "~/" expanded */
+	size_t nmerged;
+	char *accepted_json; /* the accepted_rules array as text, or NULL */
+	size_t naccepted;
+	enum pol_tier tier;
+	char *judge_url;
+	char *judge_model;
+	int judge_timeout_ms;
+	int judge_connect_timeout_ms;
+	bool has_judge;
+	char *project;
+	char *home;
+};
+
+/* Config helpers of config_out.c. */
+/* Rebuilds c->merged from the built-in outside list, c->outside and c->home. */
+void pol_config_merge_outside(struct pol_config *c);
+void pol_strv_free(char **v);
+char **pol_strv_dup(char *const *v, size_t *n);
+const char *pol_access_name(unsigned bit);
+/* Parses an access name ("read", "write", ...) into a bit; 0 when unknown. */
+unsigned pol_access_from_name(const char *s);
+/* Parses "2026-12-02T12:00:00[.123]Z" into realtime µs. 0 or -EINVAL. */
+int pol_parse_iso_time(const char *s, int64_t *out_us);
+
+/* ---- the JSON line map (jsonlines.c) ------------------------------------ */
+
+struct pol_linemap;
+/* Scans |text| for every key and array element and the line it starts on.
+ * Never fails: an unparsable tail is simply not mapped. Caller frees. */
+struct pol_linemap *pol_linemap_build(const char *text, size_t len);
+void pol_linemap_free(struct pol_linemap *m);
+/* Line of the |nth| (0-based) occurrence of |path|; 0 if not mapped. */
+int pol_linemap_line(const struct pol_linemap *m, const char *path, int nth);
+/* True when the scanner met a syntax error; *off is where. */
+bool pol_linemap_error(const struct pol_linemap *m, size_t *off);
+/* 1-based line of byte |off| in |text|. */
+int pol_line_of_offset(const char *text, size_t len, size_t off);
+
+/* ---- globs and markers (sensitive.c) ------------------------------------- */
+
+/* NULL when |pat| is a usable glob, else a sentence saying what is wrong. */
+const char *pol_glob_problem(const char *pat);
+/* True when |path| matches |pat| or lies under a directory that does. */
+bool pol_glob_match(const char *pat, const char *path);
+/* |path| with "//", "." and ".." resolved lexically ("a/../b" is "b",
+ * "/.." is "/", leading ".." of a relative path stay). Caller frees. */
+char *pol_path_lexical(const char *path);
+/* Case-insensitive substring search, byte-wise (safe on any bytes). */
+bool pol_icontains(const char *hay, const char *needle);
+
+/* ---- the shell splitter (shell.c) ---------------------------------------- */
+
+enum sh_tok_kind {
+	SH_WORD,
+	SH_OP_AND,   /* && */
+	SH_OP_OR,    /* || */
+	SH_OP_SEMI,  /* ; or a newline */
+	SH_OP_PIPE,  /* | */
+	SH_OP_OTHER, /* & |& ;; ( ) and anything else that is not plain */
+	SH_REDIR,    /* > >> < << <<< >& &> <> >| with an optional fd */
+};
+
+/* Word flags: any of these makes a script not plain. */
+enum sh_word_flag {
+	SHW_EXPANSION = 1u << 0, /* $VAR, ${..}, $(..), backticks, <(..) */
+	SHW_GLOB = 1u << 1,	 /* unquoted * ? [ { */
+	SHW_TILDE = 1u << 2,	 /* unquoted leading ~ */
+	SHW_COMMENT = 1u << 3,	 /* a # that starts a comment (word dropped) */
+	SHW_ASSIGN = 1u << 4,	 /* NAME=value in command position */
+	SHW_SPECIAL = 1u << 5,	 /* a keyword, { } or a leading ! */
+};
+
+struct sh_tok {
+	enum sh_tok_kind kind;
+	unsigned flags;
+	char *text;	  /* the word with quotes removed, or the operator */
+	bool write_redir; /* SH_REDIR that writes (>, >>, >|, &>, <>) */
+	bool heredoc;	  /* SH_REDIR << or <<- */
+};
+
+struct sh_script {
+	struct sh_tok *toks;
+	size_t ntoks;
+	/* Nested scripts found in $(..), backticks, <(..), >(..) and heredoc
+	 * bodies: looked into for hard deny. */
+	char **nested;
+	size_t nnested;
+	/* Heredoc bodies, in the order of their << redirects. */
+	char **heredocs;
+	size_t nheredocs;
+	bool unterminated; /* an open quote or substitution at the end */
+	bool plain;	   /* only plain words joined by && || ; | */
+};
+
+/* Splits |s|. Never fails; a script that cannot be understood is marked not
+ * plain. |depth| bounds recursion through substitutions. Caller frees with
+ * sh_script_free(). */
+void sh_split(const char *s, struct sh_script *out);
+void sh_script_free(struct sh_script *sc);
+
+/* ---- classification (classify.c, harddeny.c) --------------------------- */
+
+/* What the classifier knows besides the argv. */
+struct cls_env {
+	const struct pol_config *cfg;
+	const char *path;    /* resolved program path of the top-level argv, or NULL */
+	const char *cwd;     /* absolute cwd, or NULL */
+	const char *project; /* absolute project root, or NULL */
+	const char *home;    /* home directory, or NULL */
+};
+
+struct cls_result {
+	enum pol_class cls;
+	char reason[320];
+	char matched[160];
+	bool sensitive; /* OTHER because an argument matched a sensitive marker */
+	bool risky_env; /* OTHER because of a run-changing environment */
+};
+
+/* Sets |r| to |cls| when that is worse than what it holds. */
+void cls_raise(struct cls_result *r, enum pol_class cls, const char *matched, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Classifies |argv| (|argc| words). |depth| counts nested unwraps. */
+void cls_argv(const struct cls_env *e, char *const *argv, size_t argc, int depth,
+	      struct cls_result *r);
+/* Classifies a shell script given to sh -c. */
+void cls_script(const struct cls_env *e, const char *script, int depth, struct cls_result *r);
+
+/* Hard deny of one simple command whose program name is |name| (basename,
+ * backslashes stripped): raises |r| to CRITICAL on a hit. */
+void hd_check_command(const struct cls_env *e, const char *name, char *const *argv, size_t argc,
+		      struct cls_result *r);
+/* Hard deny of a write to |target| (a redirect, a copy destination). */
+void hd_check_write_target(const struct cls_env *e, const char *target, const char *what,
+			   struct cls_result *r);
+/* The fork bomb and curl-into-shell patterns in the raw text of a script. */
+void hd_check_script_text(const char *script, struct cls_result *r);
+/* True when |path| (absolute) is a system directory or lies inside one. */
+bool hd_is_system_path(const char *path, const char **dir);
+
+/* The program name of an argv[0]: its basename with leading backslashes
+ * removed ("\rm" and "/bin/rm" are "rm"). Points into |arg0|. */
+const char *cls_prog_name(const char *arg0);
+/* The name the request really runs: the resolved path's basename unless it
+ * is only argv[0]'s name with a version suffix (python3 -> python3.11).
+ * Copies into |buf|. */
+const char *cls_identity(const char *path, const char *arg0, char *buf, size_t n);
+/* True for sh, bash, dash, zsh, ksh, mksh, fish, ash, busybox... */
+bool cls_is_shell(const char *name);
+/* Unwraps wrappers (env, nice, timeout, nohup, stdbuf, sudo, ...) and
+ * returns the index of the real program in argv, or -1 when none. Sets
+ * *risky_env when an env VAR= assignment is run-changing, *privileged for
+ * sudo/doas. */
+long cls_unwrap(char *const *argv, size_t argc, bool *risky_env, bool *privileged);
+
+/* True when |name| with |argv| is a known read-only command under its
+ * argument rules (readonly.c). Writes the reason either way into |why|
+ * (|n| bytes) and what matched, the command or the offending option, into
+ * |matched| (at least 64 bytes). */
+bool pol_readonly_check(const char *name, char *const *argv, size_t argc, char *why, size_t n,
+			char *matched);
+
+/* The git subcommands and options that only read (git.c). */
+bool pol_git_readonly(char *const *argv, size_t argc, char *why, size_t n, char *matched);
+
+/* Decide helpers (decide.c) used by request.c and config_out.c. */
+bool pol_strv_equal(char *const *a, char *const *b);
+
+#endif

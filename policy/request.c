@@ -1,0 +1,549 @@
+/*
+ * request.c: the request model (exec and open), its stable redacted JSON and
+ * its one-line summary.
+ *
+ * Redaction is applied to everything a request shows: argv, the parent's
+ * and the requester's command lines, and the run-changing environment. It
+ * errs towards hiding: a redacted harmless value costs a judge a detail, a
+ * leaked token costs the user the token.
+ */
+#include "policy_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+
+/* ---- names ---------------------------------------------------------------- */
+
+static const char *const risky_env_exact[] = {
+	"BASH_ENV",
+	"ENV",
+	"SHELLOPTS",
+	"BASHOPTS",
+	"IFS",
+	"PROMPT_COMMAND",
+	"PS4",
+	"GIT_EXEC_PATH",
+	"GIT_ASKPASS",
+	"GIT_EXTERNAL_DIFF",
+	"GIT_PROXY_COMMAND",
+	"GIT_TEMPLATE_DIR",
+	"GIT_DIR",
+	"NODE_OPTIONS",
+	"NODE_PATH",
+	"PYTHONSTARTUP",
+	"PYTHONPATH",
+	"PYTHONHOME",
+	"PERL5OPT",
+	"PERL5LIB",
+	"PERLLIB",
+	"PERL5DB",
+	"RUBYOPT",
+	"RUBYLIB",
+	"JAVA_TOOL_OPTIONS",
+	"_JAVA_OPTIONS",
+	"JDK_JAVA_OPTIONS",
+	"LUA_INIT",
+	"GCONV_PATH",
+	"ZDOTDIR",
+};
+
+/* Prefixes: the dynamic loader, git's config and ssh overrides, exported
+ * bash functions (BASH_FUNC_ls%%=() { ... } replaces "ls" in any bash). */
+static const char *const risky_env_prefix[] = {"LD_", "GIT_CONFIG", "GIT_SSH", "BASH_FUNC_"};
+
+bool pol_env_name_is_risky(const char *name, size_t len)
+{
+	for (size_t i = 0; i < WD_ARRAY_SIZE(risky_env_exact); i++)
+		if (strlen(risky_env_exact[i]) == len && memcmp(risky_env_exact[i], name, len) == 0)
+			return true;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(risky_env_prefix); i++) {
+		size_t pl = strlen(risky_env_prefix[i]);
+		if (len >= pl && memcmp(risky_env_prefix[i], name, pl) == 0)
+			return true;
+	}
+	return false;
+}
+
+static const char *const secret_words[] = {
+	"password",    "passwd",	"passphrase", "secret",	   "token",	    "apikey",
+	"api_key",     "api-key",	"access_key", "accesskey", "private_key",   "privatekey",
+	"private-key", "authorization", "credential", "cookie",	   "client_secret",
+};
+
+bool pol_name_is_secret(const char *name, size_t len)
+{
+	while (len && *name == '-') {
+		name++;
+		len--;
+	}
+	char low[96];
+	if (len == 0 || len >= sizeof(low))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		low[i] = (char)tolower((unsigned char)name[i]);
+	low[len] = '\0';
+	for (size_t i = 0; i < WD_ARRAY_SIZE(secret_words); i++)
+		if (strstr(low, secret_words[i]))
+			return true;
+	static const char *const exact[] = {"key", "pass", "pw", "auth"};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(exact); i++)
+		if (strcmp(low, exact[i]) == 0)
+			return true;
+	return wd_str_has_suffix(low, "_key") || wd_str_has_suffix(low, "-key");
+}
+
+/* ---- redaction -------------------------------------------------------------- */
+
+#define REDACTED "<redacted>"
+
+static bool is_name_char(unsigned char c)
+{
+	return isalnum(c) || c == '_' || c == '-' || c == '.';
+}
+
+static bool is_token_char(unsigned char c)
+{
+	return isalnum(c) || c == '_' || c == '-' || c == '+' || c == '/';
+}
+
+static const char *const token_prefixes[] = {
+	"ghp_",	    "gho_",  "ghs_",  "ghu_",  "github_pat_", "glpat-", "sk-",	"sk_live_",
+	"rk_live_", "xoxb-", "xoxp-", "xoxa-", "AKIA",	      "ASIA",	"AIza", "npm_",
+};
+
+/* A long run mixing upper case, lower case and digits, or a run with a
+ * well-known token prefix, looks like a credential. */
+static bool looks_like_token(const char *s, size_t n)
+{
+	for (size_t i = 0; i < WD_ARRAY_SIZE(token_prefixes); i++) {
+		size_t pl = strlen(token_prefixes[i]);
+		if (n >= pl + 12 && memcmp(s, token_prefixes[i], pl) == 0)
+			return true;
+	}
+	if (n < 24)
+		return false;
+	bool up = false, lo = false, dig = false;
+	size_t slashes = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		up |= isupper(c) != 0;
+		lo |= islower(c) != 0;
+		dig |= isdigit(c) != 0;
+		slashes += c == '/';
+	}
+	return up && lo && dig && slashes <= 2;
+}
+
+/* Skips a value that ends at white space, a quote or a separator. */
+static size_t value_len(const char *s)
+{
+	size_t n = 0;
+	while (s[n] && !isspace((unsigned char)s[n]) && !strchr("&;,'\"`", s[n]))
+		n++;
+	return n;
+}
+
+/* "://user:pw@host": returns the length of the userinfo with its '@', or 0. */
+static size_t url_userinfo(const char *s)
+{
+	size_t at = 0;
+	for (size_t i = 0; s[i] && !isspace((unsigned char)s[i]) && !strchr("/'\"?#", s[i]); i++)
+		if (s[i] == '@')
+			at = i + 1;
+	return at;
+}
+
+/* NAME=value, NAME: value (a header) or "NAME": "value" at |s|, where NAME
+ * is secret: appends the redacted form and returns the bytes consumed, or 0. */
+static size_t redact_named(struct wd_sb *sb, const char *s, size_t name_len, bool quoted_name)
+{
+	const char *p = s + name_len + (quoted_name ? 1 : 0);
+	if (!pol_name_is_secret(quoted_name ? s + 1 : s, quoted_name ? name_len - 1 : name_len))
+		return 0;
+	if (*p == '=') {
+		wd_sb_add(sb, s, (size_t)(p - s) + 1);
+		wd_sb_puts(sb, REDACTED);
+		p++;
+		return (size_t)(p - s) + value_len(p);
+	}
+	if (*p != ':')
+		return 0;
+	const char *v = p + 1;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (quoted_name) {
+		if (*v != '"')
+			return 0;
+		const char *e = v + 1;
+		while (*e && *e != '"') {
+			if (*e == '\\' && e[1])
+				e++;
+			e++;
+		}
+		wd_sb_add(sb, s, (size_t)(v - s));
+		wd_sb_puts(sb, "\"" REDACTED "\"");
+		return (size_t)(e - s) + (*e ? 1 : 0);
+	}
+	if (v == p + 1 || !*v)
+		return 0; /* "name:value" without a space is not a header */
+	/* A header value runs to the end of the line or a closing quote. */
+	const char *e = v;
+	while (*e && *e != '\n' && *e != '\'' && *e != '"')
+		e++;
+	wd_sb_add(sb, s, (size_t)(v - s));
+	wd_sb_puts(sb, REDACTED);
+	return (size_t)(e - s);
+}
+
+static void redact_into(struct wd_sb *sb, const char *s)
+{
+	size_t i = 0;
+	while (s[i]) {
+		if (s[i] == ':' && s[i + 1] == '/' && s[i + 2] == '/') {
+			size_t u = url_userinfo(s + i + 3);
+			wd_sb_puts(sb, "://");
+			i += 3;
+			if (u) {
+				wd_sb_puts(sb, REDACTED "@");
+				i += u;
+			}
+			continue;
+		}
+		if (s[i] == '"' && is_name_char((unsigned char)s[i + 1])) {
+			size_t n = 1;
+			while (is_name_char((unsigned char)s[i + n]))
+				n++;
+			size_t used = s[i + n] == '"' ? redact_named(sb, s + i, n, true) : 0;
+			if (used) {
+				i += used;
+				continue;
+			}
+			wd_sb_putc(sb, '"');
+			i++;
+			continue;
+		}
+		if (is_name_char((unsigned char)s[i])) {
+			size_t n = 0;
+			while (is_name_char((unsigned char)s[i + n]))
+				n++;
+			size_t used = redact_named(sb, s + i, n, false);
+			if (used) {
+				i += used;
+				continue;
+			}
+		}
+		if (is_token_char((unsigned char)s[i])) {
+			size_t n = 0;
+			while (is_token_char((unsigned char)s[i + n]))
+				n++;
+			if (looks_like_token(s + i, n))
+				wd_sb_puts(sb, REDACTED);
+			else
+				wd_sb_add(sb, s + i, n);
+			i += n;
+			continue;
+		}
+		wd_sb_putc(sb, s[i]);
+		i++;
+	}
+}
+
+char *pol_redact_text(const char *s)
+{
+	struct wd_sb sb = {0};
+	redact_into(&sb, s ? s : "");
+	return wd_sb_steal(&sb);
+}
+
+char *pol_redact_arg(const char *prev, const char *arg)
+{
+	if (prev && prev[0] == '-' && !strchr(prev, '=') && pol_name_is_secret(prev, strlen(prev)))
+		return wd_strdup(REDACTED);
+	if (prev && (strcmp(prev, "-u") == 0 || strcmp(prev, "--user") == 0 ||
+		     strcmp(prev, "--proxy-user") == 0)) {
+		const char *colon = strchr(arg, ':');
+		if (colon)
+			return wd_asprintf("%.*s:" REDACTED, (int)(colon - arg), arg);
+	}
+	return pol_redact_text(arg);
+}
+
+/* ---- construction ------------------------------------------------------------ */
+
+static char *rel_to_project(const char *path, const char *project)
+{
+	if (!path)
+		return NULL;
+	if (project && project[0] == '/') {
+		size_t pl = strlen(project);
+		while (pl > 1 && project[pl - 1] == '/')
+			pl--;
+		if (strncmp(path, project, pl) == 0) {
+			if (path[pl] == '\0')
+				return wd_strdup(".");
+			if (path[pl] == '/' && path[pl + 1])
+				return wd_strdup(path + pl + 1);
+			if (path[pl] == '/')
+				return wd_strdup(".");
+		}
+	}
+	return wd_strdup(path);
+}
+
+struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *project)
+{
+	if (!d || !d->path || !d->path[0] || !d->argv || !d->argv[0]) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct pol_request *r = wd_calloc(1, sizeof(*r));
+	r->kind = POL_EXEC;
+	r->path = wd_strdup(d->path);
+	r->interp = d->interp ? wd_strdup(d->interp) : NULL;
+	r->argv = pol_strv_dup(d->argv, &r->argc);
+	size_t n = 0;
+	for (size_t i = 0; d->envp && d->envp[i]; i++)
+		n++;
+	r->env = wd_calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; d->envp && d->envp[i]; i++) {
+		const char *eq = strchr(d->envp[i], '=');
+		size_t nl = eq ? (size_t)(eq - d->envp[i]) : strlen(d->envp[i]);
+		if (pol_env_name_is_risky(d->envp[i], nl))
+			r->env[r->envc++] = wd_strdup(d->envp[i]);
+	}
+	r->cwd_abs = d->cwd ? wd_strdup(d->cwd) : NULL;
+	r->cwd = rel_to_project(d->cwd, project);
+	r->parent = d->parent_cmdline ? wd_strdup(d->parent_cmdline) : NULL;
+	r->project = project ? wd_strdup(project) : NULL;
+	return r;
+}
+
+struct pol_request *pol_request_open(const char *path, const char *path2, unsigned access,
+				     const char *cmdline)
+{
+	if (!path || !path[0]) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct pol_request *r = wd_calloc(1, sizeof(*r));
+	r->kind = POL_OPEN;
+	r->opath = wd_strdup(path);
+	r->opath2 = path2 ? wd_strdup(path2) : NULL;
+	r->access = access;
+	r->cmdline = cmdline ? wd_strdup(cmdline) : NULL;
+	return r;
+}
+
+void pol_request_free(struct pol_request *r)
+{
+	if (!r)
+		return;
+	free(r->path);
+	free(r->interp);
+	pol_strv_free(r->argv);
+	pol_strv_free(r->env);
+	free(r->cwd);
+	free(r->cwd_abs);
+	free(r->parent);
+	free(r->project);
+	free(r->opath);
+	free(r->opath2);
+	free(r->cmdline);
+	free(r);
+}
+
+enum pol_kind pol_request_kind(const struct pol_request *r)
+{
+	return r->kind;
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at |s|, or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	size_t n = (s[0] & 0xe0) == 0xc0   ? 2
+		   : (s[0] & 0xf0) == 0xe0 ? 3
+		   : (s[0] & 0xf8) == 0xf0 ? 4
+					   : 0;
+	if (n == 0 || (n == 2 && s[0] < 0xc2))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* A JSON string; bytes that are not UTF-8 are shown as the text \xNN so the
+ * output is always valid JSON. */
+static void json_str(struct wd_sb *sb, const char *s)
+{
+	if (!s) {
+		wd_sb_puts(sb, "null");
+		return;
+	}
+	wd_sb_putc(sb, '"');
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		if (*p == '"' || *p == '\\') {
+			wd_sb_putc(sb, '\\');
+			wd_sb_putc(sb, (char)*p++);
+		} else if (*p == '\n') {
+			wd_sb_puts(sb, "\\n");
+			p++;
+		} else if (*p == '\t') {
+			wd_sb_puts(sb, "\\t");
+			p++;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			wd_sb_printf(sb, "\\u%04x", *p++);
+		} else {
+			size_t n = utf8_len(p);
+			if (n == 0) {
+				wd_sb_printf(sb, "\\\\x%02x", *p++);
+			} else {
+				wd_sb_add(sb, (const char *)p, n);
+				p += n;
+			}
+		}
+	}
+	wd_sb_putc(sb, '"');
+}
+
+static void json_redacted(struct wd_sb *sb, const char *s)
+{
+	if (!s) {
+		wd_sb_puts(sb, "null");
+		return;
+	}
+	char *red = pol_redact_text(s);
+	json_str(sb, red);
+	free(red);
+}
+
+/* The redacted argv, as a NULL-terminated vector. Caller frees. */
+static char **redacted_argv(const struct pol_request *r)
+{
+	char **v = wd_calloc(r->argc + 1, sizeof(char *));
+	for (size_t i = 0; i < r->argc; i++)
+		v[i] = pol_redact_arg(i ? r->argv[i - 1] : NULL, r->argv[i]);
+	return v;
+}
+
+static void env_entry(const char *e, char **name, char **value)
+{
+	const char *eq = strchr(e, '=');
+	size_t nl = eq ? (size_t)(eq - e) : strlen(e);
+	*name = wd_strndup(e, nl);
+	if (!eq)
+		*value = wd_strdup("");
+	else if (pol_name_is_secret(e, nl))
+		*value = wd_strdup(REDACTED);
+	else
+		*value = pol_redact_text(eq + 1);
+}
+
+static void access_json(struct wd_sb *sb, unsigned access)
+{
+	wd_sb_putc(sb, '[');
+	bool first = true;
+	for (unsigned bit = 1; bit <= POL_ACC_SYMLINK; bit <<= 1) {
+		if (!(access & bit))
+			continue;
+		if (!first)
+			wd_sb_putc(sb, ',');
+		json_str(sb, pol_access_name(bit));
+		first = false;
+	}
+	wd_sb_putc(sb, ']');
+}
+
+char *pol_request_json(const struct pol_request *r)
+{
+	struct wd_sb sb = {0};
+	if (r->kind == POL_OPEN) {
+		wd_sb_puts(&sb, "{\"kind\":\"open\",\"path\":");
+		json_str(&sb, r->opath);
+		wd_sb_puts(&sb, ",\"path2\":");
+		json_str(&sb, r->opath2);
+		wd_sb_puts(&sb, ",\"access\":");
+		access_json(&sb, r->access);
+		wd_sb_puts(&sb, ",\"cmdline\":");
+		json_redacted(&sb, r->cmdline);
+		wd_sb_putc(&sb, '}');
+		return wd_sb_steal(&sb);
+	}
+	wd_sb_puts(&sb, "{\"kind\":\"exec\",\"path\":");
+	json_str(&sb, r->path);
+	wd_sb_puts(&sb, ",\"interp\":");
+	json_str(&sb, r->interp);
+	wd_sb_puts(&sb, ",\"argv\":[");
+	char **red = redacted_argv(r);
+	for (size_t i = 0; i < r->argc; i++) {
+		if (i)
+			wd_sb_putc(&sb, ',');
+		json_str(&sb, red[i]);
+	}
+	pol_strv_free(red);
+	wd_sb_puts(&sb, "],\"env\":{");
+	for (size_t i = 0; i < r->envc; i++) {
+		char *name, *value;
+		env_entry(r->env[i], &name, &value);
+		if (i)
+			wd_sb_putc(&sb, ',');
+		json_str(&sb, name);
+		wd_sb_putc(&sb, ':');
+		json_str(&sb, value);
+		free(name);
+		free(value);
+	}
+	wd_sb_puts(&sb, "},\"cwd\":");
+	json_str(&sb, r->cwd);
+	wd_sb_puts(&sb, ",\"parent\":");
+	json_redacted(&sb, r->parent);
+	wd_sb_putc(&sb, '}');
+	return wd_sb_steal(&sb);
+}
+
+char *pol_request_summary(const struct pol_request *r)
+{
+	struct wd_sb sb = {0};
+	if (r->kind == POL_OPEN) {
+		bool first = true;
+		for (unsigned bit = 1; bit <= POL_ACC_SYMLINK; bit <<= 1) {
+			if (!(r->access & bit))
+				continue;
+			if (!first)
+				wd_sb_putc(&sb, '+');
+			wd_sb_puts(&sb, pol_access_name(bit));
+			first = false;
+		}
+		if (first)
+			wd_sb_puts(&sb, "open");
+		wd_sb_putc(&sb, ' ');
+		wd_sb_shell_quote(&sb, r->opath);
+		if (r->opath2) {
+			wd_sb_puts(&sb, " -> ");
+			wd_sb_shell_quote(&sb, r->opath2);
+		}
+		return wd_sb_steal(&sb);
+	}
+	for (size_t i = 0; i < r->envc; i++) {
+		char *name, *value;
+		env_entry(r->env[i], &name, &value);
+		wd_sb_puts(&sb, name);
+		wd_sb_putc(&sb, '=');
+		wd_sb_shell_quote(&sb, value);
+		wd_sb_putc(&sb, ' ');
+		free(name);
+		free(value);
+	}
+	char **red = redacted_argv(r);
+	char *line = wd_argv_join(red);
+	pol_strv_free(red);
+	wd_sb_puts(&sb, line);
+	free(line);
+	return wd_sb_steal(&sb);
+}

@@ -1,0 +1,219 @@
+/*
+ * sensitive.c: sensitive markers, write-protected paths and the glob rules
+ * the config uses.
+ *
+ * Matching is byte-wise ASCII case folding, so paths that are not UTF-8 and
+ * paths of any length are handled without a fixed buffer.
+ */
+#include "policy_int.h"
+
+#include <fnmatch.h>
+#include <string.h>
+
+/* The built-in markers. The list is never put in a judge prompt (a model
+ * told what is sensitive is a model told where to look). */
+static const char *const builtin_markers[] = {
+	".git-credentials",
+	".docker/config.json",
+	".env",
+	"credentials",
+	"credential",
+	"secret",
+	"secrets",
+	"id_rsa",
+	"id_ed25519",
+	"id_ecdsa",
+	"id_dsa",
+	".pem",
+	".key",
+	"password",
+	"passwd",
+	"token",
+	"wallet",
+	".ssh",
+	".netrc",
+	"cookie",
+	"login data",
+	"keychain",
+	".aws",
+	".gnupg",
+	".npmrc",
+	".pypirc",
+	".kube",
+	"private_key",
+	"api_key",
+	"apikey",
+	".p12",
+	".pfx",
+	"shadow",
+	".htpasswd",
+	".pgpass",
+};
+
+static unsigned char fold(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+}
+
+bool pol_icontains(const char *hay, const char *needle)
+{
+	size_t nl = strlen(needle);
+	if (nl == 0)
+		return false;
+	const unsigned char *h = (const unsigned char *)hay;
+	const unsigned char *n = (const unsigned char *)needle;
+	for (; *h; h++) {
+		if (fold(*h) != fold(n[0]))
+			continue;
+		size_t i = 1;
+		while (i < nl && h[i] && fold(h[i]) == fold(n[i]))
+			i++;
+		if (i == nl)
+			return true;
+		if (!h[i])
+			return false;
+	}
+	return false;
+}
+
+bool pol_is_sensitive(const struct pol_config *c, const char *path, const char **marker)
+{
+	if (marker)
+		*marker = NULL;
+	if (!path || !path[0])
+		return false;
+	/* The example file is committed on purpose and documents names only. */
+	if (pol_icontains(path, ".env.example"))
+		return false;
+	for (size_t i = 0; c && i < c->nmarkers; i++) {
+		if (pol_icontains(path, c->markers[i])) {
+			if (marker)
+				*marker = c->markers[i];
+			return true;
+		}
+	}
+	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_markers); i++) {
+		if (pol_icontains(path, builtin_markers[i])) {
+			if (marker)
+				*marker = builtin_markers[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *pol_glob_problem(const char *pat)
+{
+	if (!pat[0])
+		return "the pattern is empty";
+	for (const char *p = pat; *p; p++) {
+		if (*p == '\\') {
+			if (!p[1])
+				return "the pattern ends with a lone backslash";
+			p++;
+			continue;
+		}
+		if (*p != '[')
+			continue;
+		const char *q = p + 1;
+		if (*q == '!' || *q == '^')
+			q++;
+		if (*q == ']')
+			q++; /* a leading ] is a literal member */
+		while (*q && *q != ']')
+			q++;
+		if (!*q)
+			return "a '[' has no closing ']'";
+		p = q;
+	}
+	return NULL;
+}
+
+char *pol_path_lexical(const char *path)
+{
+	bool abs = path[0] == '/';
+	size_t n = strlen(path);
+	char *out = wd_malloc(n + 2);
+	size_t o = 0, keep = 0; /* |keep|: bytes of leading ".." that stay */
+	if (abs)
+		out[o++] = '/';
+	const char *p = path;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *e = p;
+		while (*e && *e != '/')
+			e++;
+		size_t len = (size_t)(e - p);
+		if (len == 0 || (len == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (len == 2 && p[0] == '.' && p[1] == '.') {
+			if (o > keep && o > (size_t)abs) {
+				while (o > (size_t)abs && out[o - 1] != '/')
+					o--;
+				if (o > (size_t)abs)
+					o--;
+			} else if (!abs) {
+				if (o)
+					out[o++] = '/';
+				out[o++] = '.';
+				out[o++] = '.';
+				keep = o;
+			}
+		} else {
+			if (o > (size_t)abs)
+				out[o++] = '/';
+			memcpy(out + o, p, len);
+			o += len;
+		}
+		p = e;
+	}
+	if (o == 0)
+		out[o++] = '.';
+	out[o] = '\0';
+	return out;
+}
+
+static char *norm_rel(const char *path)
+{
+	return pol_path_lexical(path);
+}
+
+bool pol_glob_match(const char *pat, const char *path)
+{
+	wd_autofree char *p = norm_rel(path);
+	wd_autofree char *g = norm_rel(pat);
+	/* "**" crosses directories; a plain "*" stays inside one. */
+	int flags = strstr(g, "**") ? 0 : FNM_PATHNAME;
+	if (fnmatch(g, p, flags) == 0)
+		return true;
+	/* A pattern that names a directory covers everything under it. */
+	for (char *s = strchr(p, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		bool hit = fnmatch(g, p, flags) == 0;
+		*s = '/';
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+bool pol_is_write_protected(const struct pol_config *c, const char *path)
+{
+	if (!path || !path[0])
+		return false;
+	wd_autofree char *p = norm_rel(path);
+	/* warden's own state: the config, the audit, the socket. */
+	if (strcmp(p, ".warden") == 0 || wd_str_has_prefix(p, ".warden/"))
+		return true;
+	if (c && c->project) {
+		size_t pl = strlen(c->project);
+		if (strncmp(p, c->project, pl) == 0 &&
+		    (strcmp(p + pl, "/.warden") == 0 || wd_str_has_prefix(p + pl, "/.warden/")))
+			return true;
+	}
+	for (size_t i = 0; c && i < c->nprotect; i++)
+		if (pol_glob_match(c->protect[i], p))
+			return true;
+	return false;
+}

@@ -1,0 +1,7 @@
+# policy/: the pure decision library's unit tests (cmocka, table-driven).
+wd_test(test_policy
+	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_policy.c
+		${CMAKE_SOURCE_DIR}/tests/unit/test_policy_classify.c
+		${CMAKE_SOURCE_DIR}/tests/unit/test_policy_config.c
+	LIBS wd_policy
+	LABELS unit)
