@@ -207,7 +207,14 @@ static int open_as_caller(pid_t pid, int base, const char *path, bool nofollow)
 	if (root < 0)
 		return -1;
 	struct open_how how = {.flags = (uint64_t)flags, .resolve = RESOLVE_IN_ROOT};
-	return (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+	/* openat2 answers EAGAIN when any mount or rename on the system
+	 * raced with the resolution; that says nothing about this path. */
+	for (int i = 0; i < 64; i++) {
+		int fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+		if (fd >= 0 || errno != EAGAIN)
+			return fd;
+	}
+	return -1;
 }
 
 /* Reads the "#!" line of the file behind |fd| (an O_PATH fd of a regular

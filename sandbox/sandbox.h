@@ -83,28 +83,45 @@ struct sbx_spawn_config {
 	const char *path;  /* absolute path of the agent's program */
 	char *const *argv; /* NULL-terminated, argv[0] as given */
 	char *const *envp; /* the agent's environment (already scrubbed) */
-	const char *cwd;   /* the agent's working directory */
+	const char *cwd;   /* the agent's working directory (re-entered in the view) */
 	/* Put the agent in a process group of its own and, when the
 	 * supervisor's stdin is its controlling terminal and in the
 	 * foreground, give that group the terminal. */
 	bool take_terminal;
+	/* The project view: when set, the sandbox mounts a FUSE file system
+	 * over |view_dir| in its own mount namespace and hands the fd to
+	 * |on_view|, which must be serving it when it returns 0. */
+	const char *view_dir;
+	int (*on_view)(void *arg, int fuse_fd);
+	void *on_view_arg;
+	/* Absolute paths outside the project hidden from the agent: a
+	 * directory becomes an empty read-only tmpfs, a file an empty one. */
+	char *const *hide;
+	/* Landlock: the only places the agent may write (NULL-terminated).
+	 * NULL: no Landlock. */
+	char *const *writable;
 };
 
 struct sbx_child {
 	pid_t pid;	   /* the agent's initial process (also its process group) */
+	pid_t init_pid;	   /* the sandbox's init (PID 1 of the agent's namespace) */
 	int notify_fd;	   /* the seccomp listener: the supervisor owns it */
 	int pidfd;	   /* pidfd of the agent's initial process */
 	bool has_terminal; /* the agent's group was given the terminal */
+	int landlock_abi;  /* the Landlock ABI applied, 0 when none */
+	/* The view's request pids are the supervisor's (root: it mounted the
+	 * view); false in a user namespace, where they are the sandbox's. */
+	bool view_pids_host;
 };
 
 /*
- * Starts the agent: forks; the child waits until the supervisor has attached
- * to it with ptrace (PTRACE_SEIZE with fork/vfork/clone/exec events and
- * PTRACE_O_EXITKILL, so that every descendant is traced and all of them die
- * if the supervisor dies), sets PR_SET_NO_NEW_PRIVS and a parent-death
- * signal, installs the filter of sbx_filter_load(), hands the listener to
- * the supervisor, closes every fd but 0-2 and execs |cfg->path|. That exec
- * is itself the first notification the supervisor must answer.
+ * Starts the agent in its sandbox (spawn.c says each step and why): a new
+ * mount and PID namespace (and user namespace when not root) whose init
+ * mounts the view, hides the outside secrets, mounts its own /proc and a
+ * minimal /dev; the agent is traced from its first instruction (PTRACE_SEIZE
+ * with fork/vfork/clone/exec events and EXITKILL), runs with no
+ * capabilities, NO_NEW_PRIVS, Landlock and warden's filter, and execs
+ * |cfg->path|. That exec is the first notification the supervisor answers.
  *
  * Returns 0 and fills |out| (the caller owns notify_fd and pidfd), or -errno
  * with a sentence in |err| (caller frees) when the agent could not be

@@ -1,28 +1,45 @@
 /*
- * spawn.c: starting the agent under warden's filter and ptrace.
+ * spawn.c: starting the agent in its sandbox.
  *
- * The order matters, and each step says why:
- *  1. fork; the child blocks on a socket until the parent is ready.
- *  2. The parent attaches with PTRACE_SEIZE (fork, vfork, clone and exec
- *     events, EXITKILL) before the child runs any of the agent's code: from
- *     then on every descendant is traced from its first instruction, and if
- *     the supervisor dies, for any reason, the kernel kills every tracee.
- *  3. The child sets NO_NEW_PRIVS (no setuid gain, and required to install
- *     a filter unprivileged) and a parent-death signal, installs the filter
- *     and sends the listener to the parent, then waits for an ack so that it
- *     never execs before the supervisor holds the listener.
- *  4. The child closes every fd above 2 (the socket, the listener and
- *     anything inherited from warden's caller): no descriptor that answers
- *     notifications or reaches warden's state survives into the agent.
- *  5. execve: the filter stops it, and the supervisor decides it as the
- *     agent's start-up.
+ * Three processes take part; the order matters and each step says why.
+ *
+ *   supervisor ──clone(NEWNS|NEWPID[|NEWUSER])──▶ init (PID 1 of the sandbox)
+ *                                                   │ fork
+ *                                                   ▼
+ *                                                 agent (PID 2) ──exec──▶ CMD
+ *
+ * init: makes every mount private (nothing propagates to or from the host),
+ *   mounts the FUSE view over the project and hands its fd to the supervisor,
+ *   which starts serving it before init goes on; hides the secrets outside
+ *   the project; mounts a /proc of the new PID namespace (no /proc/PID of a
+ *   process outside is reachable) and, as root, a minimal /dev. Then it forks
+ *   the agent and only reaps: when the agent exits, init exits and the kernel
+ *   kills whatever is left in the namespace. init dies with the supervisor
+ *   (PDEATHSIG), which ends the namespace too.
+ *
+ * agent: says hello; the kernel attaches its pid, as the supervisor's
+ *   namespace names it, because the supervisor's end has SO_PASSCRED. The
+ *   supervisor attaches with PTRACE_SEIZE (fork, vfork, clone and exec
+ *   events, EXITKILL) before the agent runs any code of the agent's: every
+ *   descendant is traced from its first instruction, and if the supervisor
+ *   dies, for any reason, the kernel kills every tracee. The agent then
+ *   re-enters its cwd by path (so that it is inside the view, not in the
+ *   directory under it), sets NO_NEW_PRIVS, applies Landlock, drops every
+ *   capability, installs the seccomp filter, hands the listener to the
+ *   supervisor and waits for an ack, closes every fd above 2 (the socket,
+ *   the listener, anything inherited: no descriptor that answers
+ *   notifications or reaches the real project survives into the agent) and
+ *   execs CMD, which the filter stops as the first request.
  */
 #include "sandbox.h"
 
 #include "common.h"
+#include "jail_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/mount.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -32,174 +49,427 @@
 #include <sys/wait.h>
 #include <termios.h>
 
-#ifndef CLOSE_RANGE_UNSHARE
-#define CLOSE_RANGE_UNSHARE (1U << 1)
-#endif
+enum {
+	MSG_VIEW = 'V',	    /* init -> sup: the FUSE fd */
+	MSG_HELLO = 'H',    /* agent -> sup: its pid comes with the credentials */
+	MSG_LISTENER = 'L', /* agent -> sup: the seccomp listener, text "landlock=N" */
+	MSG_GO = 'G',	    /* sup -> agent: attached */
+	MSG_ACK = 'A',	    /* sup -> init/agent: go on */
+	MSG_FAIL = 'E',	    /* init/agent -> sup: what failed */
+};
 
-enum { MSG_GO = 'G', MSG_ACK = 'A', MSG_FAIL = 'E' };
-
-/* In the child: report |what| failing with errno to the parent, then die.
- * The parent turns it into "could not start" (exit 125). */
-static void __attribute__((noreturn)) child_fail(int sock, const char *what, int err)
+/* One message: a type byte, optional text, optional fd. */
+static int send_msg(int sock, char type, const char *text, int fd)
 {
-	char msg[512];
-	int n = snprintf(msg, sizeof(msg), "%c%s: %s", MSG_FAIL, what, strerror(err));
-	(void)!send(sock, msg, (size_t)n, MSG_NOSIGNAL);
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf), "%c%s", type, text ? text : "");
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	struct iovec iov = {.iov_base = buf, .iov_len = (size_t)n};
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (fd >= 0) {
+		msg.msg_control = u.b;
+		msg.msg_controllen = sizeof(u.b);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	for (;;) {
+		if (sendmsg(sock, &msg, MSG_NOSIGNAL) >= 0)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+struct msg {
+	char type;
+	char text[512];
+	int fd;	   /* received fd (O_CLOEXEC) or -1 */
+	pid_t pid; /* the sender's pid in our namespace (SO_PASSCRED) */
+};
+
+static int recv_msg(int sock, struct msg *m)
+{
+	char buf[512];
+	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf) - 1};
+	union {
+		char b[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.b,
+			     .msg_controllen = sizeof(u.b)};
+	ssize_t r;
+	do {
+		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -EPIPE;
+	buf[r] = '\0';
+	m->type = buf[0];
+	snprintf(m->text, sizeof(m->text), "%s", buf + 1);
+	m->fd = -1;
+	m->pid = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&m->fd, CMSG_DATA(c), sizeof(int));
+		else if (c->cmsg_type == SCM_CREDENTIALS) {
+			struct ucred cr;
+			memcpy(&cr, CMSG_DATA(c), sizeof(cr));
+			m->pid = cr.pid;
+		}
+	}
+	return 0;
+}
+
+/* In init or the agent: report |what| failing with |err|, then die. */
+static void __attribute__((noreturn)) fail(int sock, const char *what, int err)
+{
+	char text[400];
+	snprintf(text, sizeof(text), "%s: %s", what, strerror(err));
+	send_msg(sock, MSG_FAIL, text, -1);
 	_exit(125);
 }
 
-static char child_wait(int sock)
+static void expect(int sock, char type)
 {
-	char c = 0;
-	ssize_t r;
-	do {
-		r = recv(sock, &c, 1, 0);
-	} while (r < 0 && errno == EINTR);
-	return r == 1 ? c : 0;
+	struct msg m;
+	if (recv_msg(sock, &m) < 0 || m.type != type)
+		_exit(125);
+	if (m.fd >= 0)
+		close(m.fd);
 }
 
-static void __attribute__((noreturn))
-child_main(const struct sbx_spawn_config *cfg, int sock, pid_t parent)
+static void default_signals(void)
 {
-	/* Die with the supervisor: EXITKILL covers the whole tree once
-	 * attached; this covers the window before the attach. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		child_fail(sock, "prctl(PR_SET_PDEATHSIG)", errno);
-	if (getppid() != parent)
-		_exit(125);
-	/* Default signal state for the agent: the supervisor blocks signals
-	 * for its signalfd, and a blocked mask is inherited across exec. */
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int s = 1; s < NSIG; s++)
 		if (s != SIGKILL && s != SIGSTOP)
 			signal(s, SIG_DFL);
-	if (setpgid(0, 0) < 0 && errno != EPERM)
-		child_fail(sock, "setpgid", errno);
+}
 
-	if (child_wait(sock) != MSG_GO)
+static void write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!write(fd, text, strlen(text));
+		close(fd);
+	}
+}
+
+static void __attribute__((noreturn)) agent_main(const struct sbx_spawn_config *cfg, int sock)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		fail(sock, "prctl(PR_SET_PDEATHSIG)", errno);
+	default_signals();
+	if (setpgid(0, 0) < 0)
+		fail(sock, "setpgid", errno);
+	if (send_msg(sock, MSG_HELLO, NULL, -1) < 0)
 		_exit(125);
+	expect(sock, MSG_GO);
 	if (cfg->cwd && chdir(cfg->cwd) < 0)
-		child_fail(sock, cfg->cwd, errno);
+		fail(sock, cfg->cwd, errno);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(sock, "prctl(PR_SET_NO_NEW_PRIVS)", errno);
+		fail(sock, "prctl(PR_SET_NO_NEW_PRIVS)", errno);
+	int abi = 0;
+	if (cfg->writable) {
+		int rc = jail_landlock(cfg->writable, &abi);
+		if (rc < 0 && rc != -EOPNOTSUPP)
+			fail(sock, "applying Landlock", -rc);
+	}
+	int rc = jail_drop_caps();
+	if (rc < 0)
+		fail(sock, "dropping capabilities", -rc);
 	int listener = sbx_filter_load();
 	if (listener < 0)
-		child_fail(sock, "installing the seccomp filter", -listener);
-	int rc = wd_send_fd(sock, listener);
-	if (rc < 0)
-		child_fail(sock, "handing the listener to the supervisor", -rc);
-	close(listener);
-	if (child_wait(sock) != MSG_ACK)
+		fail(sock, "installing the seccomp filter", -listener);
+	char text[32];
+	snprintf(text, sizeof(text), "landlock=%d", abi);
+	if (send_msg(sock, MSG_LISTENER, text, listener) < 0)
 		_exit(125);
-	/* Nothing above stderr survives into the agent (see the file header). */
-	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0) {
+	close(listener);
+	expect(sock, MSG_ACK);
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
 		for (int fd = 3; fd < 65536; fd++)
 			close(fd);
-	}
 	execve(cfg->path, cfg->argv, cfg->envp);
-	/* The socket is gone: say it on stderr. The parent knows the agent
-	 * never started because it saw no exec event. */
 	dprintf(STDERR_FILENO, "warden: cannot execute %s: %s\n", cfg->path, strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
-static int read_child_error(int sock, char **err)
+static void __attribute__((noreturn))
+init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bool userns, int mnt)
 {
-	char buf[512];
-	ssize_t r = recv(sock, buf, sizeof(buf) - 1, MSG_DONTWAIT);
-	if (r > 1 && buf[0] == MSG_FAIL) {
-		buf[r] = '\0';
-		*err = wd_asprintf("the sandbox could not be set up: %s", buf + 1);
-		return -EPERM;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		fail(sock, "prctl(PR_SET_PDEATHSIG)", errno);
+	default_signals();
+	/* init must outlive the agent's terminal games; only the supervisor
+	 * (SIGKILL through PDEATHSIG) ends it early. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGTSTP, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);
+	if (userns) {
+		char map[64];
+		write_file("/proc/self/setgroups", "deny");
+		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+		write_file("/proc/self/uid_map", map);
+		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+		write_file("/proc/self/gid_map", map);
 	}
-	*err = wd_strdup("the sandbox child exited during set-up");
-	return -ECHILD;
+	int rc = jail_private_mounts();
+	if (rc < 0)
+		fail(sock, "making mounts private", -rc);
+	if (cfg->view_dir && mnt >= 0) {
+		/* The supervisor made the mount and serves it already. */
+		expect(sock, MSG_ACK);
+		if (syscall(SYS_move_mount, mnt, "", AT_FDCWD, cfg->view_dir,
+			    MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			fail(sock, "attaching the project view", errno);
+		close(mnt);
+	} else if (cfg->view_dir) {
+		/* In a user namespace only this side can mount. */
+		int fd = sbx_fuse_mount(cfg->view_dir, uid, gid);
+		if (fd < 0)
+			fail(sock, "mounting the project view", -fd);
+		if (send_msg(sock, MSG_VIEW, NULL, fd) < 0)
+			_exit(125);
+		close(fd);
+		expect(sock, MSG_ACK);
+	}
+	for (size_t i = 0; cfg->hide && cfg->hide[i]; i++) {
+		rc = jail_hide(cfg->hide[i]);
+		if (rc < 0)
+			fail(sock, cfg->hide[i], -rc);
+	}
+	rc = jail_proc();
+	if (rc < 0)
+		fail(sock, "mounting /proc", -rc);
+	if (!userns) {
+		rc = jail_dev();
+		if (rc < 0)
+			fail(sock, "setting up /dev", -rc);
+	}
+	pid_t agent = fork();
+	if (agent < 0)
+		fail(sock, "fork", errno);
+	if (agent == 0)
+		agent_main(cfg, sock);
+	close(sock);
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, 0);
+		if (pid == agent || (pid < 0 && errno == ECHILD))
+			_exit(0);
+	}
+}
+
+/*
+ * As root, the supervisor creates the view's mount itself (fsopen, fsconfig,
+ * fsmount) so that the FUSE connection belongs to the supervisor's PID
+ * namespace: the pid of every FUSE request is then the pid the supervisor
+ * knows (for the audit and for telling the process why), not a pid of the
+ * sandbox's namespace. init only attaches the detached mount with
+ * move_mount(). Returns the mount fd and sets *fuse_fd, or -errno.
+ */
+static int make_fuse_mount(int *fuse_fd)
+{
+	wd_autoclose int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	wd_autoclose int fs = (int)syscall(SYS_fsopen, "fuse", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -errno;
+	char num[16];
+	snprintf(num, sizeof(num), "%d", fd);
+	struct {
+		unsigned cmd;
+		const char *key, *value;
+	} steps[] = {
+		{FSCONFIG_SET_STRING, "source", "warden"},
+		{FSCONFIG_SET_STRING, "fd", num},
+		{FSCONFIG_SET_STRING, "rootmode", "40000"},
+		{FSCONFIG_SET_STRING, "user_id", "0"},
+		{FSCONFIG_SET_STRING, "group_id", "0"},
+		{FSCONFIG_SET_FLAG, "allow_other", NULL},
+		{FSCONFIG_CMD_CREATE, NULL, NULL},
+	};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(steps); i++)
+		if (syscall(SYS_fsconfig, fs, steps[i].cmd, steps[i].key, steps[i].value, 0) < 0)
+			return -errno;
+	int mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+			       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (mnt < 0)
+		return -errno;
+	*fuse_fd = wd_steal_fd(&fd);
+	return mnt;
 }
 
 static void reap(pid_t pid)
 {
+	if (pid <= 0)
+		return;
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
 		;
+}
+
+/* Reads the next message; a failure report from the sandbox becomes *err. */
+static int next(int sock, char type, struct msg *m, char **err)
+{
+	int rc = recv_msg(sock, m);
+	if (rc == 0 && m->type == type)
+		return 0;
+	if (rc == 0 && m->type == MSG_FAIL)
+		*err = wd_asprintf("the sandbox could not be set up: %s", m->text);
+	else
+		*err = wd_asprintf("the sandbox exited during set-up%s%s", rc < 0 ? ": " : "",
+				   rc < 0 ? strerror(-rc) : "");
+	if (m->fd >= 0 && rc == 0)
+		close(m->fd);
+	return -EPERM;
 }
 
 int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **err)
 {
 	int sv[2];
 	*err = NULL;
+	memset(out, 0, sizeof(*out));
+	out->notify_fd = out->pidfd = -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		*err = wd_asprintf("socketpair: %s", strerror(errno));
 		return -errno;
 	}
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
+	int one = 1;
+	setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
+	/* A bound on set-up: a sandbox stuck before exec is a failure. */
+	struct timeval tv = {.tv_sec = 30};
+	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	bool userns = geteuid() != 0;
+	long flags = CLONE_NEWNS | CLONE_NEWPID | SIGCHLD | (userns ? CLONE_NEWUSER : 0);
+	int fuse_fd = -1, mnt = -1;
+	if (cfg->view_dir && !userns) {
+		mnt = make_fuse_mount(&fuse_fd);
+		if (mnt < 0) {
+			int e = -mnt;
+			close(sv[0]);
+			close(sv[1]);
+			*err = wd_asprintf(
+				"cannot create the project view (FUSE mount: %s); warden "
+				"doctor says what is missing",
+				strerror(e));
+			return -e;
+		}
+	}
+	out->view_pids_host = mnt >= 0;
+	pid_t init = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+	if (init < 0) {
 		int e = errno;
 		close(sv[0]);
 		close(sv[1]);
-		*err = wd_asprintf("fork: %s", strerror(e));
-		return -e;
-	}
-	if (pid == 0) {
-		close(sv[0]);
-		child_main(cfg, sv[1], parent);
-	}
-	close(sv[1]);
-	wd_autoclose int sock = sv[0];
-	setpgid(pid, pid); /* both sides, so neither order races */
-
-	long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
-		    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
-	if (ptrace(PTRACE_SEIZE, pid, 0, opts) < 0) {
-		int e = errno;
-		reap(pid);
-		*err = wd_asprintf("cannot trace the agent (ptrace: %s); check "
-				   "/proc/sys/kernel/yama/ptrace_scope (must be 0, 1 or 2)",
+		wd_close(&mnt);
+		wd_close(&fuse_fd);
+		*err = wd_asprintf("cannot create the sandbox's namespaces (clone: %s); warden "
+				   "doctor says what is missing",
 				   strerror(e));
 		return -e;
 	}
-	char go = MSG_GO;
-	if (send(sock, &go, 1, MSG_NOSIGNAL) != 1) {
-		int e = errno;
-		reap(pid);
-		*err = wd_asprintf("cannot talk to the sandbox child: %s", strerror(e));
-		return -e;
+	if (init == 0) {
+		close(sv[0]);
+		if (fuse_fd >= 0)
+			close(fuse_fd); /* the sandbox never holds the FUSE device */
+		init_main(cfg, sv[1], uid, gid, userns, mnt);
 	}
-	/* The child is traced: a ptrace stop (it may get a signal) does not
-	 * block the socket, and recv returns when it sends or dies. */
-	int listener = wd_recv_fd(sock);
-	if (listener < 0) {
-		int rc = read_child_error(sock, err);
-		reap(pid);
-		return rc;
+	close(sv[1]);
+	wd_close(&mnt);
+	wd_autoclose int sock = sv[0];
+	out->init_pid = init;
+	/* On failure below, a FUSE fd not yet handed to on_view is closed. */
+	struct msg m;
+	int rc;
+	if (cfg->view_dir) {
+		if (fuse_fd < 0) {
+			if ((rc = next(sock, MSG_VIEW, &m, err)) < 0)
+				goto fail;
+			fuse_fd = m.fd;
+		}
+		/* Serve before init attaches it: nothing can wait on an
+		 * unserved mount. */
+		rc = cfg->on_view(cfg->on_view_arg, wd_steal_fd(&fuse_fd));
+		if (rc < 0) {
+			*err = wd_asprintf("the project view could not be served: %s",
+					   strerror(-rc));
+			goto fail;
+		}
+		send_msg(sock, MSG_ACK, NULL, -1);
 	}
-	char ack = MSG_ACK;
-	if (send(sock, &ack, 1, MSG_NOSIGNAL) != 1) {
-		int e = errno;
-		close(listener);
-		reap(pid);
-		*err = wd_asprintf("cannot talk to the sandbox child: %s", strerror(e));
-		return -e;
+	if ((rc = next(sock, MSG_HELLO, &m, err)) < 0)
+		goto fail;
+	pid_t agent = m.pid;
+	long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
+		    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
+	if (agent <= 0 || ptrace(PTRACE_SEIZE, agent, 0, opts) < 0) {
+		rc = -errno;
+		*err = wd_asprintf("cannot trace the agent (ptrace: %s); check "
+				   "/proc/sys/kernel/yama/ptrace_scope (must be 0, 1 or 2)",
+				   strerror(errno));
+		goto fail;
 	}
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0) {
-		int e = errno;
-		close(listener);
-		reap(pid);
-		*err = wd_asprintf("pidfd_open: %s (warden needs Linux 5.3 or later)", strerror(e));
-		return -e;
+	out->pid = agent;
+	send_msg(sock, MSG_GO, NULL, -1);
+	/* The agent is traced now: a stop it hits (a signal) would wait for
+	 * our loop, but nothing signals it before it execs; the receive
+	 * timeout bounds the wait regardless. */
+	if ((rc = next(sock, MSG_LISTENER, &m, err)) < 0)
+		goto fail;
+	out->notify_fd = m.fd;
+	sscanf(m.text, "landlock=%d", &out->landlock_abi);
+	send_msg(sock, MSG_ACK, NULL, -1);
+	out->pidfd = (int)syscall(SYS_pidfd_open, agent, 0);
+	if (out->pidfd < 0) {
+		rc = -errno;
+		*err = wd_asprintf("pidfd_open: %s (warden needs Linux 5.6 or later)",
+				   strerror(errno));
+		goto fail;
 	}
-	out->pid = pid;
-	out->notify_fd = listener;
-	out->pidfd = pidfd;
-	out->has_terminal = false;
 	if (cfg->take_terminal && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp()) {
 		/* Like a shell starting a foreground job. SIGTTOU is ignored
 		 * by the caller while the supervisor changes the foreground. */
-		if (tcsetpgrp(STDIN_FILENO, pid) == 0)
+		if (tcsetpgrp(STDIN_FILENO, agent) == 0)
 			out->has_terminal = true;
 	}
 	return 0;
+fail:
+	wd_close(&fuse_fd);
+	wd_close(&out->notify_fd);
+	reap(init); /* PID 1 gone: the kernel kills the whole namespace */
+	if (out->pid > 0)
+		while (waitpid(out->pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	out->pid = 0;
+	return rc < 0 ? rc : -EPERM;
 }

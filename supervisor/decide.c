@@ -4,8 +4,11 @@
  *   decode -> policy (hard deny, rules and grants, coverage, fast path)
  *          -> judge (not configured: escalate) -> tier -> audit -> answer
  *
+ * and for each open the project view asks about (a sensitive path), with
+ * the fast path off.
+ *
  * The answer is preset to refuse: only finish() with an allowing verdict
- * and a committed audit row lets an exec continue. Every other path (a
+ * and a committed audit row lets a request through. Every other path (a
  * decoder refusal, an audit failure, a vanished caller, an unknown verdict)
  * refuses. A request that needs a person waits in the pending list; the
  * loop goes on serving other requests meanwhile.
@@ -19,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 
 #define NOTE_AGGRESSIVE "aggressive mode, auto-approve all escalated tool calls"
@@ -109,33 +113,62 @@ struct outcome {
 	int err;     /* the errno a refusal returns (0: EACCES) */
 };
 
-/*
- * Audits and answers |ev|. Takes ownership of |ev|. The row is committed
- * before the answer; if it cannot be, the exec is refused (fail closed).
- */
-static void finish(struct sup_run *r, struct sbx_exec_event *ev, const struct pol_request *req,
-		   const char *summary, struct outcome o, int64_t t_recv_ns)
+static void request_free(struct sup_request *rq)
 {
-	struct sup_proc *p = sup_proc_get(r, ev->pid);
-	if (!p)
-		p = sup_proc_adopt(r, ev->pid);
-	char *json = req ? pol_request_json(req) : NULL;
+	if (!rq)
+		return;
+	sbx_exec_event_free(rq->ev);
+	pol_request_free(rq->req);
+	free(rq->summary);
+	free(rq);
+}
+
+/* Answers a view request: the worker thread waiting for it wakes up. */
+static void answer_view(struct sup_run *r, struct sup_view_wait *vw, int result)
+{
+	pthread_mutex_lock(&r->view_lock);
+	vw->result = result;
+	vw->done = true;
+	pthread_cond_broadcast(&r->view_cond);
+	pthread_mutex_unlock(&r->view_lock);
+}
+
+static const char *verb_of(const struct sup_request *rq)
+{
+	if (rq->kind == POL_EXEC)
+		return "exec";
+	if (rq->vw && (rq->vw->access & ~(unsigned)POL_ACC_READ))
+		return "change";
+	return "read";
+}
+
+/*
+ * Audits and answers |rq|, then frees it. The row is committed before the
+ * answer; if it cannot be, the request is refused (fail closed).
+ */
+static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
+{
+	struct sup_proc *p = rq->kind == POL_EXEC ? sup_proc_get(r, rq->pid) : NULL;
+	if (rq->kind == POL_EXEC && !p)
+		p = sup_proc_adopt(r, rq->pid);
+	struct sup_proc *covering = p ? p : sup_proc_get(r, rq->pid);
+	char *json = rq->req ? pol_request_json(rq->req) : NULL;
 	int64_t t_dec = wd_now_mono_ns();
 	struct sto_row row = {
 		.ts_us = wd_now_real_us(),
 		.session = r->session_id,
-		.pid = ev->pid,
-		.ppid = p ? p->ppid : 0,
-		.kind = "exec",
+		.pid = rq->pid,
+		.ppid = covering ? covering->ppid : 0,
+		.kind = rq->kind == POL_EXEC ? "exec" : "open",
 		.request = json ? json : "{}",
-		.summary = summary,
+		.summary = rq->summary,
 		.decision = o.allow ? "allow" : "deny",
 		.source = o.source,
 		.reason = o.reason,
 		.decided_by = o.decided_by,
 		.note = o.note,
-		.tool_call = p ? p->cover : 0,
-		.latency_us = (t_dec - t_recv_ns) / 1000,
+		.tool_call = covering ? covering->cover : 0,
+		.latency_us = (t_dec - rq->t_recv_ns) / 1000,
 	};
 	int64_t t_row = wd_now_mono_ns();
 	int rc = sto_append(r->db, &row);
@@ -144,43 +177,54 @@ static void finish(struct sup_run *r, struct sbx_exec_event *ev, const struct po
 	free(json);
 	if (rc < 0) {
 		r->audit_failures++;
-		wd_err("the audit row for \"%s\" could not be written (%s): refused", summary,
+		wd_err("the audit row for \"%s\" could not be written (%s): refused", rq->summary,
 		       strerror(-rc));
 		if (o.allow) {
 			o.allow = false;
 			o.reason = "the audit could not be written, so nothing may run";
 		}
 	}
-	sup_stats_add(&r->stats, stat_index(o.source), wd_now_mono_ns() - t_recv_ns);
+	sup_stats_add(&r->stats, stat_index(o.source), wd_now_mono_ns() - rq->t_recv_ns);
+	wd_debug("%s %s: %s (%s: %s)", o.allow ? "allowed" : "refused", verb_of(rq), rq->summary,
+		 o.source, o.reason);
 
 	if (!o.allow) {
-		if (p) {
-			p->refused_digest = ev->digest;
+		if (p && rq->ev) {
+			p->refused_digest = rq->ev->digest;
 			p->refused_at_ns = wd_now_mono_ns();
 		}
-		sup_tell(ev->tgid, "refused exec of \"%s\": %s", summary, o.reason);
-		sbx_notify_deny(r->child.notify_fd, ev->id, o.err ? o.err : EACCES);
-		sbx_exec_event_free(ev);
+		/* A view pid is the sandbox's own in a user namespace: never
+		 * write to a pid that is not the one that asked. */
+		if (rq->kind == POL_EXEC || r->child.view_pids_host)
+			sup_tell(rq->tgid, "refused %s\"%s\": %s",
+				 rq->kind == POL_EXEC ? "exec of " : "", rq->summary, o.reason);
+		if (rq->kind == POL_EXEC)
+			sbx_notify_deny(r->child.notify_fd, rq->ev->id, o.err ? o.err : EACCES);
+		else
+			answer_view(r, rq->vw, -(o.err ? o.err : EACCES));
+		request_free(rq);
 		return;
 	}
-	if (o.note && *o.note)
-		sup_tell(ev->tgid, "approved by %s with note: %s", o.decided_by, o.note);
+	if (o.note && *o.note && (rq->kind == POL_EXEC || r->child.view_pids_host))
+		sup_tell(rq->tgid, "approved by %s with note: %s", o.decided_by, o.note);
+	if (rq->kind == POL_OPEN) {
+		answer_view(r, rq->vw, 0);
+		request_free(rq);
+		return;
+	}
 	/* Record what was decided before answering: the exec event, handled
 	 * later on this same thread, checks the new image against it. */
+	struct sbx_exec_event *ev = wd_steal_pointer(&rq->ev);
 	uint64_t id = ev->id;
-	if (p) {
-		sbx_exec_event_free(p->decided);
-		p->decided = ev;
-		p->decided_row = row.id;
-		p->next_cover =
-			o.covers ? (strcmp(o.source, "covered") == 0 ? p->cover : row.id) : 0;
-	} else {
-		sbx_exec_event_free(ev);
-	}
-	if (sbx_notify_allow(r->child.notify_fd, id) < 0 && p) {
+	sbx_exec_event_free(p->decided);
+	p->decided = ev;
+	p->decided_row = row.id;
+	p->next_cover = o.covers ? (strcmp(o.source, "covered") == 0 ? p->cover : row.id) : 0;
+	if (sbx_notify_allow(r->child.notify_fd, id) < 0) {
 		sbx_exec_event_free(p->decided); /* the caller is gone */
 		p->decided = NULL;
 	}
+	request_free(rq);
 }
 
 static enum pol_tier effective_tier(const struct sup_run *r)
@@ -192,60 +236,91 @@ static enum pol_tier effective_tier(const struct sup_run *r)
 }
 
 /* Step 5: the tier decides what nobody before it could. */
-static void escalate(struct sup_run *r, struct sbx_exec_event *ev, struct pol_request *req,
-		     char *summary, const struct pol_decision *d, int64_t t0)
+static void escalate(struct sup_run *r, struct sup_request *rq)
 {
-	bool covers = pol_exec_covers(req);
 	switch (effective_tier(r)) {
 	case POL_TIER_AGGRESSIVE:
-		finish(r, ev, req, summary,
+		finish(r, rq,
 		       (struct outcome){.allow = true,
 					.source = "tier",
 					.reason = NOTE_AGGRESSIVE,
-					.decided_by = "warden",
-					.note = NULL,
-					.covers = false},
-		       t0);
-		break;
+					.decided_by = "warden"});
+		return;
 	case POL_TIER_STANDARD:
 		if (r->opts.prompt == SUP_PROMPT_TTY && r->tty_fd >= 0) {
 			struct sup_pending *p = wd_calloc(1, sizeof(*p));
-			p->id = ev->id;
-			p->ev = ev;
-			p->req = req;
-			p->pol = *d;
-			p->summary = summary;
-			p->t_recv_ns = t0;
-			p->covers = covers;
+			p->rq = rq;
 			p->next = r->pending;
 			r->pending = p;
 			sup_prompt_enqueue(r, p);
-			return; /* req and summary now belong to the pending entry */
+			return;
 		}
-		finish(r, ev, req, summary,
+		finish(r, rq,
 		       (struct outcome){.allow = false,
 					.source = "tier",
 					.reason = NOTE_NO_PERSON,
-					.decided_by = "warden",
-					.note = NULL,
-					.covers = false},
-		       t0);
-		break;
+					.decided_by = "warden"});
+		return;
 	case POL_TIER_PASSIVE:
 	case POL_TIER_UNSET:
 	default: /* fail closed: an unknown tier refuses */
-		finish(r, ev, req, summary,
+		finish(r, rq,
 		       (struct outcome){.allow = false,
 					.source = "tier",
 					.reason = NOTE_PASSIVE,
-					.decided_by = "warden",
-					.note = NULL,
-					.covers = false},
-		       t0);
-		break;
+					.decided_by = "warden"});
+		return;
 	}
-	pol_request_free(req);
-	free(summary);
+}
+
+/* Steps 1-3 (policy), then 4-5. */
+static void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup)
+{
+	struct sup_proc *p = sup_proc_get(r, rq->pid);
+	struct pol_context ctx = {
+		.covered = rq->kind == POL_EXEC && p && p->cover != 0,
+		.no_fast_path = rq->kind == POL_OPEN,
+	};
+	pol_decide(rq->req, r->config, r->grants, &ctx, wd_now_real_us(), &rq->pol);
+	const struct pol_decision *d = &rq->pol;
+	rq->covers = rq->kind == POL_EXEC && pol_exec_covers(rq->req);
+
+	if (startup && d->verdict != POL_DENY_CRITICAL) {
+		/* The agent's own start-up chain, approved by whoever ran
+		 * warden; the agent covers nothing it starts. */
+		char reason[256];
+		snprintf(reason, sizeof(reason), "the agent's start-up, run by %s", r->person);
+		finish(r, rq,
+		       (struct outcome){.allow = true,
+					.source = "startup",
+					.reason = reason,
+					.decided_by = r->person});
+		return;
+	}
+	switch (d->verdict) {
+	case POL_DENY_CRITICAL:
+	case POL_DENY:
+		finish(r, rq,
+		       (struct outcome){.allow = false,
+					.source = pol_source_name(d->source),
+					.reason = d->reason,
+					.decided_by = "warden"});
+		return;
+	case POL_ALLOW:
+		finish(r, rq,
+		       (struct outcome){.allow = true,
+					.source = pol_source_name(d->source),
+					.reason = d->reason,
+					.decided_by = "warden",
+					.covers = d->covers});
+		return;
+	case POL_ASK:
+	case POL_UNDECIDED:
+	default:
+		/* Step 4, the judge, is not configured: escalate. */
+		escalate(r, rq);
+		return;
+	}
 }
 
 static struct pol_request *request_of(struct sup_run *r, const struct sbx_exec_event *ev)
@@ -277,7 +352,6 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	struct sup_proc *p = sup_proc_get(r, ev->pid);
 	if (!p)
 		p = sup_proc_adopt(r, ev->pid);
-
 	if (!ev->found && !ev->refuse_errno) {
 		/* Nothing there to run: fail the exec as the kernel would,
 		 * without continuing it. Not a decision, so not audited. */
@@ -285,98 +359,130 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		sbx_exec_event_free(ev);
 		return;
 	}
-	if (p && p->refused_digest == ev->digest &&
-	    wd_now_mono_ns() - p->refused_at_ns < 2000000000LL) {
+	if (p->refused_digest == ev->digest && wd_now_mono_ns() - p->refused_at_ns < 2000000000LL) {
 		/* The same exec, refused a moment ago, retried on the next
 		 * PATH entry (dash, bash and execvp all do): same answer. */
 		sbx_notify_deny(r->child.notify_fd, ev->id, EACCES);
 		sbx_exec_event_free(ev);
 		return;
 	}
-
+	struct sup_request *rq = wd_calloc(1, sizeof(*rq));
+	rq->kind = POL_EXEC;
+	rq->ev = ev;
+	rq->pid = ev->pid;
+	rq->tgid = ev->tgid;
+	rq->t_recv_ns = t0;
 	if (ev->refuse_errno) {
-		char *s = wd_argv_join(ev->argv);
-		char *reason = wd_strdup(ev->refuse_reason);
-		finish(r, ev, NULL, s,
+		rq->summary = wd_argv_join(ev->argv);
+		finish(r, rq,
 		       (struct outcome){.allow = false,
 					.source = "decoder",
-					.reason = reason,
+					.reason = ev->refuse_reason,
 					.decided_by = "warden",
-					.note = NULL,
-					.covers = false,
-					.err = ev->refuse_errno},
-		       t0);
-		free(s);
-		free(reason);
+					.err = ev->refuse_errno});
 		return;
 	}
-
-	struct pol_request *req = request_of(r, ev);
-	if (!req) {
-		char *s = wd_argv_join(ev->argv);
-		finish(r, ev, NULL, s,
+	rq->req = request_of(r, ev);
+	if (!rq->req) {
+		rq->summary = wd_argv_join(ev->argv);
+		finish(r, rq,
 		       (struct outcome){.allow = false,
 					.source = "error",
 					.reason = "the request could not be built",
-					.decided_by = "warden",
-					.note = NULL,
-					.covers = false},
-		       t0);
-		free(s);
+					.decided_by = "warden"});
 		return;
 	}
-	char *summary = pol_request_summary(req);
-	struct pol_decision d;
-	struct pol_context ctx = {.covered = p && p->cover != 0};
-	pol_decide(req, r->config, r->grants, &ctx, wd_now_real_us(), &d);
+	rq->summary = pol_request_summary(rq->req);
+	run_pipeline(r, rq, p->startup);
+}
 
-	if (p && p->startup && d.verdict != POL_DENY_CRITICAL) {
-		/* The agent's own start-up chain, approved by whoever ran
-		 * warden; the agent covers nothing it starts. */
-		char reason[256];
-		snprintf(reason, sizeof(reason), "the agent's start-up, run by %s", r->person);
-		finish(r, ev, req, summary,
-		       (struct outcome){.allow = true,
-					.source = "startup",
-					.reason = reason,
-					.decided_by = r->person,
-					.note = NULL,
-					.covers = false},
-		       t0);
-		goto done;
+/* Whether |tid| is one of the supervisor's own threads (its decoder reads
+ * the first line of a script through the view). */
+static bool own_thread(pid_t tid)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/self/task/%d", tid);
+	return access(p, F_OK) == 0;
+}
+
+int sup_view_decide(void *arg, const struct sbx_view_request *req)
+{
+	struct sup_run *r = arg;
+	if (req->access == POL_ACC_READ &&
+	    (r->child.view_pids_host ? own_thread(req->pid) : req->pid == 0))
+		return 0;
+	struct sup_view_wait vw = {
+		.path = wd_strdup(req->path),
+		.path2 = req->path2 ? wd_strdup(req->path2) : NULL,
+		.access = req->access,
+		.pid = req->pid,
+	};
+	pthread_mutex_lock(&r->view_lock);
+	if (r->view_closing) {
+		vw.done = true;
+		vw.result = -EACCES;
+	} else {
+		vw.next = r->view_queue;
+		r->view_queue = &vw;
+		uint64_t one = 1;
+		(void)!write(r->view_efd, &one, sizeof(one));
 	}
-	switch (d.verdict) {
-	case POL_DENY_CRITICAL:
-	case POL_DENY:
-		finish(r, ev, req, summary,
-		       (struct outcome){.allow = false,
-					.source = pol_source_name(d.source),
-					.reason = d.reason,
-					.decided_by = "warden",
-					.note = NULL,
-					.covers = false},
-		       t0);
-		break;
-	case POL_ALLOW:
-		finish(r, ev, req, summary,
-		       (struct outcome){.allow = true,
-					.source = pol_source_name(d.source),
-					.reason = d.reason,
-					.decided_by = "warden",
-					.note = NULL,
-					.covers = d.covers},
-		       t0);
-		break;
-	case POL_ASK:
-	case POL_UNDECIDED:
-	default:
-		/* Step 4, the judge, is not configured: escalate. */
-		escalate(r, ev, req, summary, &d, t0);
-		return;
+	while (!vw.done)
+		pthread_cond_wait(&r->view_cond, &r->view_lock);
+	pthread_mutex_unlock(&r->view_lock);
+	free(vw.path);
+	free(vw.path2);
+	return vw.result;
+}
+
+void sup_on_view(struct sup_loop *l, int fd, uint32_t events, void *arg)
+{
+	(void)l;
+	(void)events;
+	struct sup_run *r = arg;
+	uint64_t n;
+	(void)!read(fd, &n, sizeof(n));
+	pthread_mutex_lock(&r->view_lock);
+	struct sup_view_wait *q = r->view_queue;
+	r->view_queue = NULL;
+	pthread_mutex_unlock(&r->view_lock);
+	while (q) {
+		struct sup_view_wait *vw = q;
+		q = q->next;
+		struct sup_request *rq = wd_calloc(1, sizeof(*rq));
+		rq->kind = POL_OPEN;
+		rq->vw = vw;
+		rq->pid = vw->pid;
+		rq->tgid = vw->pid;
+		rq->t_recv_ns = wd_now_mono_ns();
+		char *cmdline = sbx_proc_cmdline(vw->pid, 4096);
+		rq->req = pol_request_open(vw->path, vw->path2, vw->access, cmdline);
+		free(cmdline);
+		if (!rq->req) {
+			rq->summary = wd_strdup(vw->path);
+			finish(r, rq,
+			       (struct outcome){.allow = false,
+						.source = "error",
+						.reason = "the request could not be built",
+						.decided_by = "warden"});
+			continue;
+		}
+		rq->summary = pol_request_summary(rq->req);
+		run_pipeline(r, rq, false);
 	}
-done:
-	pol_request_free(req);
-	free(summary);
+}
+
+void sup_view_close(struct sup_run *r)
+{
+	pthread_mutex_lock(&r->view_lock);
+	r->view_closing = true;
+	for (struct sup_view_wait *q = r->view_queue; q; q = q->next) {
+		q->result = -EACCES;
+		q->done = true;
+	}
+	r->view_queue = NULL;
+	pthread_cond_broadcast(&r->view_cond);
+	pthread_mutex_unlock(&r->view_lock);
 }
 
 static void pending_unlink(struct sup_run *r, struct sup_pending *p)
@@ -393,21 +499,23 @@ void sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answe
 			const char *note)
 {
 	pending_unlink(r, p);
+	struct sup_request *rq = p->rq;
+	free(p);
 	const char *n = note && *note ? note : NULL;
 	char reason[512];
 	struct outcome o = {.source = "user", .decided_by = r->person, .note = n};
 	switch (a) {
 	case SUP_ANSWER_ALWAYS:
-		pol_session_grant(r->grants, p->req);
+		pol_session_grant(r->grants, rq->req);
 		snprintf(reason, sizeof(reason), "approved by %s for the rest of the session",
 			 r->person);
 		o.allow = true;
-		o.covers = p->covers;
+		o.covers = rq->covers;
 		break;
 	case SUP_ANSWER_ONCE:
 		snprintf(reason, sizeof(reason), "approved by %s", r->person);
 		o.allow = true;
-		o.covers = p->covers;
+		o.covers = rq->covers;
 		break;
 	case SUP_ANSWER_REJECT:
 	default:
@@ -417,10 +525,7 @@ void sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answe
 		break;
 	}
 	o.reason = reason;
-	finish(r, p->ev, p->req, p->summary, o, p->t_recv_ns);
-	pol_request_free(p->req);
-	free(p->summary);
-	free(p);
+	finish(r, rq, o);
 }
 
 void sup_pending_refuse_all(struct sup_run *r, const char *why)
@@ -428,16 +533,12 @@ void sup_pending_refuse_all(struct sup_run *r, const char *why)
 	while (r->pending) {
 		struct sup_pending *p = r->pending;
 		r->pending = p->next;
-		finish(r, p->ev, p->req, p->summary,
+		struct sup_request *rq = p->rq;
+		free(p);
+		finish(r, rq,
 		       (struct outcome){.allow = false,
 					.source = "tier",
 					.reason = why,
-					.decided_by = "warden",
-					.note = NULL,
-					.covers = false},
-		       p->t_recv_ns);
-		pol_request_free(p->req);
-		free(p->summary);
-		free(p);
+					.decided_by = "warden"});
 	}
 }

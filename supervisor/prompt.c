@@ -126,12 +126,20 @@ static void show(struct sup_run *r)
 	take(r);
 	tcflush(r->tty_fd, TCIFLUSH); /* nothing typed before the question answers it */
 	struct wd_sb sb = {0};
-	wd_sb_printf(&sb, "\nwarden: the agent wants to run: %s\n", p->summary);
-	wd_sb_printf(&sb, "  pid %d, cwd %s\n", p->ev->pid, p->ev->cwd ? p->ev->cwd : "?");
-	if (p->ev->parent_cmdline)
-		wd_sb_printf(&sb, "  started by: %.200s\n", p->ev->parent_cmdline);
-	if (p->pol.reason[0])
-		wd_sb_printf(&sb, "  why it asks: %s\n", p->pol.reason);
+	const struct sup_request *rq = p->rq;
+	if (rq->kind == POL_EXEC) {
+		wd_sb_printf(&sb, "\nwarden: the agent wants to run: %s\n", rq->summary);
+		wd_sb_printf(&sb, "  pid %d, cwd %s\n", rq->pid, rq->ev->cwd ? rq->ev->cwd : "?");
+		if (rq->ev->parent_cmdline)
+			wd_sb_printf(&sb, "  started by: %.200s\n", rq->ev->parent_cmdline);
+	} else {
+		char *cmd = sbx_proc_cmdline(rq->pid, 4096);
+		wd_sb_printf(&sb, "\nwarden: the agent wants to %s\n", rq->summary);
+		wd_sb_printf(&sb, "  pid %d: %.200s\n", rq->pid, cmd ? cmd : "?");
+		free(cmd);
+	}
+	if (rq->pol.reason[0])
+		wd_sb_printf(&sb, "  why it asks: %s\n", rq->pol.reason);
 	wd_sb_puts(&sb, "  [a] allow once  [A] allow always this session  [r] reject"
 			"  (a note may follow: \"r use make clean\")\n> ");
 	wd_write_all(r->tty_fd, sb.buf, sb.len);

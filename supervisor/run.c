@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -39,6 +40,8 @@ static const char run_usage[] =
 	"                    is a terminal, else none\n"
 	"  --task TEXT       what the agent was asked to do (recorded with the session)\n"
 	"  --stats           print decision counts and latencies at exit\n"
+	"  --no-view         do not mount the project view: opens of sensitive files in\n"
+	"                    the project are then NOT decided (exec decisions remain)\n"
 	"  -v, --verbose     log every decision on stderr\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -107,6 +110,14 @@ static char **agent_environ(const char *session)
 	env[k++] = wd_asprintf("WARDEN_SESSION=%s", session);
 	env[k] = NULL;
 	return env;
+}
+
+static void free_env(char **env)
+{
+	for (size_t i = 0; env[i]; i++)
+		if (wd_str_has_prefix(env[i], "WARDEN_SESSION="))
+			free(env[i]);
+	free(env);
 }
 
 static char *person_name(void)
@@ -200,6 +211,79 @@ static void on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		sup_loop_del(l, fd); /* no process left under the filter */
 }
 
+static int start_view(void *arg, int fuse_fd)
+{
+	struct sup_run *r = arg;
+	wd_autofree char *rel = NULL;
+	const char *hidden[5] = {NULL};
+	/* The audit database and its companions are not part of the view. */
+	size_t plen = strlen(r->opts.project);
+	if (strncmp(r->opts.audit_path, r->opts.project, plen) == 0 &&
+	    r->opts.audit_path[plen] == '/') {
+		rel = wd_strdup(r->opts.audit_path + plen + 1);
+		hidden[0] = rel;
+	}
+	wd_autofree char *wal = rel ? wd_asprintf("%s-wal", rel) : NULL;
+	wd_autofree char *shm = rel ? wd_asprintf("%s-shm", rel) : NULL;
+	wd_autofree char *jrn = rel ? wd_asprintf("%s-journal", rel) : NULL;
+	hidden[1] = wal;
+	hidden[2] = shm;
+	hidden[3] = jrn;
+	struct sbx_view_config vc = {
+		.backing_fd = r->backing_fd,
+		.policy = r->config,
+		.read_only = false,
+		.hidden = hidden,
+		.decide = sup_view_decide,
+		.decide_arg = r,
+		.threads = 0,
+	};
+	r->backing_fd = -1; /* the view owns it now, even on failure */
+	return sbx_view_start(&vc, fuse_fd, &r->view);
+}
+
+/* The places outside the project that the agent must not see. */
+static char **hide_list(const struct pol_config *c)
+{
+	size_t n = pol_config_outside_count(c);
+	char **v = wd_calloc(n + 1, sizeof(char *));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		enum pol_outside_mode mode;
+		const char *p = pol_config_outside(c, i, &mode);
+		if (!p || p[0] != '/')
+			continue;
+		if (mode == POL_OUTSIDE_GATE)
+			wd_warn("%s: \"gate\" is not supported yet; it is hidden instead", p);
+		v[k++] = wd_strdup(p);
+	}
+	return v;
+}
+
+/* Where Landlock lets the agent write: the project (through the view),
+ * temporary directories, harmless devices, and the config's list. */
+static char **writable_list(const struct pol_config *c, const char *project)
+{
+	static const char *const base[] = {"/tmp",	"/var/tmp", "/dev/null", "/dev/zero",
+					   "/dev/full", "/dev/tty", "/dev/pts",	 "/dev/shm"};
+	size_t n = pol_config_writable_count(c);
+	char **v = wd_calloc(n + WD_ARRAY_SIZE(base) + 2, sizeof(char *));
+	size_t k = 0;
+	v[k++] = wd_strdup(project);
+	for (size_t i = 0; i < WD_ARRAY_SIZE(base); i++)
+		v[k++] = wd_strdup(base[i]);
+	for (size_t i = 0; i < n; i++)
+		v[k++] = wd_strdup(pol_config_writable(c, i));
+	return v;
+}
+
+static void free_list(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
 static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 {
 	static const struct option longopts[] = {
@@ -253,6 +337,9 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 		case 'S':
 			o->stats = true;
 			break;
+		case 'N':
+			o->no_view = true;
+			break;
 		case 'v':
 			wd_log_set_level(WD_LOG_DEBUG);
 			break;
@@ -285,6 +372,7 @@ static int exit_code_of(int status)
  * it, for at most two seconds (EXITKILL finishes the job if we exit). */
 static void wind_down(struct sup_run *r)
 {
+	sup_view_close(r);
 	sup_pending_refuse_all(r, "the agent exited before a decision");
 	sup_trace_kill_all(r);
 	int64_t until = wd_now_mono_ns() + 2000000000LL;
@@ -313,6 +401,8 @@ static int run_loop(struct sup_run *r)
 		rc = sup_loop_add(r->loop, r->child.pidfd, EPOLLIN, on_pidfd, r);
 	if (rc == 0)
 		rc = sup_prompt_watch(r);
+	if (rc == 0 && r->view)
+		rc = sup_loop_add(r->loop, r->view_efd, EPOLLIN, sup_on_view, r);
 	if (rc < 0) {
 		wd_err("the event loop could not be set up: %s", strerror(-rc));
 		return rc;
@@ -330,7 +420,16 @@ static int run_loop(struct sup_run *r)
 
 int sup_cmd_run(int argc, char **argv)
 {
-	struct sup_run r = {.sigfd = -1, .tty_fd = -1, .saved_fg = -1};
+	struct sup_run r = {
+		.sigfd = -1,
+		.tty_fd = -1,
+		.saved_fg = -1,
+		.backing_fd = -1,
+		.view_efd = -1,
+		.view_lock = PTHREAD_MUTEX_INITIALIZER,
+		.view_cond = PTHREAD_COND_INITIALIZER,
+	};
+	char **hide = NULL, **writable = NULL;
 	/* Declared before any goto out: the cleanup frees it. */
 	wd_autofree char *cmdline = NULL;
 	r.child.notify_fd = r.child.pidfd = -1;
@@ -422,27 +521,53 @@ int sup_cmd_run(int argc, char **argv)
 		goto out;
 	}
 	char **env = agent_environ(r.session_id);
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd))) {
+		wd_err("cannot read the current directory: %s", strerror(errno));
+		rc = -errno;
+		free_env(env);
+		goto out;
+	}
+	if (!r.opts.no_view) {
+		r.backing_fd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		r.view_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (r.backing_fd < 0 || r.view_efd < 0) {
+			wd_err("%s: %s", project, strerror(errno));
+			rc = -errno;
+			free_env(env);
+			goto out;
+		}
+	}
+	hide = hide_list(r.config);
+	writable = writable_list(r.config, project);
 	struct sbx_spawn_config sc = {
 		.path = prog,
 		.argv = r.opts.argv,
 		.envp = env,
-		.cwd = NULL,
+		.cwd = cwd,
 		.take_terminal = true,
+		.view_dir = r.opts.no_view ? NULL : project,
+		.on_view = start_view,
+		.on_view_arg = &r,
+		.hide = hide,
+		.writable = writable,
 	};
 	rc = sbx_spawn(&sc, &r.child, &err);
 	if (rc < 0) {
 		wd_err("%s", err ? err : "the agent could not be started");
 		free(err);
-		free(env);
+		free_env(env);
 		goto out;
 	}
+	if (r.child.landlock_abi == 0)
+		wd_warn("Landlock is not available on this kernel: nothing but file "
+			"permissions limits where the agent writes outside the project view");
+	if (r.opts.no_view)
+		wd_warn("--no-view: opens of sensitive files in the project are not decided");
 	struct sup_proc *first = sup_proc_add(&r, r.child.pid, getpid());
 	first->startup = true;
 	rc = run_loop(&r);
-	for (size_t i = 0; env[i]; i++)
-		if (wd_str_has_prefix(env[i], "WARDEN_SESSION="))
-			free(env[i]);
-	free(env);
+	free_env(env);
 	wind_down(&r);
 out:
 	if (r.saved_fg > 0 || r.child.pid > 0) {
@@ -465,6 +590,11 @@ out:
 		wd_err("%llu audit rows could not be written; those requests were refused",
 		       r.audit_failures);
 	sup_prompt_close(&r);
+	sbx_view_stop(r.view);
+	wd_close(&r.backing_fd);
+	wd_close(&r.view_efd);
+	free_list(hide);
+	free_list(writable);
 	sup_stats_free(&r.stats);
 	wd_close(&r.child.notify_fd);
 	wd_close(&r.child.pidfd);

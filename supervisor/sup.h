@@ -11,6 +11,7 @@
 #include "sandbox.h"
 #include "store.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -48,7 +49,8 @@ struct sup_opts {
 	bool prompt_set;
 	const char *task;
 	bool stats;
-	char **argv; /* the agent's command */
+	bool no_view; /* --no-view: no FUSE view (weaker: opens are not decided) */
+	char **argv;  /* the agent's command */
 };
 
 struct sup_proc;
@@ -83,6 +85,15 @@ struct sup_run {
 	struct sup_proc *procs[1024]; /* hash table by tid */
 	size_t nprocs;
 	struct sup_pending *pending; /* requests waiting for a person */
+	/* The view's hand-off: FUSE workers queue a sup_view_wait and wake
+	 * the loop through view_efd; the loop answers under view_lock. */
+	pthread_mutex_t view_lock;
+	pthread_cond_t view_cond;
+	struct sup_view_wait *view_queue;
+	int view_efd;
+	bool view_closing;
+	struct sbx_view *view;
+	int backing_fd; /* O_PATH fd of the real project, until the view takes it */
 	struct sup_prompt_state *prompt;
 	struct sup_stats stats;
 	unsigned long long audit_failures;
@@ -123,17 +134,41 @@ void sup_trace_kill_all(struct sup_run *r);
 
 /* Handles one seccomp notification: decode, decide, audit, answer. */
 void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg);
+/* The view's callback (FUSE worker threads): queues and waits. */
+int sup_view_decide(void *arg, const struct sbx_view_request *req);
+/* Handles the queued view requests (the loop, on view_efd). */
+void sup_on_view(struct sup_loop *l, int fd, uint32_t events, void *arg);
+/* Refuses every queued and future view request (at exit). */
+void sup_view_close(struct sup_run *r);
+
+/* An open the project view asks about, waiting in a FUSE worker thread
+ * (view.c) until the loop answers it. */
+struct sup_view_wait {
+	struct sup_view_wait *next;
+	char *path, *path2;
+	unsigned access;
+	pid_t pid;
+	int result; /* 0 or -errno, valid when done */
+	bool done;
+};
+
+/* One request in the pipeline: an exec notification or a view open. */
+struct sup_request {
+	enum pol_kind kind;
+	struct sbx_exec_event *ev; /* exec: owned */
+	struct sup_view_wait *vw;  /* open: the waiting worker's, not owned */
+	pid_t pid, tgid;
+	struct pol_request *req;
+	char *summary;
+	int64_t t_recv_ns;
+	bool covers;
+	struct pol_decision pol;
+};
 
 /* A request waiting for a person. */
 struct sup_pending {
 	struct sup_pending *next;
-	uint64_t id; /* notification id */
-	struct sbx_exec_event *ev;
-	struct pol_request *req;
-	struct pol_decision pol;
-	char *summary;
-	int64_t t_recv_ns;
-	bool covers;
+	struct sup_request *rq;
 };
 
 /* The person's answer to a pending request. */
@@ -170,5 +205,6 @@ int sup_cmd_audit(int argc, char **argv);
 int sup_cmd_doctor(int argc, char **argv);
 int sup_cmd_config(int argc, char **argv);
 int sup_cmd_explain(int argc, char **argv);
+int sup_cmd_rules(int argc, char **argv); /* rules_cmd.c: rules propose|accept */
 
 #endif

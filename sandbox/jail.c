@@ -1,0 +1,181 @@
+/*
+ * jail.c: the pieces of the sandbox that the child sets up on itself
+ * between fork and exec: mounts (private propagation, hidden secrets, its
+ * own /proc, a minimal /dev), Landlock and dropping capabilities. Each
+ * returns 0 or -errno and never exits; spawn.c decides what is fatal.
+ */
+#include "jail_int.h"
+
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/landlock.h>
+
+/* Debian 12's headers stop at ABI 2; the kernel may know more. */
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+
+int jail_private_mounts(void)
+{
+	/* Nothing mounted here propagates back to the host, and nothing the
+	 * host mounts later appears in the sandbox. */
+	return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ? -errno : 0;
+}
+
+int jail_hide(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno; /* absent is hidden */
+	if (S_ISLNK(st.st_mode)) {
+		/* Mounting over a symlink would follow it: hide its target
+		 * when that is a place of its own, else leave it dangling. */
+		if (stat(path, &st) < 0)
+			return 0;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		if (mount("warden-hidden", path, "tmpfs",
+			  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0500") < 0)
+			return -errno;
+		return 0;
+	}
+	/* A file: an empty, read-only one in its place. */
+	if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
+		return -errno;
+	if (mount(NULL, path, NULL,
+		  MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+int jail_proc(void)
+{
+	/* A /proc of the agent's own PID namespace: no /proc/PID of the
+	 * supervisor or of any process outside leads around the view. */
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=0") < 0 &&
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+struct devnode {
+	const char *name;
+	unsigned maj, min;
+};
+
+static const struct devnode devnodes[] = {
+	{"null", 1, 3},	  {"zero", 1, 5},    {"full", 1, 7},
+	{"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0},
+};
+
+int jail_dev(void)
+{
+	/* A fresh /dev with only harmless devices: no block device, no
+	 * /dev/mem, nothing that reaches the disk under the view. */
+	if (mount("warden-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") < 0)
+		return -errno;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(devnodes); i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "/dev/%s", devnodes[i].name);
+		if (mknod(p, S_IFCHR | 0666, makedev(devnodes[i].maj, devnodes[i].min)) < 0)
+			return -errno;
+		chmod(p, 0666); /* the umask must not narrow it */
+	}
+	if (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 01777) < 0)
+		return -errno;
+	if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=0620") < 0)
+		return -errno;
+	if (mount("warden-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+		return -errno;
+	chmod("/dev/shm", 01777);
+	if (symlink("pts/ptmx", "/dev/ptmx") < 0 || symlink("/proc/self/fd", "/dev/fd") < 0 ||
+	    symlink("/proc/self/fd/0", "/dev/stdin") < 0 ||
+	    symlink("/proc/self/fd/1", "/dev/stdout") < 0 ||
+	    symlink("/proc/self/fd/2", "/dev/stderr") < 0)
+		return -errno;
+	return 0;
+}
+
+int jail_drop_caps(void)
+{
+	/* Bounding set first (needs CAP_SETPCAP, which we still hold), then
+	 * ambient, then the three sets: after exec, with NO_NEW_PRIVS and an
+	 * empty bounding set, nothing can give them back. */
+	for (int cap = 0; cap <= 63; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			return -errno;
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Write-like rights of each Landlock ABI. IOCTL_DEV (ABI 5) is left out:
+ * terminals need their ioctls, and it is not a write. */
+static uint64_t write_rights(int abi)
+{
+	uint64_t r = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+		     LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		     LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+		     LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+		     LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+	if (abi >= 2)
+		r |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		r |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	return r;
+}
+
+int jail_landlock_abi(void)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	return abi < 0 ? 0 : (int)abi;
+}
+
+int jail_landlock(char *const *writable, int *abi_out)
+{
+	int abi = jail_landlock_abi();
+	*abi_out = 0;
+	if (abi <= 0)
+		return -EOPNOTSUPP;
+	uint64_t w = write_rights(abi);
+	struct landlock_ruleset_attr attr = {.handled_access_fs = w};
+	wd_autoclose int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (rs < 0)
+		return -errno;
+	for (size_t i = 0; writable && writable[i]; i++) {
+		wd_autoclose int fd = open(writable[i], O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* a place that does not exist needs no rule */
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			return -errno;
+		/* Directory rights only make sense on directories. */
+		uint64_t allowed = S_ISDIR(st.st_mode)
+					   ? w
+					   : (w & (LANDLOCK_ACCESS_FS_WRITE_FILE |
+						   (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0)));
+		struct landlock_path_beneath_attr pb = {.allowed_access = allowed, .parent_fd = fd};
+		if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+			return -errno;
+	}
+	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
+		return -errno;
+	*abi_out = abi;
+	return 0;
+}

@@ -1,0 +1,142 @@
+/*
+ * view_int.h: private to the project view (view.c, view_ops.c).
+ *
+ * view.c owns the view's state: the inode table, the path of each inode
+ * relative to the project root, the sensitive/write-protected checks and the
+ * session's lifecycle. view_ops.c holds the FUSE callbacks, which unpack a
+ * request, call a do_*() that returns 0 or -errno, and reply once.
+ */
+#ifndef WARDEN_VIEW_INT_H
+#define WARDEN_VIEW_INT_H
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "sandbox.h"
+
+/* Entry, attribute and negative-entry timeouts in seconds (see view.c's
+ * header for the measurement behind the choice). */
+#define VIEW_ENTRY_TIMEOUT 1.0
+#define VIEW_ATTR_TIMEOUT  1.0
+/* Worker threads: libfuse starts a new one whenever none is idle, up to this
+ * many, so that sensitive opens waiting for a person do not starve the
+ * rest. */
+#define VIEW_MAX_THREADS 64
+#define VIEW_MAX_WRITE	 (1u << 20)
+
+/* One file system object the kernel knows, keyed by (dev, ino). The ino the
+ * kernel sees is the address of this struct (FUSE_ROOT_ID for the root). */
+struct vnode {
+	struct vnode *hnext; /* hash chain; under view.lock */
+	/* The last name this object was seen under and the directory holding
+	 * it; the parent is referenced (refs) so the path can always be
+	 * rebuilt. Both under view.lock; updated by lookup and rename. */
+	struct vnode *parent;
+	char *name;
+	int fd; /* O_PATH|O_NOFOLLOW, owned */
+	dev_t dev;
+	ino_t ino;
+	mode_t type;	  /* S_IFMT bits */
+	uint64_t nlookup; /* the kernel's references; under view.lock */
+	uint64_t refs;	  /* children pointing here; under view.lock */
+	/* Sticky: once reached through a sensitive name (or under a sensitive
+	 * directory) the object stays sensitive under every other name. */
+	bool sensitive;
+	/* Sticky as well: once reached through a write-protected name. */
+	bool wprot;
+	/* What the backing file looked like when the kernel last cached it
+	 * (keep_cache / cache_readdir are granted only if it is unchanged). */
+	bool cache_known;
+	struct timespec cache_mtime;
+	off_t cache_size;
+};
+
+/* A sensitive (dev, ino): a hard link to it under any name is sensitive. */
+struct view_ident {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct sbx_view {
+	struct fuse_session *se;
+	pthread_t thread;
+	bool thread_started;
+	int loop_rc;
+
+	const struct pol_config *policy;
+	bool read_only;
+	char **hidden; /* NULL-terminated, owned */
+	sbx_view_decide_fn decide;
+	void *decide_arg;
+	unsigned threads;
+	atomic_bool stopping;
+
+	pthread_mutex_t lock; /* the table, names, refcounts, the ident set */
+	struct vnode root;
+	struct vnode **table;
+	size_t table_size; /* power of two */
+	size_t count;
+
+	struct view_ident *idents; /* sensitive identities; under lock */
+	size_t nidents, idents_cap;
+	/* Whether the one-time walk that finds sensitive names of hard-linked
+	 * files has run (under scan_lock). */
+	pthread_mutex_t scan_lock;
+	bool scanned;
+
+	bool writeback; /* negotiated in init */
+};
+
+/* ---- view.c: inode table and paths ---------------------------------- */
+
+struct vnode *view_node(struct sbx_view *v, fuse_ino_t ino);
+fuse_ino_t view_ino(struct sbx_view *v, struct vnode *n);
+
+/* Opens |name| in |parent|, finds or adds its vnode, takes one kernel
+ * reference on it and fills |e|. Answers -ENOENT for hidden names. */
+int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
+		struct fuse_entry_param *e);
+/* Drops |n| kernel references (forget). */
+void view_forget(struct sbx_view *v, struct vnode *node, uint64_t n);
+/* After a successful rename: the object now at (newparent, newname) has
+ * that name. Marks it sensitive if the new name is. */
+void view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newname);
+
+/* The path of |parent|/|name| (|name| may be NULL for |parent| itself)
+ * relative to the project root, "" for the root. Caller frees. */
+char *view_path(struct sbx_view *v, struct vnode *parent, const char *name);
+
+/* ---- view.c: checks -------------------------------------------------- */
+
+bool view_is_hidden(const struct sbx_view *v, const char *path);
+/* 0, or -EROFS when |path| may not be modified (read-only view,
+ * .warden/, write_protected). */
+int view_check_write(const struct sbx_view *v, const char *path);
+/* Whether an existing object must be decided when opened under |path|:
+ * sticky flag, sensitive identity, sensitive path, or a hard link whose
+ * other name is sensitive. |st| is its current stat. */
+bool view_node_sensitive(struct sbx_view *v, struct vnode *n, const char *path,
+			 const struct stat *st);
+/* The sensitive and write-protected flags of |name| in |parent| (project
+ * path |path|): by path, by its parent, and by the object if it exists. */
+void view_name_flags(struct sbx_view *v, struct vnode *parent, const char *name, const char *path,
+		     bool *sens, bool *wprot);
+/* Calls the decide callback for |path| (and |path2|) with |access|; 0 or a
+ * negative errno. Fails closed: no callback, a stopping view or a positive
+ * answer all refuse with -EACCES. */
+int view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const char *path2,
+		unsigned access);
+/* Remembers |n|'s identity as sensitive (under lock). */
+void view_mark_sensitive(struct sbx_view *v, struct vnode *n);
+
+/* ---- view_ops.c ------------------------------------------------------ */
+
+extern const struct fuse_lowlevel_ops view_ops;
+
+#endif
