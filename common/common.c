@@ -332,6 +332,49 @@ void wd_sb_shell_quote(struct wd_sb *sb, const char *s)
 	wd_sb_putc(sb, '\'');
 }
 
+void wd_sb_json_str(struct wd_sb *sb, const char *s)
+{
+	wd_sb_putc(sb, '"');
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			wd_sb_printf(sb, "\\%c", *p);
+		else if (*p == '\n')
+			wd_sb_puts(sb, "\\n");
+		else if (*p < 0x20 || *p == 0x7f)
+			wd_sb_printf(sb, "\\u%04x", *p);
+		else
+			wd_sb_putc(sb, (char)*p);
+	}
+	wd_sb_putc(sb, '"');
+}
+
+char *wd_hex_encode(const char *s)
+{
+	struct wd_sb sb = {0};
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		wd_sb_printf(&sb, "%02x", *p);
+	return wd_sb_steal(&sb);
+}
+
+char *wd_hex_decode(const char *hex)
+{
+	size_t n = strlen(hex);
+	if (n % 2)
+		return NULL;
+	char *out = wd_malloc(n / 2 + 1);
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1 || !isxdigit((unsigned char)hex[2 * i]) ||
+		    !isxdigit((unsigned char)hex[2 * i + 1]) || v == 0) {
+			free(out);
+			return NULL;
+		}
+		out[i] = (char)v;
+	}
+	out[n / 2] = '\0';
+	return out;
+}
+
 char *wd_argv_join(char *const argv[])
 {
 	struct wd_sb sb = {0};

@@ -117,6 +117,13 @@ void wd_sb_free(struct wd_sb *sb);
  * Control bytes are shown as \xNN so that a terminal is never driven by
  * them. */
 void wd_sb_shell_quote(struct wd_sb *sb, const char *s);
+/* Appends |s| as a JSON string (quoted, escaped). */
+void wd_sb_json_str(struct wd_sb *sb, const char *s);
+/* Hex-encodes / decodes |s| (for one-line protocols). Caller frees; decode
+ * returns NULL on bad input. */
+char *wd_hex_encode(const char *s);
+char *wd_hex_decode(const char *hex);
+
 /* Joins argv shell-quoted with spaces. Caller frees. */
 char *wd_argv_join(char *const argv[]);
 

@@ -544,6 +544,11 @@ static int respond(int fd, uint64_t id, int err, uint32_t flags)
 	}
 }
 
+bool sbx_notify_id_valid(int fd, uint64_t id)
+{
+	return ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
 int sbx_notify_allow(int fd, uint64_t id)
 {
 	return respond(fd, id, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);

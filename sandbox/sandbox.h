@@ -187,6 +187,8 @@ void sbx_exec_event_free(struct sbx_exec_event *ev);
  * |err| (a positive errno). 0, -ENOENT when the caller is gone, or -errno. */
 int sbx_notify_allow(int fd, uint64_t id);
 int sbx_notify_deny(int fd, uint64_t id, int err);
+/* Whether the caller of notification |id| still waits for the answer. */
+bool sbx_notify_id_valid(int fd, uint64_t id);
 
 /* Checks, at the PTRACE_EVENT_EXEC stop of |pid|, that the new image is the
  * one decided: /proc/PID/exe has the identity and /proc/PID/cmdline and

@@ -29,6 +29,8 @@
 #define NOTE_PASSIVE	"passive mode, reject all escalated tool calls"
 #define NOTE_NO_PERSON	"standard mode, but no person can be asked (--prompt none): rejected"
 
+#define NOTE_REVIEW   "review run: escalations are never asked, standard mode rejects them"
+#define NOTE_DEADLINE "no decision before the deadline"
 /* Indexes of sup_stats by source. */
 enum {
 	ST_STARTUP,
@@ -195,9 +197,16 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 		}
 		/* A view pid is the sandbox's own in a user namespace: never
 		 * write to a pid that is not the one that asked. */
-		if (rq->kind == POL_EXEC || r->child.view_pids_host)
-			sup_tell(rq->tgid, "refused %s\"%s\": %s",
-				 rq->kind == POL_EXEC ? "exec of " : "", rq->summary, o.reason);
+		if (rq->kind == POL_EXEC || r->child.view_pids_host) {
+			if (strcmp(o.source, "user") == 0)
+				sup_tell(rq->tgid, "refused by %s: %s (%s\"%s\")", o.decided_by,
+					 o.note ? o.note : "no note",
+					 rq->kind == POL_EXEC ? "exec of " : "", rq->summary);
+			else
+				sup_tell(rq->tgid, "refused %s\"%s\": %s",
+					 rq->kind == POL_EXEC ? "exec of " : "", rq->summary,
+					 o.reason);
+		}
 		if (rq->kind == POL_EXEC)
 			sbx_notify_deny(r->child.notify_fd, rq->ev->id, o.err ? o.err : EACCES);
 		else
@@ -247,12 +256,17 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 					.decided_by = "warden"});
 		return;
 	case POL_TIER_STANDARD:
-		if (r->opts.prompt == SUP_PROMPT_TTY && r->tty_fd >= 0) {
-			struct sup_pending *p = wd_calloc(1, sizeof(*p));
-			p->rq = rq;
-			p->next = r->pending;
-			r->pending = p;
-			sup_prompt_enqueue(r, p);
+		if (r->opts.review) {
+			/* A review run never waits for a person. */
+			finish(r, rq,
+			       (struct outcome){.allow = false,
+						.source = "tier",
+						.reason = NOTE_REVIEW,
+						.decided_by = "warden"});
+			return;
+		}
+		if (r->opts.prompt != SUP_PROMPT_NONE && (r->desk_fd >= 0 || r->tty_fd >= 0)) {
+			sup_pending_add(r, rq);
 			return;
 		}
 		finish(r, rq,
@@ -279,6 +293,7 @@ static void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup
 	struct sup_proc *p = sup_proc_get(r, rq->pid);
 	struct pol_context ctx = {
 		.covered = rq->kind == POL_EXEC && p && p->cover != 0,
+		.review = r->opts.review,
 		.no_fast_path = rq->kind == POL_OPEN,
 	};
 	pol_decide(rq->req, r->config, r->grants, &ctx, wd_now_real_us(), &rq->pol);
@@ -490,54 +505,191 @@ static void pending_unlink(struct sup_run *r, struct sup_pending *p)
 	for (struct sup_pending **pp = &r->pending; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;
-			return;
+			break;
 		}
 	}
+	sup_prompt_forget(r, p);
 }
 
-void sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer a,
-			const char *note)
+void sup_pending_add(struct sup_run *r, struct sup_request *rq)
+{
+	struct sup_pending *p = wd_calloc(1, sizeof(*p));
+	p->rq = rq;
+	p->id = ++r->next_pending_id;
+	p->since_us = wd_now_real_us();
+	p->deadline_ns = wd_now_mono_ns() + r->opts.approval_timeout_ms * 1000000LL;
+	p->deadline_us = p->since_us + r->opts.approval_timeout_ms * 1000LL;
+	/* Appended: the desk lists them oldest first. */
+	struct sup_pending **pp = &r->pending;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = p;
+	if (r->desk_fd >= 0) {
+		char until[40];
+		wd_format_time(p->deadline_us, until, sizeof(until));
+		wd_info("waiting for a person: %s-%u %s (warden approve %s-%u, warden deny %s-%u; "
+			"refused at %s)",
+			r->session_id + strlen(r->session_id) - 4, p->id, rq->summary,
+			r->session_id + strlen(r->session_id) - 4, p->id,
+			r->session_id + strlen(r->session_id) - 4, p->id, until);
+	}
+	if (r->opts.prompt == SUP_PROMPT_TTY && r->tty_fd >= 0)
+		sup_prompt_enqueue(r, p);
+}
+
+struct sup_pending *sup_pending_find(struct sup_run *r, unsigned id)
+{
+	for (struct sup_pending *p = r->pending; p; p = p->next)
+		if (p->id == id)
+			return p;
+	return NULL;
+}
+
+/* Writes a persistent grant for |req| into the project's permissions.json:
+ * re-read, add, write to a temporary file and rename over it. */
+static int write_project_grant(struct sup_run *r, const struct pol_request *req, const char *who,
+			       char **shown)
+{
+	wd_autofree char *path = wd_asprintf("%s/.warden/permissions.json", r->opts.project);
+	wd_autofree char *tmp = wd_asprintf("%s.tmp.%d", path, (int)getpid());
+	char *text = NULL;
+	size_t len = 0;
+	struct pol_config *c = NULL;
+	int rc = wd_read_file(path, 1 << 20, &text, &len);
+	if (rc == -ENOENT) {
+		c = pol_config_default();
+	} else if (rc == 0) {
+		struct pol_config_errors errs = {0};
+		rc = pol_config_parse(text, len, path, &c, &errs);
+		pol_config_errors_free(&errs);
+	}
+	free(text);
+	if (rc < 0)
+		return rc;
+	int64_t now = wd_now_real_us();
+	rc = pol_config_add_grant(c, req, who, now);
+	if (rc == 0)
+		rc = pol_config_add_grant(r->config, req, who, now);
+	char *json = rc == 0 ? pol_config_to_json(c) : NULL;
+	pol_config_free(c);
+	if (!json)
+		return rc < 0 ? rc : -ENOMEM;
+	wd_autofree char *dir = wd_asprintf("%s/.warden", r->opts.project);
+	mkdir(dir, 0755);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		free(json);
+		return -errno;
+	}
+	rc = wd_write_all(fd, json, strlen(json));
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlink(tmp);
+	*shown = json;
+	return rc;
+}
+
+int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer a,
+		       const char *note, const char *who, char **msg)
 {
 	pending_unlink(r, p);
 	struct sup_request *rq = p->rq;
 	free(p);
 	const char *n = note && *note ? note : NULL;
 	char reason[512];
-	struct outcome o = {.source = "user", .decided_by = r->person, .note = n};
+	int rc = 0;
+	struct outcome o = {.source = "user", .decided_by = who, .note = n};
+	if (msg)
+		*msg = NULL;
 	switch (a) {
+	case SUP_ANSWER_ALWAYS_PROJECT: {
+		char *json = NULL;
+		rc = write_project_grant(r, rq->req, who, &json);
+		if (msg)
+			*msg = rc < 0 ? wd_asprintf("the project grant could not be written: %s; "
+						    "approved for this session only",
+						    strerror(-rc))
+				      : wd_asprintf("wrote .warden/permissions.json:\n%s", json);
+		free(json);
+	}
+		/* A project grant is a session grant too. */
+		/* fall through */
 	case SUP_ANSWER_ALWAYS:
 		pol_session_grant(r->grants, rq->req);
-		snprintf(reason, sizeof(reason), "approved by %s for the rest of the session",
-			 r->person);
+		snprintf(reason, sizeof(reason), "approved by %s for the rest of the %s", who,
+			 a == SUP_ANSWER_ALWAYS_PROJECT && rc == 0 ? "project" : "session");
 		o.allow = true;
 		o.covers = rq->covers;
 		break;
 	case SUP_ANSWER_ONCE:
-		snprintf(reason, sizeof(reason), "approved by %s", r->person);
+		snprintf(reason, sizeof(reason), "approved by %s", who);
 		o.allow = true;
 		o.covers = rq->covers;
 		break;
 	case SUP_ANSWER_REJECT:
 	default:
-		snprintf(reason, sizeof(reason), "refused by %s%s%s", r->person, n ? ": " : "",
-			 n ? n : "");
+		snprintf(reason, sizeof(reason), "refused by %s", who);
 		o.allow = false;
 		break;
 	}
 	o.reason = reason;
 	finish(r, rq, o);
+	return rc;
+}
+
+/* Whether the caller of a pending request still waits for it: a killed
+ * caller leaves an invalid notification (exec) behind. */
+static bool caller_waits(struct sup_run *r, const struct sup_request *rq)
+{
+	if (rq->kind != POL_EXEC)
+		return true; /* a view request is answered by its worker either way */
+	return sbx_notify_id_valid(r->child.notify_fd, rq->ev->id);
+}
+
+int sup_pending_expire(struct sup_run *r)
+{
+	int64_t now = wd_now_mono_ns(), next = -1;
+	struct sup_pending *p = r->pending;
+	while (p) {
+		struct sup_pending *nx = p->next;
+		if (!caller_waits(r, p->rq)) {
+			pending_unlink(r, p);
+			finish(r, p->rq,
+			       (struct outcome){.allow = false,
+						.source = "stopped",
+						.reason = "the process stopped waiting (killed)",
+						.decided_by = "warden"});
+			free(p);
+		} else if (p->deadline_ns <= now) {
+			pending_unlink(r, p);
+			finish(r, p->rq,
+			       (struct outcome){.allow = false,
+						.source = "timeout",
+						.reason = NOTE_DEADLINE,
+						.decided_by = "warden"});
+			free(p);
+		} else if (next < 0 || p->deadline_ns - now < next) {
+			next = p->deadline_ns - now;
+		}
+		p = nx;
+	}
+	return next < 0 ? -1 : (int)(next / 1000000 + 1);
 }
 
 void sup_pending_refuse_all(struct sup_run *r, const char *why)
 {
 	while (r->pending) {
 		struct sup_pending *p = r->pending;
-		r->pending = p->next;
+		pending_unlink(r, p);
 		struct sup_request *rq = p->rq;
 		free(p);
 		finish(r, rq,
 		       (struct outcome){.allow = false,
-					.source = "tier",
+					.source = "stopped",
 					.reason = why,
 					.decided_by = "warden"});
 	}

@@ -17,6 +17,9 @@ static const char usage[] =
 	"commands:\n"
 	"  run [options] -- CMD [ARGS...]   run CMD under warden (warden run --help)\n"
 	"  audit [options]                  print the audit (warden audit --help)\n"
+	"  approvals [--watch] [--format F] requests waiting for a person, in your sessions\n"
+	"  approve ID [--always [--project]] [--note TEXT]\n"
+	"  deny ID [--note TEXT]            answer a waiting request\n"
 	"  doctor                           check that this machine can run warden\n"
 	"  config check [PATH]              validate a .warden/permissions.json\n"
 	"  explain [options] -- CMD...      what policy decides for a command, without running it\n"
@@ -136,6 +139,12 @@ int main(int argc, char **argv)
 		return sup_cmd_run(argc - 1, argv + 1);
 	if (strcmp(cmd, "audit") == 0)
 		return sup_cmd_audit(argc - 1, argv + 1);
+	if (strcmp(cmd, "approvals") == 0)
+		return sup_cmd_approvals(argc - 1, argv + 1);
+	if (strcmp(cmd, "approve") == 0)
+		return sup_cmd_answer(argc - 1, argv + 1, true);
+	if (strcmp(cmd, "deny") == 0)
+		return sup_cmd_answer(argc - 1, argv + 1, false);
 	if (strcmp(cmd, "doctor") == 0)
 		return sup_cmd_doctor(argc - 1, argv + 1);
 	if (strcmp(cmd, "config") == 0)

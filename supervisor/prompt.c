@@ -90,7 +90,7 @@ static void on_tty(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		}
 		ps->shown = NULL;
 		if (still_pending(r, p))
-			sup_pending_answer(r, p, a, note);
+			sup_pending_answer(r, p, a, note, r->person, NULL);
 		give_back(r);
 		show(r);
 	}
@@ -155,6 +155,28 @@ void sup_prompt_enqueue(struct sup_run *r, struct sup_pending *p)
 	}
 	ps->queue[ps->n++] = p;
 	show(r);
+}
+
+void sup_prompt_forget(struct sup_run *r, struct sup_pending *p)
+{
+	struct sup_prompt_state *ps = r->prompt;
+	if (!ps)
+		return;
+	for (size_t i = 0; i < ps->n; i++) {
+		if (ps->queue[i] == p) {
+			memmove(ps->queue + i, ps->queue + i + 1,
+				(ps->n - i - 1) * sizeof(*ps->queue));
+			ps->n--;
+			break;
+		}
+	}
+	if (ps->shown == p) {
+		/* Answered on the desk or expired: say so, move on. */
+		ps->shown = NULL;
+		dprintf(r->tty_fd, "\nwarden: decided elsewhere (desk or deadline)\n");
+		give_back(r);
+		show(r);
+	}
 }
 
 void sup_prompt_close(struct sup_run *r)

@@ -35,9 +35,16 @@ static const char run_usage[] =
 	"  --tier T          what happens to requests nothing else decided:\n"
 	"                    aggressive (allow), standard (ask a person), passive (refuse);\n"
 	"                    default: the config's \"tier\", else standard\n"
-	"  --prompt P        how a person is asked in standard mode: tty (on this terminal)\n"
-	"                    or none (refuse, nobody can be asked); default: tty when there\n"
-	"                    is a terminal, else none\n"
+	"  --prompt P        how a person is asked in standard mode: desk (the default:\n"
+	"                    answer from another terminal with warden approvals / approve /\n"
+	"                    deny), tty (the desk, and inline on this terminal), or none\n"
+	"                    (refuse: nobody can be asked)\n"
+	"  --approval-timeout T\n"
+	"                    refuse a request nobody answered within T (30s, 10m, 1h;\n"
+	"                    default 10m), audited as timed out\n"
+	"  --role R          agent (default) or review: a review run sees the project\n"
+	"                    read-only, reads sensitive files without asking, and never\n"
+	"                    waits for a person (standard mode refuses escalations)\n"
 	"  --task TEXT       what the agent was asked to do (recorded with the session)\n"
 	"  --stats           print decision counts and latencies at exit\n"
 	"  --no-view         do not mount the project view: opens of sensitive files in\n"
@@ -232,7 +239,7 @@ static int start_view(void *arg, int fuse_fd)
 	struct sbx_view_config vc = {
 		.backing_fd = r->backing_fd,
 		.policy = r->config,
-		.read_only = false,
+		.read_only = r->opts.review,
 		.hidden = hidden,
 		.decide = sup_view_decide,
 		.decide_arg = r,
@@ -246,8 +253,12 @@ static int start_view(void *arg, int fuse_fd)
 static char **hide_list(const struct pol_config *c)
 {
 	size_t n = pol_config_outside_count(c);
-	char **v = wd_calloc(n + 1, sizeof(char *));
+	char **v = wd_calloc(n + 2, sizeof(char *));
 	size_t k = 0;
+	/* The approvals desk: no process of the agent may answer itself. */
+	char *desk = sup_desk_dir(true);
+	if (desk)
+		v[k++] = desk;
 	for (size_t i = 0; i < n; i++) {
 		enum pol_outside_mode mode;
 		const char *p = pol_config_outside(c, i, &mode);
@@ -293,6 +304,9 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 		{"prompt", required_argument, NULL, 'P'},
 		{"task", required_argument, NULL, 'T'},
 		{"stats", no_argument, NULL, 'S'},
+		{"no-view", no_argument, NULL, 'N'},
+		{"approval-timeout", required_argument, NULL, 'D'},
+		{"role", required_argument, NULL, 'R'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -318,10 +332,12 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 		case 'P':
 			if (strcmp(optarg, "tty") == 0)
 				o->prompt = SUP_PROMPT_TTY;
+			else if (strcmp(optarg, "desk") == 0)
+				o->prompt = SUP_PROMPT_DESK;
 			else if (strcmp(optarg, "none") == 0)
 				o->prompt = SUP_PROMPT_NONE;
 			else {
-				wd_err("--prompt must be tty or none, not \"%s\"", optarg);
+				wd_err("--prompt must be desk, tty or none, not \"%s\"", optarg);
 				return -EINVAL;
 			}
 			o->prompt_set = true;
@@ -339,6 +355,30 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 			break;
 		case 'N':
 			o->no_view = true;
+			break;
+		case 'D': {
+			int64_t us = 0;
+			char *rel = wd_asprintf(
+				"%s%s", optarg,
+				strspn(optarg, "0123456789") == strlen(optarg) ? "s" : "");
+			int bad = wd_parse_time(rel, 0, &us);
+			free(rel);
+			if (bad < 0 || us >= 0) {
+				wd_err("--approval-timeout: \"%s\" is not a duration (30s, 10m, "
+				       "1h)",
+				       optarg);
+				return -EINVAL;
+			}
+			o->approval_timeout_ms = -us / 1000;
+			break;
+		}
+		case 'R':
+			if (strcmp(optarg, "review") == 0)
+				o->review = true;
+			else if (strcmp(optarg, "agent") != 0) {
+				wd_err("--role must be agent or review, not \"%s\"", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'v':
 			wd_log_set_level(WD_LOG_DEBUG);
@@ -372,6 +412,7 @@ static int exit_code_of(int status)
  * it, for at most two seconds (EXITKILL finishes the job if we exit). */
 static void wind_down(struct sup_run *r)
 {
+	sup_desk_close(r);
 	sup_view_close(r);
 	sup_pending_refuse_all(r, "the agent exited before a decision");
 	sup_trace_kill_all(r);
@@ -403,12 +444,15 @@ static int run_loop(struct sup_run *r)
 		rc = sup_prompt_watch(r);
 	if (rc == 0 && r->view)
 		rc = sup_loop_add(r->loop, r->view_efd, EPOLLIN, sup_on_view, r);
+	if (rc == 0)
+		rc = sup_desk_watch(r);
 	if (rc < 0) {
 		wd_err("the event loop could not be set up: %s", strerror(-rc));
 		return rc;
 	}
 	while (!r->agent_exited) {
-		rc = sup_loop_once(r->loop, 1000);
+		int wait = sup_pending_expire(r);
+		rc = sup_loop_once(r->loop, wait < 0 || wait > 1000 ? 1000 : wait);
 		if (rc < 0) {
 			wd_err("the event loop failed: %s", strerror(-rc));
 			return rc;
@@ -421,6 +465,7 @@ static int run_loop(struct sup_run *r)
 int sup_cmd_run(int argc, char **argv)
 {
 	struct sup_run r = {
+		.desk_fd = -1,
 		.sigfd = -1,
 		.tty_fd = -1,
 		.saved_fg = -1,
@@ -472,16 +517,26 @@ int sup_cmd_run(int argc, char **argv)
 	r.person = person_name();
 	r.grants = pol_session_new();
 	if (!r.opts.prompt_set)
-		r.opts.prompt = isatty(STDIN_FILENO) ? SUP_PROMPT_TTY : SUP_PROMPT_NONE;
+		r.opts.prompt = SUP_PROMPT_DESK;
+	if (r.opts.approval_timeout_ms <= 0)
+		r.opts.approval_timeout_ms = 10 * 60 * 1000;
 	if (!r.opts.tier_set) {
 		enum pol_tier t = pol_config_tier(r.config);
 		r.opts.tier = t == POL_TIER_UNSET ? POL_TIER_STANDARD : t;
 	}
-	if (r.opts.prompt == SUP_PROMPT_TTY && r.opts.tier == POL_TIER_STANDARD &&
-	    sup_prompt_open(&r) < 0) {
-		wd_err("--prompt tty needs a controlling terminal; use --prompt none in scripts");
+	bool asks = r.opts.tier == POL_TIER_STANDARD && !r.opts.review;
+	if (asks && r.opts.prompt == SUP_PROMPT_TTY && sup_prompt_open(&r) < 0) {
+		wd_err("--prompt tty needs a controlling terminal; use --prompt desk or none in "
+		       "scripts");
 		rc = -ENOTTY;
 		goto out;
+	}
+	if (asks && r.opts.prompt != SUP_PROMPT_NONE) {
+		rc = sup_desk_open(&r);
+		if (rc < 0) {
+			wd_err("the approvals desk could not be opened: %s", strerror(-rc));
+			goto out;
+		}
 	}
 
 	cmdline = wd_argv_join(r.opts.argv);
@@ -491,7 +546,7 @@ int sup_cmd_run(int argc, char **argv)
 		.project = project,
 		.command = cmdline,
 		.tier = tier_name(r.opts.tier),
-		.role = "agent",
+		.role = r.opts.review ? "review" : "agent",
 		.task = r.opts.task,
 	};
 	rc = sto_session_begin(r.db, &ses);
@@ -590,6 +645,7 @@ out:
 		wd_err("%llu audit rows could not be written; those requests were refused",
 		       r.audit_failures);
 	sup_prompt_close(&r);
+	sup_desk_close(&r);
 	sbx_view_stop(r.view);
 	wd_close(&r.backing_fd);
 	wd_close(&r.view_efd);

@@ -38,7 +38,10 @@ int sup_loop_once(struct sup_loop *l, int timeout_ms);
 
 /* ---- the run's state -------------------------------------------------- */
 
-enum sup_prompt { SUP_PROMPT_NONE, SUP_PROMPT_TTY };
+/* How a person is asked in standard mode: never, on the desk only (warden
+ * approvals / approve / deny from another terminal), or on the desk and
+ * inline on this terminal. */
+enum sup_prompt { SUP_PROMPT_NONE, SUP_PROMPT_DESK, SUP_PROMPT_TTY };
 
 struct sup_opts {
 	const char *project;	/* absolute */
@@ -50,7 +53,9 @@ struct sup_opts {
 	const char *task;
 	bool stats;
 	bool no_view; /* --no-view: no FUSE view (weaker: opens are not decided) */
-	char **argv;  /* the agent's command */
+	bool review;  /* --role review: read-only view, sensitive reads allowed, never asks */
+	int64_t approval_timeout_ms; /* --approval-timeout */
+	char **argv;		     /* the agent's command */
 };
 
 struct sup_proc;
@@ -95,6 +100,10 @@ struct sup_run {
 	struct sbx_view *view;
 	int backing_fd; /* O_PATH fd of the real project, until the view takes it */
 	struct sup_prompt_state *prompt;
+	/* The approvals desk (desk.c). */
+	int desk_fd;	 /* listening socket, -1 when none */
+	char *desk_path; /* its path, removed at exit */
+	unsigned next_pending_id;
 	struct sup_stats stats;
 	unsigned long long audit_failures;
 };
@@ -169,14 +178,48 @@ struct sup_request {
 struct sup_pending {
 	struct sup_pending *next;
 	struct sup_request *rq;
+	unsigned id;	     /* the desk's number for it in this session */
+	int64_t since_us;    /* realtime, when it started waiting */
+	int64_t deadline_ns; /* monotonic */
+	int64_t deadline_us; /* realtime, for people */
 };
 
 /* The person's answer to a pending request. */
-enum sup_answer { SUP_ANSWER_ONCE, SUP_ANSWER_ALWAYS, SUP_ANSWER_REJECT };
-void sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer a,
-			const char *note);
+enum sup_answer {
+	SUP_ANSWER_ONCE,
+	SUP_ANSWER_ALWAYS,	   /* a session grant */
+	SUP_ANSWER_ALWAYS_PROJECT, /* a session grant and a persistent project grant */
+	SUP_ANSWER_REJECT,
+};
+/* Decides |p| as |who| answered. Returns 0, or -errno when a project grant
+ * could not be written (the request is then approved once and the error is
+ * in *msg). *msg (caller frees, may be NULL) says what happened. */
+int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer a,
+		       const char *note, const char *who, char **msg);
 /* Refuses every pending request (at exit). */
 void sup_pending_refuse_all(struct sup_run *r, const char *why);
+/* Refuses pending requests whose deadline passed (audited as "timeout") and
+ * drops those whose caller is gone. Returns ms until the next deadline, or
+ * -1 when nothing waits. */
+int sup_pending_expire(struct sup_run *r);
+/* The pending request with desk number |id|, or NULL. */
+struct sup_pending *sup_pending_find(struct sup_run *r, unsigned id);
+/* Queues |rq| for a person (desk and, with --prompt tty, the terminal). */
+void sup_pending_add(struct sup_run *r, struct sup_request *rq);
+
+/* ---- the approvals desk (desk.c) ------------------------------------------ */
+
+/* The directory of desk sockets: $XDG_RUNTIME_DIR/warden or /run/warden,
+ * created 0700. Caller frees. NULL with errno on failure. */
+char *sup_desk_dir(bool create);
+/* Opens this session's socket (sup_desk_watch puts it in the loop). 0 or -errno. */
+int sup_desk_open(struct sup_run *r);
+void sup_desk_close(struct sup_run *r);
+/* Puts the listening socket in the loop (after sup_desk_open). */
+int sup_desk_watch(struct sup_run *r);
+/* warden approvals / approve / deny. */
+int sup_cmd_approvals(int argc, char **argv);
+int sup_cmd_answer(int argc, char **argv, bool approve);
 
 /* Writes "warden: <msg>\n" to the stderr of |tgid| without ever blocking
  * the supervisor (see decide.c). */
@@ -190,6 +233,8 @@ int sup_prompt_open(struct sup_run *r);
 int sup_prompt_watch(struct sup_run *r);
 /* Queues |p| for the person: shows it now if nothing else is shown. */
 void sup_prompt_enqueue(struct sup_run *r, struct sup_pending *p);
+/* |p| was decided elsewhere (desk, deadline): stop showing it. */
+void sup_prompt_forget(struct sup_run *r, struct sup_pending *p);
 void sup_prompt_close(struct sup_run *r);
 
 /* ---- stats (stats.c) ---------------------------------------------------- */

@@ -302,9 +302,9 @@ static void test_run_tty_prompt_reject(void **state)
 	assert_true(wt_expect(master, "refused by", 10000, &acc));
 	assert_true(wt_expect(master, "rc=126", 10000, &acc));
 	waitpid(w, NULL, 0);
-	assert_non_null(strstr(acc, "use the build dir"));
-	assert_int_equal(wt_audit_count(f->db, "deny", "user", "touch nope", "use the build dir"),
-			 1);
+	assert_non_null(strstr(acc, "warden: refused by "));
+	assert_non_null(strstr(acc, ": use the build dir (exec of \"touch nope\")"));
+	assert_int_equal(wt_audit_count(f->db, "deny", "user", "touch nope", "refused by"), 1);
 	close(master);
 	free(acc);
 }

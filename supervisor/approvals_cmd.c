@@ -1,0 +1,290 @@
+/*
+ * approvals_cmd.c: the desk's clients: `warden approvals`, `warden approve`
+ * and `warden deny`. They talk to the sockets of running sessions (desk.c
+ * has the protocol); nothing here decides.
+ */
+#include "sup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+/* Sends |req| to the socket |path| and returns the whole answer (caller
+ * frees), or NULL with errno. A socket nobody listens on is stale and
+ * removed. */
+static char *ask(const char *path, const char *req)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	wd_autoclose int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	struct timeval tv = {.tv_sec = 10};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (errno == ECONNREFUSED)
+			unlink(path); /* its warden is gone */
+		return NULL;
+	}
+	if (wd_write_all(fd, req, strlen(req)) < 0)
+		return NULL;
+	struct wd_sb sb = {0};
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		wd_sb_add(&sb, buf, (size_t)n);
+	return wd_sb_steal(&sb);
+}
+
+/* Calls |fn| for each session socket, optionally only |session|'s (whose id
+ * ends with |session|). Returns how many matched. */
+static int each_session(const char *session,
+			void (*fn)(const char *path, const char *id, void *arg), void *arg)
+{
+	wd_autofree char *dir = sup_desk_dir(false);
+	if (!dir)
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len < 6 || strcmp(e->d_name + len - 5, ".sock") != 0)
+			continue;
+		char id[128];
+		snprintf(id, sizeof(id), "%.*s", (int)(len - 5), e->d_name);
+		if (session && !wd_str_has_suffix(id, session))
+			continue;
+		char *path = wd_asprintf("%s/%s", dir, e->d_name);
+		fn(path, id, arg);
+		free(path);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+struct list_acc {
+	bool json;
+	struct wd_sb out;
+	int sessions;
+};
+
+static void list_one(const char *path, const char *id, void *arg)
+{
+	(void)id;
+	struct list_acc *a = arg;
+	char *ans = ask(path, a->json ? "list\tjson\n" : "list\ttable\n");
+	if (!ans)
+		return;
+	a->sessions++;
+	if (a->json) {
+		/* Join the sessions' arrays into one. */
+		char *open = strchr(ans, '['), *close = strrchr(ans, ']');
+		if (open && close && close > open + 1) {
+			if (a->out.len > 1)
+				wd_sb_putc(&a->out, ',');
+			wd_sb_add(&a->out, open + 1, (size_t)(close - open - 1));
+		}
+	} else {
+		wd_sb_puts(&a->out, ans);
+	}
+	free(ans);
+}
+
+static void print_list(const char *session, bool json)
+{
+	struct list_acc a = {.json = json};
+	if (json)
+		wd_sb_putc(&a.out, '[');
+	each_session(session, list_one, &a);
+	if (json) {
+		wd_sb_puts(&a.out, "]\n");
+		fputs(a.out.buf, stdout);
+	} else if (a.out.len == 0) {
+		printf("no pending requests (%d running session%s)\n", a.sessions,
+		       a.sessions == 1 ? "" : "s");
+	} else {
+		printf("%-10s %-22s %-6s %-5s %s\n", "ID", "SESSION", "AGE", "KIND",
+		       "REQUEST / PROCESS / WHY / DEADLINE");
+		char *save = NULL;
+		for (char *line = strtok_r(a.out.buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char *f[8] = {0};
+			char *s2 = NULL;
+			int k = 0;
+			for (char *t = strtok_r(line, "\t", &s2); t && k < 8;
+			     t = strtok_r(NULL, "\t", &s2))
+				f[k++] = t;
+			if (k < 8)
+				continue;
+			printf("%-10s %-22s %-6s %-5s %s\n%55s%s\n%55swhy: %s; %s\n", f[0], f[1],
+			       f[2], f[3], f[4], "", f[5], "", f[6], f[7]);
+		}
+	}
+	fflush(stdout);
+	wd_sb_free(&a.out);
+}
+
+int sup_cmd_approvals(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"session", required_argument, NULL, 's'},
+		{"watch", no_argument, NULL, 'w'},
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *session = NULL;
+	bool watch = false, json = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			session = optarg;
+			break;
+		case 'w':
+			watch = true;
+			break;
+		case 'f':
+			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0) {
+				wd_err("--format must be table or json");
+				return SUP_EXIT_USAGE;
+			}
+			json = strcmp(optarg, "json") == 0;
+			break;
+		case 'h':
+			puts("usage: warden approvals [--session ID] [--watch] [--format "
+			     "table|json]\n"
+			     "  lists the requests waiting for a person in your running sessions");
+			return 0;
+		default:
+			return SUP_EXIT_USAGE;
+		}
+	}
+	do {
+		if (watch && !json)
+			fputs("\033[H\033[2J", stdout);
+		print_list(session, json);
+		if (watch)
+			sleep(1);
+	} while (watch);
+	return 0;
+}
+
+struct answer_acc {
+	const char *req;
+	char *reply;
+};
+
+static void answer_one(const char *path, const char *id, void *arg)
+{
+	(void)id;
+	struct answer_acc *a = arg;
+	if (a->reply && wd_str_has_prefix(a->reply, "ok"))
+		return;
+	char *r = ask(path, a->req);
+	if (r && (!a->reply || wd_str_has_prefix(r, "ok"))) {
+		free(a->reply);
+		a->reply = r;
+	} else {
+		free(r);
+	}
+}
+
+/* Sends |req| to the session that holds |id| (its prefix names it). */
+static char *send_to_owner(const char *id, const char *req)
+{
+	char prefix[64];
+	const char *dash = strrchr(id, '-');
+	snprintf(prefix, sizeof(prefix), "%.*s", dash ? (int)(dash - id) : 0, id);
+	struct answer_acc a = {.req = req};
+	each_session(prefix[0] ? prefix : NULL, answer_one, &a);
+	return a.reply;
+}
+
+int sup_cmd_answer(int argc, char **argv, bool approve)
+{
+	static const struct option longopts[] = {
+		{"always", no_argument, NULL, 'a'},	{"project", no_argument, NULL, 'p'},
+		{"note", required_argument, NULL, 'n'}, {"yes", no_argument, NULL, 'y'},
+		{"help", no_argument, NULL, 'h'},	{NULL, 0, NULL, 0},
+	};
+	bool always = false, project = false, yes = false;
+	const char *note = "";
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			always = true;
+			break;
+		case 'p':
+			project = true;
+			break;
+		case 'n':
+			note = optarg;
+			break;
+		case 'y':
+			yes = true;
+			break;
+		case 'h':
+			puts(approve ? "usage: warden approve ID [--always [--project [--yes]]] "
+				       "[--note TEXT]"
+				     : "usage: warden deny ID [--note TEXT]");
+			return 0;
+		default:
+			return SUP_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1 || (!approve && (always || project)) || (project && !always)) {
+		wd_err(approve ? "usage: warden approve ID [--always [--project]] [--note TEXT]"
+			       : "usage: warden deny ID [--note TEXT]");
+		return SUP_EXIT_USAGE;
+	}
+	const char *id = argv[optind];
+	if (project) {
+		/* Show the persistent grant before it is written. */
+		char *req = wd_asprintf("preview\t%s\n", id);
+		char *preview = send_to_owner(id, req);
+		free(req);
+		if (!preview || !wd_str_has_prefix(preview, "ok\t")) {
+			wd_err("%s",
+			       preview ? preview + 6 : "no running session holds that request");
+			free(preview);
+			return 1;
+		}
+		printf("This persistent grant will be written to .warden/permissions.json:\n  %s",
+		       preview + 3);
+		free(preview);
+		if (!yes) {
+			if (!isatty(STDIN_FILENO)) {
+				wd_err("not a terminal: add --yes to write the grant");
+				return 1;
+			}
+			printf("Write it? [y/N] ");
+			fflush(stdout);
+			char line[16];
+			if (!fgets(line, sizeof(line), stdin) || (line[0] != 'y' && line[0] != 'Y'))
+				return 1;
+		}
+	}
+	wd_autofree char *hex = wd_hex_encode(note);
+	const char *kind = !approve ? "reject" : project ? "project" : always ? "always" : "once";
+	wd_autofree char *req = wd_asprintf("answer\t%s\t%s\t%s\n", id, kind, hex);
+	char *reply = send_to_owner(id, req);
+	if (!reply) {
+		wd_err("no running session holds request %s (warden approvals lists them)", id);
+		return 1;
+	}
+	bool ok = wd_str_has_prefix(reply, "ok\t");
+	fprintf(ok ? stdout : stderr, "%s%s", ok ? "" : "warden: ", reply + (ok ? 3 : 6));
+	free(reply);
+	return ok ? 0 : 1;
+}

@@ -1,0 +1,334 @@
+/*
+ * desk.c: the approvals desk. Each `warden run` listens on a Unix socket
+ * in a private runtime directory ($XDG_RUNTIME_DIR/warden or /run/warden,
+ * mode 0700, owned by the user; the sandbox hides that directory). People
+ * answer from another terminal with `warden approvals`, `warden approve`
+ * and `warden deny`.
+ *
+ * Who answers is the peer's SO_PEERCRED uid: only the user who started the
+ * run, or root, may see or answer anything. The protocol is one request
+ * line and one answer per connection:
+ *
+ *   list json|table              -> the pending requests
+ *   preview ID                   -> the project grant "approve --always
+ *                                   --project" would write
+ *   answer ID once|always|project|reject HEXNOTE -> "ok\t..." or "error\t..."
+ *
+ * Connections are non-blocking and in the event loop: a slow or silent
+ * client never holds up a decision.
+ */
+#include "sup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#define LINE_MAX_BYTES 8192
+
+struct conn {
+	struct sup_run *r;
+	int fd;
+	uid_t uid;
+	char buf[LINE_MAX_BYTES];
+	size_t len;
+};
+
+char *sup_desk_dir(bool create)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char *dir;
+	if (xdg && xdg[0] == '/')
+		dir = wd_asprintf("%s/warden", xdg);
+	else if (geteuid() == 0)
+		dir = wd_strdup("/run/warden");
+	else
+		dir = wd_asprintf("/tmp/warden-%u", (unsigned)getuid());
+	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		int e = errno;
+		free(dir);
+		errno = e;
+		return NULL;
+	}
+	struct stat st;
+	if (lstat(dir, &st) < 0) {
+		int e = errno;
+		free(dir);
+		errno = e;
+		return NULL;
+	}
+	/* Never trust a directory someone else made or opened up. */
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		free(dir);
+		errno = EPERM;
+		return NULL;
+	}
+	return dir;
+}
+
+static const char *short_id(const struct sup_run *r)
+{
+	size_t n = strlen(r->session_id);
+	return n > 4 ? r->session_id + n - 4 : r->session_id;
+}
+
+static void list_json(struct sup_run *r, struct wd_sb *sb)
+{
+	int64_t now = wd_now_real_us();
+	wd_sb_putc(sb, '[');
+	bool first = true;
+	for (struct sup_pending *p = r->pending; p; p = p->next) {
+		const struct sup_request *rq = p->rq;
+		char id[32], deadline[40];
+		snprintf(id, sizeof(id), "%s-%u", short_id(r), p->id);
+		wd_format_time(p->deadline_us, deadline, sizeof(deadline));
+		char *cmd = sbx_proc_cmdline(rq->pid, 2048);
+		wd_sb_puts(sb, first ? "{" : ",{");
+		first = false;
+		wd_sb_puts(sb, "\"id\":");
+		wd_sb_json_str(sb, id);
+		wd_sb_puts(sb, ",\"session\":");
+		wd_sb_json_str(sb, r->session_id);
+		wd_sb_printf(sb, ",\"age_s\":%lld", (long long)((now - p->since_us) / 1000000));
+		wd_sb_puts(sb, ",\"kind\":");
+		wd_sb_json_str(sb, rq->kind == POL_EXEC ? "exec" : "open");
+		wd_sb_puts(sb, ",\"request\":");
+		wd_sb_json_str(sb, rq->summary);
+		wd_sb_printf(sb, ",\"pid\":%d,\"process\":", rq->pid);
+		wd_sb_json_str(sb, cmd ? cmd : "");
+		wd_sb_puts(sb, ",\"why\":");
+		wd_sb_json_str(sb, rq->pol.reason);
+		wd_sb_puts(sb, ",\"judge\":null,\"deadline\":");
+		wd_sb_json_str(sb, deadline);
+		wd_sb_printf(sb, ",\"deadline_in_s\":%lld}",
+			     (long long)((p->deadline_us - now) / 1000000));
+		free(cmd);
+	}
+	wd_sb_puts(sb, "]\n");
+}
+
+static void list_table(struct sup_run *r, struct wd_sb *sb)
+{
+	int64_t now = wd_now_real_us();
+	for (struct sup_pending *p = r->pending; p; p = p->next) {
+		const struct sup_request *rq = p->rq;
+		char *cmd = sbx_proc_cmdline(rq->pid, 256);
+		wd_sb_printf(sb, "%s-%u\t%s\t%llds\t%s\t%s\tpid %d (%.60s)\t%s\t%llds left\n",
+			     short_id(r), p->id, r->session_id,
+			     (long long)((now - p->since_us) / 1000000),
+			     rq->kind == POL_EXEC ? "exec" : "open", rq->summary, rq->pid,
+			     cmd ? cmd : "?", rq->pol.reason,
+			     (long long)((p->deadline_us - now) / 1000000));
+		free(cmd);
+	}
+}
+
+static char *user_name(uid_t uid)
+{
+	struct passwd *pw = getpwuid(uid);
+	return pw ? wd_strdup(pw->pw_name) : wd_asprintf("uid %u", (unsigned)uid);
+}
+
+static struct sup_pending *find_id(struct sup_run *r, const char *id)
+{
+	const char *dash = strrchr(id, '-');
+	const char *num = dash ? dash + 1 : id;
+	if (dash && strncmp(id, short_id(r), (size_t)(dash - id)) != 0)
+		return NULL;
+	char *end = NULL;
+	unsigned long n = strtoul(num, &end, 10);
+	if (!*num || *end)
+		return NULL;
+	return sup_pending_find(r, (unsigned)n);
+}
+
+static void handle(struct conn *c, char *line, struct wd_sb *out)
+{
+	struct sup_run *r = c->r;
+	char *save = NULL;
+	char *verb = strtok_r(line, "\t", &save);
+	if (!verb) {
+		wd_sb_puts(out, "error\tempty request\n");
+		return;
+	}
+	if (strcmp(verb, "list") == 0) {
+		char *fmt = strtok_r(NULL, "\t", &save);
+		if (fmt && strcmp(fmt, "table") == 0)
+			list_table(r, out);
+		else
+			list_json(r, out);
+		return;
+	}
+	char *id = strtok_r(NULL, "\t", &save);
+	struct sup_pending *p = id ? find_id(r, id) : NULL;
+	if (!p) {
+		wd_sb_printf(out,
+			     "error\tno pending request %s in session %s (decided already, or "
+			     "past its deadline?)\n",
+			     id ? id : "(none)", r->session_id);
+		return;
+	}
+	if (strcmp(verb, "preview") == 0) {
+		char *json = pol_request_json(p->rq->req);
+		wd_sb_printf(out, "ok\tgrant for %s: %s\n", p->rq->summary, json);
+		free(json);
+		return;
+	}
+	if (strcmp(verb, "answer") != 0) {
+		wd_sb_printf(out, "error\tunknown request \"%s\"\n", verb);
+		return;
+	}
+	char *kind = strtok_r(NULL, "\t", &save);
+	char *hexnote = strtok_r(NULL, "\t", &save);
+	enum sup_answer a;
+	if (kind && strcmp(kind, "once") == 0)
+		a = SUP_ANSWER_ONCE;
+	else if (kind && strcmp(kind, "always") == 0)
+		a = SUP_ANSWER_ALWAYS;
+	else if (kind && strcmp(kind, "project") == 0)
+		a = SUP_ANSWER_ALWAYS_PROJECT;
+	else if (kind && strcmp(kind, "reject") == 0)
+		a = SUP_ANSWER_REJECT;
+	else {
+		wd_sb_puts(out, "error\tthe answer must be once, always, project or reject\n");
+		return;
+	}
+	char *note = hexnote && *hexnote ? wd_hex_decode(hexnote) : NULL;
+	if (hexnote && *hexnote && !note) {
+		wd_sb_puts(out, "error\tthe note is not valid hex\n");
+		return;
+	}
+	char *who = user_name(c->uid);
+	char *summary = wd_strdup(p->rq->summary);
+	char *msg = NULL;
+	sup_pending_answer(r, p, a, note, who, &msg);
+	wd_sb_printf(out, "ok\t%s %s: %s%s%s\n", a == SUP_ANSWER_REJECT ? "refused" : "approved",
+		     id, summary, msg ? "\n" : "", msg ? msg : "");
+	free(msg);
+	free(summary);
+	free(who);
+	free(note);
+}
+
+static void conn_close(struct conn *c)
+{
+	sup_loop_del(c->r->loop, c->fd);
+	close(c->fd);
+	free(c);
+}
+
+static void on_conn(struct sup_loop *l, int fd, uint32_t events, void *arg)
+{
+	(void)l;
+	(void)fd;
+	struct conn *c = arg;
+	if (events & (EPOLLHUP | EPOLLERR) && !(events & EPOLLIN)) {
+		conn_close(c);
+		return;
+	}
+	ssize_t n = read(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len);
+	if (n <= 0) {
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		conn_close(c);
+		return;
+	}
+	c->len += (size_t)n;
+	c->buf[c->len] = '\0';
+	char *nl = strchr(c->buf, '\n');
+	if (!nl) {
+		if (c->len >= sizeof(c->buf) - 1)
+			conn_close(c); /* an over-long request is dropped */
+		return;
+	}
+	*nl = '\0';
+	struct wd_sb out = {0};
+	handle(c, c->buf, &out);
+	/* Answers are small; a peer that does not read them loses them. */
+	(void)!send(c->fd, out.buf, out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	wd_sb_free(&out);
+	conn_close(c);
+}
+
+static void on_accept(struct sup_loop *l, int fd, uint32_t events, void *arg)
+{
+	(void)events;
+	struct sup_run *r = arg;
+	for (;;) {
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd < 0)
+			return;
+		struct ucred cr;
+		socklen_t len = sizeof(cr);
+		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
+		    (cr.uid != getuid() && cr.uid != 0)) {
+			char *me = user_name(getuid());
+			char msg[256];
+			int m = snprintf(
+				msg, sizeof(msg),
+				"error\tpermission denied: only %s or root may answer this "
+				"session\n",
+				me);
+			(void)!send(cfd, msg, (size_t)m, MSG_DONTWAIT | MSG_NOSIGNAL);
+			free(me);
+			close(cfd);
+			continue;
+		}
+		struct conn *c = wd_calloc(1, sizeof(*c));
+		c->r = r;
+		c->fd = cfd;
+		c->uid = cr.uid;
+		if (sup_loop_add(l, cfd, EPOLLIN, on_conn, c) < 0) {
+			close(cfd);
+			free(c);
+		}
+	}
+}
+
+int sup_desk_open(struct sup_run *r)
+{
+	wd_autofree char *dir = sup_desk_dir(true);
+	if (!dir)
+		return -errno;
+	r->desk_path = wd_asprintf("%s/%s.sock", dir, r->session_id);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(r->desk_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, r->desk_path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	unlink(r->desk_path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(r->desk_path, 0600) < 0 ||
+	    listen(fd, 16) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	r->desk_fd = fd;
+	return 0;
+}
+
+void sup_desk_close(struct sup_run *r)
+{
+	if (r->desk_fd >= 0) {
+		if (r->loop)
+			sup_loop_del(r->loop, r->desk_fd);
+		close(r->desk_fd);
+		r->desk_fd = -1;
+	}
+	if (r->desk_path) {
+		unlink(r->desk_path);
+		free(r->desk_path);
+		r->desk_path = NULL;
+	}
+}
+
+int sup_desk_watch(struct sup_run *r)
+{
+	return r->desk_fd >= 0 ? sup_loop_add(r->loop, r->desk_fd, EPOLLIN, on_accept, r) : 0;
+}
