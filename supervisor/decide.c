@@ -62,21 +62,15 @@ static int stat_index(const char *source)
 
 void sup_tell(pid_t tgid, const char *fmt, ...)
 {
-	char msg[1024];
+	char body[1000], msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(msg, sizeof(msg) - 1, fmt, ap);
+	vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
+	/* One line, at most sizeof(msg) - 1 bytes, always newline-ended. */
+	int n = snprintf(msg, sizeof(msg), "warden: %s\n", body);
 	if (n < 0)
 		return;
-	if ((size_t)n > sizeof(msg) - 2)
-		n = (int)sizeof(msg) - 2;
-	memmove(msg + 8, msg, (size_t)n);
-	memcpy(msg, "warden: ", 8);
-	n += 8;
-	if ((size_t)n > sizeof(msg) - 1)
-		n = (int)sizeof(msg) - 1;
-	msg[n++] = '\n';
 
 	/* The caller's own stderr, the same open file description (so a
 	 * tool runner that captures stderr sees it), taken with pidfd_getfd:
