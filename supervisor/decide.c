@@ -15,6 +15,8 @@
  */
 #include "sup.h"
 
+#include "judge.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -57,6 +59,8 @@ static int stat_index(const char *source)
 			return (int)i;
 	if (strstr(source, "grant") || strcmp(source, "accepted_rule") == 0)
 		return ST_GRANT;
+	if (strcmp(source, "judge_cache") == 0)
+		return ST_JUDGE;
 	return ST_ERROR;
 }
 
@@ -114,6 +118,8 @@ static void request_free(struct sup_request *rq)
 	if (!rq)
 		return;
 	sbx_exec_event_free(rq->ev);
+	free(rq->judge_json);
+	free(rq->judge_reason);
 	pol_request_free(rq->req);
 	free(rq->summary);
 	free(rq);
@@ -165,6 +171,7 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 		.note = o.note,
 		.tool_call = covering ? covering->cover : 0,
 		.latency_us = (t_dec - rq->t_recv_ns) / 1000,
+		.judge = rq->judge_json,
 	};
 	int64_t t_row = wd_now_mono_ns();
 	int rc = sto_append(r->db, &row);
@@ -181,6 +188,10 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 		}
 	}
 	sup_stats_add(&r->stats, stat_index(o.source), wd_now_mono_ns() - rq->t_recv_ns);
+	sup_judge_record(r, rq, o.allow, o.source, o.decided_by,
+			 o.note				 ? o.note
+			 : strcmp(o.source, "tier") == 0 ? o.reason
+							 : NULL);
 	wd_debug("%s %s: %s (%s: %s)", o.allow ? "allowed" : "refused", verb_of(rq), rq->summary,
 		 o.source, o.reason);
 
@@ -290,6 +301,7 @@ static void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup
 		.review = r->opts.review,
 		.no_fast_path = rq->kind == POL_OPEN,
 	};
+	sup_judge_touch(r);
 	pol_decide(rq->req, r->config, r->grants, &ctx, wd_now_real_us(), &rq->pol);
 	const struct pol_decision *d = &rq->pol;
 	rq->covers = rq->kind == POL_EXEC && pol_exec_covers(rq->req);
@@ -324,9 +336,45 @@ static void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup
 					.covers = d->covers});
 		return;
 	case POL_ASK:
+		/* An ask rule goes to the tier without the judge. */
+		escalate(r, rq);
+		return;
 	case POL_UNDECIDED:
 	default:
-		/* Step 4, the judge, is not configured: escalate. */
+		/* Step 4: the judge, when there is one; its verdict continues
+		 * in sup_judge_verdict(). */
+		if (!sup_judge_submit(r, rq))
+			escalate(r, rq);
+		return;
+	}
+}
+
+void sup_judge_verdict(struct sup_run *r, struct sup_request *rq, int outcome, const char *reason,
+		       const char *judge_json, const char *source)
+{
+	free(rq->judge_json);
+	rq->judge_json = judge_json ? wd_strdup(judge_json) : NULL;
+	switch (outcome) {
+	case JDG_ALLOW:
+		finish(r, rq,
+		       (struct outcome){.allow = true,
+					.source = source,
+					.reason = reason,
+					.decided_by = "judge",
+					.covers = rq->covers});
+		return;
+	case JDG_REJECT:
+		finish(r, rq,
+		       (struct outcome){.allow = false,
+					.source = source,
+					.reason = reason,
+					.decided_by = "judge"});
+		return;
+	default:
+		/* Escalate, failures included: the tier decides, and the
+		 * person sees what the judge said. */
+		free(rq->judge_reason);
+		rq->judge_reason = wd_strdup(reason ? reason : "");
 		escalate(r, rq);
 		return;
 	}
@@ -593,6 +641,7 @@ int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer
 	pending_unlink(r, p);
 	struct sup_request *rq = p->rq;
 	free(p);
+	sup_judge_person_answered(r);
 	const char *n = note && *note ? note : NULL;
 	char reason[512];
 	int rc = 0;

@@ -102,7 +102,12 @@ static void list_json(struct sup_run *r, struct wd_sb *sb)
 		wd_sb_json_str(sb, cmd ? cmd : "");
 		wd_sb_puts(sb, ",\"why\":");
 		wd_sb_json_str(sb, rq->pol.reason);
-		wd_sb_puts(sb, ",\"judge\":null,\"deadline\":");
+		wd_sb_puts(sb, ",\"judge\":");
+		if (rq->judge_reason)
+			wd_sb_json_str(sb, rq->judge_reason);
+		else
+			wd_sb_puts(sb, "null");
+		wd_sb_puts(sb, ",\"deadline\":");
 		wd_sb_json_str(sb, deadline);
 		wd_sb_printf(sb, ",\"deadline_in_s\":%lld}",
 			     (long long)((p->deadline_us - now) / 1000000));

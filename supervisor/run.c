@@ -45,7 +45,11 @@ static const char run_usage[] =
 	"  --role R          agent (default) or review: a review run sees the project\n"
 	"                    read-only, reads sensitive files without asking, and never\n"
 	"                    waits for a person (standard mode refuses escalations)\n"
-	"  --task TEXT       what the agent was asked to do (recorded with the session)\n"
+	"  --task TEXT       what the agent was asked to do (recorded with the session and\n"
+	"                    shown to the judge; at most 800 characters)\n"
+	"  --parent ID       a sub-session of session ID: its judge reads ID's rules too\n"
+	"  --turn-idle S     the judge's turn ends after S seconds without a request\n"
+	"                    (default 2): its rules prefix is rebuilt at the next turn\n"
 	"  --stats           print decision counts and latencies at exit\n"
 	"  --no-view         do not mount the project view: opens of sensitive files in\n"
 	"                    the project are then NOT decided (exec decisions remain)\n"
@@ -307,6 +311,8 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 		{"no-view", no_argument, NULL, 'N'},
 		{"approval-timeout", required_argument, NULL, 'D'},
 		{"role", required_argument, NULL, 'R'},
+		{"turn-idle", required_argument, NULL, 'I'},
+		{"parent", required_argument, NULL, 'Q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -372,6 +378,21 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 			o->approval_timeout_ms = -us / 1000;
 			break;
 		}
+		case 'I': {
+			char *end = NULL;
+			double secs = strtod(optarg, &end);
+			if (end == optarg || *end || secs < 0 || secs > 3600) {
+				wd_err("--turn-idle: \"%s\" is not a number of seconds (0-3600)",
+				       optarg);
+				return -EINVAL;
+			}
+			o->turn_idle_ms = (int64_t)(secs * 1000);
+			o->turn_idle_set = true;
+			break;
+		}
+		case 'Q':
+			o->parent = optarg;
+			break;
 		case 'R':
 			if (strcmp(optarg, "review") == 0)
 				o->review = true;
@@ -414,6 +435,7 @@ static void wind_down(struct sup_run *r)
 {
 	sup_desk_close(r);
 	sup_view_close(r);
+	sup_judge_free(r);
 	sup_pending_refuse_all(r, "the agent exited before a decision");
 	sup_trace_kill_all(r);
 	int64_t until = wd_now_mono_ns() + 2000000000LL;
@@ -520,6 +542,8 @@ int sup_cmd_run(int argc, char **argv)
 		r.opts.prompt = SUP_PROMPT_DESK;
 	if (r.opts.approval_timeout_ms <= 0)
 		r.opts.approval_timeout_ms = 10 * 60 * 1000;
+	if (!r.opts.turn_idle_set)
+		r.opts.turn_idle_ms = 2000;
 	if (!r.opts.tier_set) {
 		enum pol_tier t = pol_config_tier(r.config);
 		r.opts.tier = t == POL_TIER_UNSET ? POL_TIER_STANDARD : t;
@@ -547,6 +571,7 @@ int sup_cmd_run(int argc, char **argv)
 		.command = cmdline,
 		.tier = tier_name(r.opts.tier),
 		.role = r.opts.review ? "review" : "agent",
+		.parent = r.opts.parent,
 		.task = r.opts.task,
 	};
 	rc = sto_session_begin(r.db, &ses);
@@ -555,8 +580,7 @@ int sup_cmd_run(int argc, char **argv)
 		       strerror(-rc));
 		goto out;
 	}
-	wd_info("session %s (tier %s; no judge configured: undecided requests go to the tier)",
-		r.session_id, tier_name(r.opts.tier));
+	wd_info("session %s (tier %s)", r.session_id, tier_name(r.opts.tier));
 
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -575,6 +599,9 @@ int sup_cmd_run(int argc, char **argv)
 		rc = -errno;
 		goto out;
 	}
+	rc = sup_judge_init(&r);
+	if (rc < 0)
+		goto out;
 	char **env = agent_environ(r.session_id);
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd))) {
@@ -646,6 +673,7 @@ out:
 		       r.audit_failures);
 	sup_prompt_close(&r);
 	sup_desk_close(&r);
+	sup_judge_free(&r); /* after wind_down this is a no-op */
 	sbx_view_stop(r.view);
 	wd_close(&r.backing_fd);
 	wd_close(&r.view_efd);

@@ -55,7 +55,10 @@ struct sup_opts {
 	bool no_view; /* --no-view: no FUSE view (weaker: opens are not decided) */
 	bool review;  /* --role review: read-only view, sensitive reads allowed, never asks */
 	int64_t approval_timeout_ms; /* --approval-timeout */
-	char **argv;		     /* the agent's command */
+	int64_t turn_idle_ms;	     /* --turn-idle */
+	bool turn_idle_set;
+	const char *parent; /* --parent: the parent session's id */
+	char **argv;	    /* the agent's command */
 };
 
 struct sup_proc;
@@ -104,6 +107,7 @@ struct sup_run {
 	int desk_fd;	 /* listening socket, -1 when none */
 	char *desk_path; /* its path, removed at exit */
 	unsigned next_pending_id;
+	struct sup_judge *judge; /* NULL: no judge configured */
 	struct sup_stats stats;
 	unsigned long long audit_failures;
 };
@@ -172,6 +176,8 @@ struct sup_request {
 	int64_t t_recv_ns;
 	bool covers;
 	struct pol_decision pol;
+	char *judge_json;   /* the judge's verdict for the audit, or NULL */
+	char *judge_reason; /* shown to the person when it escalated */
 };
 
 /* A request waiting for a person. */
@@ -237,6 +243,29 @@ void sup_prompt_enqueue(struct sup_run *r, struct sup_pending *p);
 void sup_prompt_forget(struct sup_run *r, struct sup_pending *p);
 void sup_prompt_close(struct sup_run *r);
 
+/* ---- the judge (judging.c) --------------------------------------------- */
+
+struct sup_judge;
+/* Sets up the judge from the environment and the config; none configured
+ * leaves r->judge NULL (every undecided request escalates). 0 or -errno. */
+int sup_judge_init(struct sup_run *r);
+void sup_judge_free(struct sup_run *r);
+/* Sends |rq| to the judge; its verdict comes back through
+ * sup_judge_verdict(). False when there is no judge or the call could not
+ * start: the caller escalates. */
+bool sup_judge_submit(struct sup_run *r, struct sup_request *rq);
+/* The pipeline's continuation after the judge (decide.c). Takes |rq|. */
+void sup_judge_verdict(struct sup_run *r, struct sup_request *rq, int outcome, const char *reason,
+		       const char *judge_json, const char *source);
+/* A request arrived (turns end after --turn-idle of silence). */
+void sup_judge_touch(struct sup_run *r);
+/* A person answered: the next call starts a new turn. */
+void sup_judge_person_answered(struct sup_run *r);
+/* Appends a decided request to the judge's history. */
+void sup_judge_record(struct sup_run *r, const struct sup_request *rq, bool allowed,
+		      const char *source, const char *decided_by, const char *note);
+uint64_t sup_judge_calls(const struct sup_run *r);
+
 /* ---- stats (stats.c) ---------------------------------------------------- */
 
 void sup_stats_add(struct sup_stats *s, int source, int64_t ns);
@@ -251,5 +280,11 @@ int sup_cmd_doctor(int argc, char **argv);
 int sup_cmd_config(int argc, char **argv);
 int sup_cmd_explain(int argc, char **argv);
 int sup_cmd_rules(int argc, char **argv); /* rules_cmd.c: rules propose|accept */
+/* Approval memory for a pending request (rules_cmd.c): the summary line
+ * ("3 similar: 2 approved, 1 denied (by ann)") and the JSON context, from
+ * the latest people's decisions in |db|. Advice only. 0 or -errno; caller
+ * frees both. */
+int sup_memory_advice(struct sto_db *db, const struct pol_request *req, char **summary,
+		      char **json);
 
 #endif

@@ -9,3 +9,11 @@ wd_test(test_judge_http
 	LIBS wd_judge judge_server PkgConfig::CJSON
 	LABELS integration
 	TIMEOUT 120)
+
+# The judge inside the real pipeline: warden run against the same server.
+wd_test(test_judge_run
+	SOURCES ${CMAKE_SOURCE_DIR}/tests/integration/test_judge_run.c
+	LIBS wt judge_server
+	LABELS integration
+	TIMEOUT 300)
+add_dependencies(test_judge_run warden)
