@@ -282,6 +282,15 @@ static void cls_shell(const struct cls_env *e, const char *name, char *const *ar
 			  name);
 		return;
 	}
+	/* A harness's wrapper, recognised exactly, is decided on the model's
+	 * command; an imitation is an ordinary (not plain) script below. */
+	char *inner = NULL;
+	if (hn_unwrap(argv, argc, name, e->home, &inner) == POL_HARNESS_CLAUDE_CODE) {
+		cls_script(e, inner, depth + 1, r);
+		free(inner);
+		return;
+	}
+	free(inner);
 	cls_script(e, argv[si], depth + 1, r);
 }
 
@@ -609,10 +618,16 @@ void cls_argv(const struct cls_env *e, char *const *argv, size_t argc, int depth
 	const char *name = cls_prog_name(argv[0]);
 	if (depth == 0 && e->path) {
 		name = cls_identity(e->path, argv[0], idbuf, sizeof(idbuf));
-		if (strcmp(name, cls_prog_name(argv[0])) != 0)
+		/* A multi-call binary plays the tool argv[0] names. */
+		const char *plays = hn_multicall_name(e, name, argv[0]);
+		if (plays != name)
+			cls_raise(r, POL_CLASS_READ_ONLY, plays,
+				  "%s is run as %s, a multi-call binary", name, plays);
+		else if (strcmp(name, cls_prog_name(argv[0])) != 0)
 			cls_raise(r, POL_CLASS_READ_ONLY, name,
 				  "the program is %s although it calls itself %.60s", name,
 				  cls_prog_name(argv[0]));
+		name = plays;
 	}
 	const struct wrapper *w = find_wrapper(name);
 	if (w) {
@@ -642,9 +657,14 @@ void cls_argv(const struct cls_env *e, char *const *argv, size_t argc, int depth
 			cls_joined_script(e, argv + k, argc - k, depth, r);
 		return;
 	}
+	/* bfs and ugrep: the rules of find and grep. */
+	char **tool_argv = hn_tool_argv(name, argv, argc, &name, r);
+	if (tool_argv)
+		argv = tool_argv;
 	if (strcmp(name, "find") == 0)
 		cls_find_exec(e, argv, argc, depth, r);
 	cls_leaf(e, name, argv, argc, r);
+	free(tool_argv);
 }
 
 void pol_classify_argv(char *const argv[], char *const envp[], const struct pol_config *c,

@@ -8,7 +8,7 @@
  * config with any problem yields no config at all: nothing runs on half a
  * config.
  */
-#include "policy_int.h"
+#include "memory_int.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -444,39 +444,193 @@ static void parse_outside(struct parser *p, const cJSON *v, const char *kp)
 	}
 }
 
+/* ---- accepted_rules (approval memory) ------------------------------------------ */
+
+/* One value of a condition: a string or a number, nothing else. */
+static bool parse_cond_value(struct parser *p, const cJSON *v, const char *kp,
+			     struct mem_value *out)
+{
+	if (cJSON_IsNumber(v)) {
+		out->num = true;
+		out->d = v->valuedouble;
+		return true;
+	}
+	if (cJSON_IsString(v)) {
+		out->s = wd_strdup(v->valuestring);
+		return true;
+	}
+	add_error(p, kp, 0, "a value must be a string or a number, not %s", type_name(v));
+	return false;
+}
+
+static bool parse_cond_bounds(struct parser *p, const cJSON *v, const char *kp,
+			      struct mem_cond *out)
+{
+	const cJSON *lo = get(v, "min"), *hi = get(v, "max");
+	bool ok = true;
+	const cJSON *b[2] = {lo, hi};
+	for (int i = 0; i < 2; i++) {
+		wd_autofree char *bp = child_path(kp, i ? "max" : "min");
+		if (!b[i]) {
+			add_error(p, kp, 0, "\"%s\" is missing; a range has both min and max",
+				  i ? "max" : "min");
+			ok = false;
+		} else if (!cJSON_IsNumber(b[i])) {
+			add_error(p, bp, 0, "a bound must be a number, not %s", type_name(b[i]));
+			ok = false;
+		}
+	}
+	if (!ok)
+		return false;
+	if (lo->valuedouble > hi->valuedouble) {
+		wd_autofree char *bp = child_path(kp, "min");
+		add_error(p, bp, 0, "min %g is over max %g; swap them", lo->valuedouble,
+			  hi->valuedouble);
+		return false;
+	}
+	out->op = MEM_RANGE;
+	out->lo = lo->valuedouble;
+	out->hi = hi->valuedouble;
+	return true;
+}
+
+static bool parse_cond_in(struct parser *p, const cJSON *in, const char *kp, struct mem_cond *out)
+{
+	wd_autofree char *ip = child_path(kp, "in");
+	int n = cJSON_IsArray(in) ? cJSON_GetArraySize(in) : 0;
+	if (n < 1 || n > MEM_MAX_IN) {
+		add_error(p, ip, 0, "must be an array of 1 to %d strings or numbers", MEM_MAX_IN);
+		return false;
+	}
+	out->op = MEM_IN;
+	out->v = wd_calloc((size_t)n, sizeof(*out->v));
+	bool ok = true;
+	size_t i = 0;
+	for (const cJSON *e = in->child; e; e = e->next, i++) {
+		wd_autofree char *ep = wd_asprintf("%s[%zu]", ip, i);
+		if (parse_cond_value(p, e, ep, &out->v[out->nv]))
+			out->nv++;
+		else
+			ok = false;
+	}
+	return ok;
+}
+
+/* A condition: a bare string or number (shorthand for eq), or an object
+ * with exactly one of "eq", "in", or "min" and "max". */
+static bool parse_condition(struct parser *p, const cJSON *v, const char *kp, struct mem_cond *out)
+{
+	if (cJSON_IsString(v) || cJSON_IsNumber(v)) {
+		out->op = MEM_EQ;
+		out->v = wd_calloc(1, sizeof(*out->v));
+		out->nv = 1;
+		return parse_cond_value(p, v, kp, &out->v[0]);
+	}
+	if (!cJSON_IsObject(v)) {
+		add_error(p, kp, 0,
+			  "must be a value or {\"eq\": v}, {\"in\": [...]} or {\"min\": lo, "
+			  "\"max\": hi}, not %s",
+			  type_name(v));
+		return false;
+	}
+	size_t errs = p->errs->count;
+	if (!check_object(p, v, kp, "eq in min max", "a condition") || p->errs->count > errs)
+		return false;
+	const cJSON *eq = get(v, "eq"), *in = get(v, "in");
+	bool range = get(v, "min") || get(v, "max");
+	if ((eq != NULL) + (in != NULL) + range != 1) {
+		add_error(p, kp, 0, "give exactly one of \"eq\", \"in\", or \"min\" and \"max\"");
+		return false;
+	}
+	if (range)
+		return parse_cond_bounds(p, v, kp, out);
+	if (in)
+		return parse_cond_in(p, in, kp, out);
+	wd_autofree char *ep = child_path(kp, "eq");
+	out->op = MEM_EQ;
+	out->v = wd_calloc(1, sizeof(*out->v));
+	out->nv = 1;
+	return parse_cond_value(p, eq, ep, &out->v[0]);
+}
+
+static void parse_conditions(struct parser *p, const cJSON *cond, const char *ep,
+			     struct pol_accepted *a)
+{
+	wd_autofree char *cp = child_path(ep, "conditions");
+	if (!cond) {
+		add_error(p, ep, 0, "\"conditions\" is missing; add it");
+		return;
+	}
+	if (!cJSON_IsObject(cond)) {
+		add_error(p, cp, 0,
+			  "must be an object of conditions, one per field, such as "
+			  "{\"arg1\": {\"in\": [\"a\", \"b\"]}}, not %s",
+			  type_name(cond));
+		return;
+	}
+	if (!cond->child) {
+		add_error(p, cp, 0, "is empty; a rule names every field it covers");
+		return;
+	}
+	a->conds = wd_calloc((size_t)cJSON_GetArraySize(cond), sizeof(*a->conds));
+	for (const cJSON *k = cond->child; k; k = k->next) {
+		wd_autofree char *fp = child_path(cp, k->string);
+		if (get(cond, k->string) != k) {
+			int nth = 0;
+			for (const cJSON *o = cond->child; o != k; o = o->next)
+				nth += strcmp(o->string, k->string) == 0;
+			add_error(p, fp, nth, "the field appears more than once; keep one");
+			continue;
+		}
+		if (!k->string[0]) {
+			add_error(p, fp, 0, "a field needs a name");
+			continue;
+		}
+		if (mem_field_is_secret(k->string)) {
+			add_error(p, fp, 0,
+				  "\"%.60s\" is a secret-named field; a rule never names one, "
+				  "remove it",
+				  k->string);
+			continue;
+		}
+		struct mem_cond *c = &a->conds[a->nconds++];
+		c->field = wd_strdup(k->string);
+		(void)parse_condition(p, k, fp, c);
+	}
+}
+
 static void parse_accepted(struct parser *p, const cJSON *v, const char *kp)
 {
 	if (!cJSON_IsArray(v)) {
 		add_error(p, kp, 0, "must be an array of accepted rules, not %s", type_name(v));
 		return;
 	}
-	size_t i = 0;
+	size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
+	p->c->accepted = wd_calloc(n + 1, sizeof(*p->c->accepted));
 	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		struct pol_accepted *a = &p->c->accepted[i];
 		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
-		if (!check_object(p, e, ep, "tool conditions accepted_at accepted_by review_days",
+		if (!check_object(p, e, ep,
+				  "id tool conditions accepted_at accepted_by review_days",
 				  "an accepted rule"))
 			continue;
-		(void)get_string(p, e, ep, "tool", true);
-		(void)get_string(p, e, ep, "accepted_by", true);
+		const char *id = get(e, "id") ? get_string(p, e, ep, "id", false) : NULL;
+		const char *tool = get_string(p, e, ep, "tool", true);
+		const char *by = get_string(p, e, ep, "accepted_by", true);
+		a->id = id ? wd_strdup(id) : NULL;
+		a->tool = tool ? wd_strdup(tool) : NULL;
+		a->by = by ? wd_strdup(by) : NULL;
 		const char *at = get_string(p, e, ep, "accepted_at", true);
-		int64_t us;
-		if (at && pol_parse_iso_time(at, &us) != 0) {
+		if (at && pol_parse_iso_time(at, &a->at_us) != 0) {
 			wd_autofree char *tp = child_path(ep, "accepted_at");
 			add_error(p, tp, 0, "\"%.40s\" is not a time; use 2026-12-02T12:00:00Z",
 				  at);
 		}
-		const cJSON *cond = get(e, "conditions");
-		wd_autofree char *cp = child_path(ep, "conditions");
-		if (!cond)
-			add_error(p, ep, 0, "\"conditions\" is missing; add it");
-		else if (!cJSON_IsObject(cond) && !cJSON_IsArray(cond))
-			add_error(p, cp, 0, "must be an object or an array, not %s",
-				  type_name(cond));
-		int days;
+		parse_conditions(p, get(e, "conditions"), ep, a);
 		if (!get(e, "review_days"))
 			add_error(p, ep, 0, "\"review_days\" is missing; add it (1 to 3650)");
 		else
-			(void)get_int(p, e, ep, "review_days", 1, 3650, &days);
+			(void)get_int(p, e, ep, "review_days", 1, 3650, &a->review_days);
 	}
 	p->c->naccepted = i;
 	p->c->accepted_json = cJSON_PrintUnformatted(v);

@@ -177,6 +177,7 @@ void pol_config_free(struct pol_config *c)
 		free(c->merged[i].path);
 	free(c->merged);
 	free(c->accepted_json);
+	pol_accepted_free(c->accepted, c->naccepted);
 	free(c->judge_url);
 	free(c->judge_model);
 	free(c->project);

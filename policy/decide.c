@@ -4,11 +4,12 @@
  *
  * Order: hard deny; the config's deny rules and write_protected; session
  * grants, project grants, ask rules, allow rules; coverage; the fast path;
- * otherwise undecided. Accepted confirm rules are validated by the config
- * parser but never allow anything yet: their matching comes with the
- * approval-memory issue, and until then they are inert (fail closed).
+ * otherwise undecided. Accepted confirm rules (approval memory, memory.c)
+ * come after the ask rules, so that a person's "always ask" is never skipped
+ * by a rule learned from history, and before the allow rules; like grants,
+ * they are never reached by a hard-denied or deny-ruled request.
  */
-#include "policy_int.h"
+#include "memory_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -247,7 +248,7 @@ static bool program_in_project(const struct pol_request *r, const struct pol_con
 /* Session grants, project grants, ask rules, allow rules. True when one
  * decided. */
 static bool decide_grants_rules(const struct pol_request *r, const struct pol_config *c,
-				const struct pol_session *s, bool sensitive,
+				const struct pol_session *s, bool sensitive, int64_t now_us,
 				struct pol_decision *out)
 {
 	for (size_t i = 0; s && i < s->n; i++) {
@@ -269,6 +270,16 @@ static bool decide_grants_rules(const struct pol_request *r, const struct pol_co
 	}
 	for (int pass = 0; pass < 2; pass++) {
 		enum rule_action want = pass == 0 ? RULE_ASK : RULE_ALLOW;
+		size_t k;
+		/* An accepted rule covers a request exactly, as a grant does; a
+		 * run-changing environment is an extra field, so it never matches. */
+		if (pass == 1 && pol_accepted_covers(c, r, now_us, &k)) {
+			snprintf(m, sizeof(m), "accepted_rules[%zu]", k);
+			set(out, POL_ALLOW, POL_SRC_ACCEPTED_RULE, m,
+			    "accepted rule %zu (by %.60s) covers exactly this", k,
+			    c->accepted[k].by ? c->accepted[k].by : "someone");
+			return true;
+		}
 		for (size_t i = 0; c && i < c->nrules; i++) {
 			const struct pol_rule *ru = &c->rules[i];
 			if (ru->action != want || !rule_matches(ru, r, want == RULE_ASK))
@@ -305,8 +316,33 @@ static bool deny_rules(const struct pol_request *r, const struct pol_config *c,
 	return false;
 }
 
+/* agent harnesses: a Claude Code wrapper around one plain command meets
+ * deny rules, grants and rules as that command would alone (harness.c). */
+static bool harness_deny(const struct pol_request *r, const struct pol_config *c,
+			 struct pol_decision *out)
+{
+	struct pol_request v;
+	if (!c || !hn_inner_view(r, c->home, &v))
+		return false;
+	bool hit = deny_rules(&v, c, out);
+	hn_inner_view_free(&v);
+	return hit;
+}
+
+static bool harness_grants(const struct pol_request *r, const struct pol_config *c,
+			   const struct pol_session *s, bool sensitive, int64_t now_us,
+			   struct pol_decision *out)
+{
+	struct pol_request v;
+	if (!c || !hn_inner_view(r, c->home, &v))
+		return false;
+	bool hit = decide_grants_rules(&v, c, s, sensitive, now_us, out);
+	hn_inner_view_free(&v);
+	return hit;
+}
+
 static void decide_exec(const struct pol_request *r, const struct pol_config *c,
-			const struct pol_session *s, const struct pol_context *ctx,
+			const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
 			struct pol_decision *out)
 {
 	struct cls_result cls;
@@ -315,9 +351,10 @@ static void decide_exec(const struct pol_request *r, const struct pol_config *c,
 		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, cls.matched, "%s", cls.reason);
 		return;
 	}
-	if (deny_rules(r, c, out))
+	if (deny_rules(r, c, out) || harness_deny(r, c, out))
 		return;
-	if (decide_grants_rules(r, c, s, cls.sensitive, out)) {
+	if (decide_grants_rules(r, c, s, cls.sensitive, now_us, out) ||
+	    harness_grants(r, c, s, cls.sensitive, now_us, out)) {
 		out->covers = out->verdict == POL_ALLOW && pol_exec_covers(r);
 		return;
 	}
@@ -328,13 +365,23 @@ static void decide_exec(const struct pol_request *r, const struct pol_config *c,
 		return;
 	}
 	bool fast = cls.cls == POL_CLASS_READ_ONLY && !(ctx && ctx->no_fast_path);
-	if (fast && program_in_project(r, c)) {
+	/* Review runs skip the sensitive branch for reads (DESIGN.md): a
+	 * command that is read-only but for a sensitive argument runs. */
+	bool review_read = ctx && ctx->review && cls.cls == POL_CLASS_OTHER && cls.sensitive &&
+			   !(ctx && ctx->no_fast_path);
+	if ((fast || review_read) && program_in_project(r, c)) {
 		set(out, POL_UNDECIDED, POL_SRC_NONE, r->path,
 		    "the program %.120s comes from the project, not the system", r->path);
 		return;
 	}
 	if (fast) {
 		set(out, POL_ALLOW, POL_SRC_FAST_PATH, cls.matched, "%s", cls.reason);
+		out->covers = false;
+		return;
+	}
+	if (review_read) {
+		set(out, POL_ALLOW, POL_SRC_FAST_PATH, cls.matched,
+		    "a review run reads sensitive files without asking");
 		out->covers = false;
 		return;
 	}
@@ -377,7 +424,7 @@ static bool hard_deny_open(const struct pol_request *r, const struct pol_config 
 }
 
 static void decide_open(const struct pol_request *r, const struct pol_config *c,
-			const struct pol_session *s, const struct pol_context *ctx,
+			const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
 			struct pol_decision *out)
 {
 	if (hard_deny_open(r, c, out) || deny_rules(r, c, out))
@@ -388,9 +435,12 @@ static void decide_open(const struct pol_request *r, const struct pol_config *c,
 		sensitive = pol_is_sensitive(c, r->opath2, &marker);
 	/* Review runs read without a person: the sensitive branch is skipped
 	 * for reads, never for writes. */
-	if (ctx && ctx->review && r->access == POL_ACC_READ)
-		sensitive = false;
-	if (decide_grants_rules(r, c, s, sensitive, out))
+	if (ctx && ctx->review && r->access == POL_ACC_READ) {
+		set(out, POL_ALLOW, POL_SRC_FAST_PATH, sensitive ? marker : "",
+		    "a review run reads files without asking");
+		return;
+	}
+	if (decide_grants_rules(r, c, s, sensitive, now_us, out))
 		return;
 	if (ctx && ctx->covered && !sensitive) {
 		set(out, POL_ALLOW, POL_SRC_COVERED, "",
@@ -413,7 +463,6 @@ void pol_decide(const struct pol_request *r, const struct pol_config *c,
 		const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
 		struct pol_decision *out)
 {
-	(void)now_us; /* review dates of accepted rules: see the file header */
 	memset(out, 0, sizeof(*out));
 	set(out, POL_UNDECIDED, POL_SRC_NONE, "", "nothing decided this request");
 	if (!r) {
@@ -421,9 +470,9 @@ void pol_decide(const struct pol_request *r, const struct pol_config *c,
 		return;
 	}
 	if (r->kind == POL_EXEC)
-		decide_exec(r, c, s, ctx, out);
+		decide_exec(r, c, s, ctx, now_us, out);
 	else
-		decide_open(r, c, s, ctx, out);
+		decide_open(r, c, s, ctx, now_us, out);
 }
 
 /* ---- coverage ------------------------------------------------------------------- */

@@ -36,11 +36,11 @@ struct pol_request; /* opaque */
 /* The description of an exec as the decoder read it. Every string is copied
  * by pol_request_exec(); NULL where unknown. */
 struct pol_exec_desc {
-	const char *path;      /* absolute path the program was found at */
-	const char *interp;    /* the "#!" interpreter when path is a script, else NULL */
-	char *const *argv;     /* NULL-terminated */
-	char *const *envp;     /* NULL-terminated; may be NULL */
-	const char *cwd;       /* absolute cwd of the caller */
+	const char *path;	    /* absolute path the program was found at */
+	const char *interp;	    /* the "#!" interpreter when path is a script, else NULL */
+	char *const *argv;	    /* NULL-terminated */
+	char *const *envp;	    /* NULL-terminated; may be NULL */
+	const char *cwd;	    /* absolute cwd of the caller */
 	const char *parent_cmdline; /* the calling process's command line, shell-quoted */
 };
 
@@ -80,8 +80,8 @@ struct pol_config; /* opaque */
 
 /* One problem found in a config file: a sentence a person can act on. */
 struct pol_config_error {
-	int line;       /* 1-based line of the offending key or value, 0 if unknown */
-	char key[128];  /* the JSON path of the key, e.g. "rules[2].match" */
+	int line;      /* 1-based line of the offending key or value, 0 if unknown */
+	char key[128]; /* the JSON path of the key, e.g. "rules[2].match" */
 	/* What is wrong and what to do, ready to print: it starts with
 	 * "FILE:LINE: KEY: " (FILE is the |filename| given to the parser;
 	 * ":LINE" is left out when the line is unknown). */
@@ -148,21 +148,21 @@ void pol_session_grant(struct pol_session *s, const struct pol_request *r);
 
 enum pol_verdict {
 	POL_DENY_CRITICAL, /* hard deny: no rule, judge, tier or person can allow */
-	POL_DENY,          /* a deny rule of the config */
+	POL_DENY,	   /* a deny rule of the config */
 	POL_ALLOW,
-	POL_ASK,           /* an "ask" rule: skip the judge, go to the tier */
-	POL_UNDECIDED,     /* to the judge, then the tier */
+	POL_ASK,       /* an "ask" rule: skip the judge, go to the tier */
+	POL_UNDECIDED, /* to the judge, then the tier */
 };
 
 enum pol_source {
 	POL_SRC_NONE,
 	POL_SRC_HARD_DENY,
-	POL_SRC_RULE,          /* a config rule (allow/ask/deny) */
-	POL_SRC_GRANT,         /* a persistent project grant */
+	POL_SRC_RULE,	       /* a config rule (allow/ask/deny) */
+	POL_SRC_GRANT,	       /* a persistent project grant */
 	POL_SRC_SESSION_GRANT, /* an "always" approval of this session */
 	POL_SRC_ACCEPTED_RULE, /* an accepted confirm rule */
 	POL_SRC_FAST_PATH,
-	POL_SRC_COVERED,       /* inside the tree of an allowed command */
+	POL_SRC_COVERED, /* inside the tree of an allowed command */
 };
 
 /* The stable lower-case name of a source ("hard_deny", "fast_path", ...). */
@@ -171,9 +171,9 @@ const char *pol_verdict_name(enum pol_verdict v);
 
 /* What the supervisor knows about the caller's process tree. */
 struct pol_context {
-	bool covered;         /* an ancestor's allowed command covers this process */
-	bool review;          /* a review run: sensitive reads skip the sensitive branch */
-	bool no_fast_path;    /* the FUSE view: sensitive opens never take the fast path */
+	bool covered;	   /* an ancestor's allowed command covers this process */
+	bool review;	   /* a review run: sensitive reads skip the sensitive branch */
+	bool no_fast_path; /* the FUSE view: sensitive opens never take the fast path */
 };
 
 struct pol_decision {
@@ -253,5 +253,210 @@ struct pol_judge_settings {
 	int connect_timeout_ms;
 };
 bool pol_config_judge(const struct pol_config *c, struct pol_judge_settings *out);
+
+/* ---- approval memory (issue 7) ----------------------------------------- */
+
+/*
+ * Memory is advice: it shows a person what people decided before on similar
+ * requests and proposes confirm rules from that history. Nothing here ever
+ * allows a request by itself; only an accepted rule that a person wrote into
+ * accepted_rules (pol_decide() step 2) does.
+ *
+ * A request's arguments, for memory, are a JSON object: an exec is
+ * {"program": <resolved path>, "arg1": ..., "argN": ..., "cwd": ...} (an
+ * argument that reads as a plain decimal number, such as 15 or -2.5, is a
+ * number; "arg0" is added only when argv[0] is not the program's own name,
+ * as for busybox applets; "env" is added, as a nested object, only when a
+ * run-changing variable is set), an open is {"path": ..., "access":
+ * "read"|"write+create"|...} plus "path2" for a rename or link. The values
+ * are the audit's redacted ones. The tool is "exec:<program>" or "open".
+ */
+
+/* One past decision, as the store supplies it. Strings are borrowed. */
+struct pol_mem_record {
+	const char *request;	/* the audit's request JSON (pol_request_json()) */
+	const char *source;	/* only "user" is a person's decision; "timeout",
+				   "tier", ... are skipped */
+	bool approved;		/* decision "allow" */
+	bool edited;		/* approved with arguments changed by the person (warden
+				   has no editing: the store always gives false) */
+	const char *decided_by; /* the person */
+	int64_t ts_us;		/* realtime µs */
+};
+
+/* The memory arguments and the tool of |r|, as described above. Caller frees
+ * both. */
+char *pol_mem_args_json(const struct pol_request *r);
+char *pol_mem_tool(const struct pol_request *r);
+
+/* The similarity of two argument objects (JSON texts) in [0, 1]: field by
+ * field, nested up to three levels, 1 for an equal value, 0.5 for the same
+ * field with another value, 0 for a field only one has; the mean over all
+ * fields. Secret-named fields are skipped. -1 when a text is not an
+ * object. */
+double pol_mem_similarity(const char *args_a, const char *args_b);
+
+struct pol_mem_context; /* opaque: counts, deciders, times, scores, names */
+
+/* The similar past decisions for a request of |tool| with |args_json|: the
+ * records a person decided (source "user"), of the same tool, whose
+ * similarity is at least |min_similarity| (0.5 by default: pass a negative
+ * value). Holds no argument value at all. Copies what it keeps. Returns
+ * NULL when |args_json| is not an object. Caller frees with
+ * pol_mem_context_free(). */
+struct pol_mem_context *pol_mem_context_new(const char *tool, const char *args_json,
+					    const struct pol_mem_record *recs, size_t n,
+					    double min_similarity);
+void pol_mem_context_free(struct pol_mem_context *m);
+/* The number of similar decisions, and of approvals and denials among them. */
+size_t pol_mem_context_count(const struct pol_mem_context *m, size_t *approved, size_t *denied);
+/* "3 similar: 2 approved, 1 denied (by ann)", or "no similar decisions".
+ * Caller frees. */
+char *pol_mem_context_summary(const struct pol_mem_context *m);
+/* {"similar":3,"approved":2,"denied":1,"deciders":["ann"],"min_similarity":0.5,
+ * "decisions":[{"decision":"allow","decided_by":"ann","at":"...Z","score":0.875,
+ * "equal_fields":["program","arg1","env.*"]}, ...]} with the 20 most similar
+ * decisions (best first). Caller frees. */
+char *pol_mem_context_json(const struct pol_mem_context *m);
+
+/* For `warden approvals` and the tty prompt: the summary line and the JSON
+ * context of |r| against |recs|, at the default similarity. 0, or -EINVAL
+ * when the request cannot be described. Caller frees both. */
+int pol_mem_advice(const struct pol_request *r, const struct pol_mem_record *recs, size_t n,
+		   char **summary, char **json);
+
+/* Proposed confirm rules: at most one per tool and argument shape. */
+struct pol_propose_opts {
+	size_t min_count;    /* approvals decided as-is needed (5) */
+	size_t min_deciders; /* distinct people among them (2) */
+	size_t max_denied;   /* denials and edited approvals allowed inside (0) */
+	int review_days;     /* written into an accepted rule (90) */
+};
+/* clang-format off */
+#define POL_PROPOSE_DEFAULTS {5, 2, 0, 90}
+/* clang-format on */
+
+struct pol_proposals; /* opaque list */
+struct pol_proposal;  /* opaque: one proposal, owned by its list */
+
+/* Proposes rules from |recs| (people's decisions; other sources skipped).
+ * Pure data: proposing changes nothing. Caller frees with
+ * pol_proposals_free(). */
+struct pol_proposals *pol_propose(const struct pol_mem_record *recs, size_t n,
+				  const struct pol_propose_opts *o);
+void pol_proposals_free(struct pol_proposals *p);
+size_t pol_proposals_count(const struct pol_proposals *p);
+const struct pol_proposal *pol_proposals_get(const struct pol_proposals *p, size_t i);
+/* The proposal with |id|, or NULL. */
+const struct pol_proposal *pol_proposals_find(const struct pol_proposals *p, const char *id);
+
+/* A stable id ("r-" and 12 hex digits, a hash of tool, shape and
+ * conditions). Owned by the proposal. */
+const char *pol_proposal_id(const struct pol_proposal *p);
+const char *pol_proposal_tool(const struct pol_proposal *p);
+/* Evidence: approvals as-is, distinct deciders, denials (and edited
+ * approvals) inside and outside the bounds. */
+void pol_proposal_evidence(const struct pol_proposal *p, size_t *approved, size_t *deciders,
+			   size_t *denied_inside, size_t *denied_outside);
+/* One line: exec:/usr/bin/make: program == "/usr/bin/make", arg1 in
+ * ["build", "test"], 1 <= arg2 <= 8 (12 approved as-is by ann, bob; 0
+ * denied inside, 1 outside). Caller frees. */
+char *pol_proposal_describe(const struct pol_proposal *p);
+/* Every condition, one a line, each starting with |indent|. Caller frees. */
+char *pol_proposal_conditions(const struct pol_proposal *p, const char *indent);
+/* The proposal as JSON: id, tool, fields, conditions, evidence, review_days,
+ * describe. Caller frees. */
+char *pol_proposal_json(const struct pol_proposal *p);
+/* The accepted_rules entry a person's acceptance makes (2-space indented
+ * JSON object: id, tool, conditions, accepted_at, accepted_by,
+ * review_days). Caller frees. */
+char *pol_proposal_accept(const struct pol_proposal *p, const char *by, int64_t at_us);
+
+/* Adds the accepted rule |rule_json| to the text of a permissions.json
+ * (|text| may be NULL or empty for a new file), replacing an entry with the
+ * same id, keeping every other key and value. The result is validated: on
+ * success returns 0 and *out (caller frees); on a problem -EINVAL with
+ * *errs filled as pol_config_parse() does (caller frees). */
+int pol_config_text_accept(const char *text, size_t len, const char *filename,
+			   const char *rule_json, char **out, struct pol_config_errors *errs);
+
+/* Whether an accepted rule of |c| covers the request: that tool, exactly
+ * the covered non-secret fields, each inside its bounds with the same type,
+ * before accepted_at + review_days. *index (may be NULL) gets the rule's
+ * position in accepted_rules. pol_decide() applies this in step 2, never to
+ * a hard-denied request. */
+bool pol_accepted_covers(const struct pol_config *c, const struct pol_request *r, int64_t now_us,
+			 size_t *index);
+/* The same for a hand-made |tool| and |args_json| (tests, tools). */
+bool pol_accepted_covers_args(const struct pol_config *c, const char *tool, const char *args_json,
+			      int64_t now_us, size_t *index);
+
+/* ---- end of approval memory --------------------------------------------- */
+
+/* ---- agent harnesses (issue 10) ----------------------------------------- */
+
+/* The wrapper shapes of agent harnesses (harness.c has the exact grammar):
+ *   POL_HARNESS_CLAUDE_CODE  bash -c "source HOME/.claude/shell-snapshots/
+ *                            snapshot-bash-ID.sh 2>/dev/null || true &&
+ *                            shopt -u extglob && eval 'CMD' < /dev/null &&
+ *                            pwd -P >| /tmp/claude-HEX-cwd", character for
+ *                            character; decided on CMD.
+ *   POL_HARNESS_CODEX        bash -lc CMD (a generic shape: any program may
+ *                            produce it; decided as any sh -c).
+ *   POL_HARNESS_AIDER        sh -c CMD (generic too). */
+enum pol_harness {
+	POL_HARNESS_NONE,
+	POL_HARNESS_CLAUDE_CODE,
+	POL_HARNESS_CODEX,
+	POL_HARNESS_AIDER,
+};
+
+/* "none", "claude-code", "codex", "aider". */
+const char *pol_harness_name(enum pol_harness h);
+
+/* Which harness shape |argv| (NULL-terminated) is, by argv[0]'s program
+ * name, with *inner set to the model's command (caller frees; NULL when
+ * none). The Claude Code shape needs |c|'s home (pol_config_set_paths()):
+ * with no |c| or no home it is never recognised. A hostile imitation (a
+ * second eval, a quote broken out of, a snapshot elsewhere, another cwd
+ * file, an extra && part) is POL_HARNESS_NONE.
+ *
+ * pol_decide() classifies a Claude Code wrapper on its inner command, and
+ * when that is one plain command (no operator, redirect or expansion),
+ * grants and rules match it as if it had been run alone: a grant of
+ * {"make","-j2"} allows the wrapper around `make -j2`, and an allowed
+ * wrapper covers what it starts. pol_request_summary() shows such a
+ * wrapper as "[claude-code] CMD", and pol_request_json() adds
+ * "harness":"claude-code","inner":"CMD" after "argv" (the wrapper's argv is
+ * kept); the request knows the home from the exec's HOME variable, which
+ * only selects what is shown: the decision uses the config's home. */
+enum pol_harness pol_harness_unwrap(char *const argv[], const struct pol_config *c, char **inner);
+
+/* Sets the resolved absolute path of the agent's own executable (copied;
+ * NULL or a relative path clears it). Not part of the JSON config. An exec
+ * of exactly that path whose argv[0] is "rg", "bfs" or "ugrep" is
+ * classified as that tool: bfs with find's rules (-rm is -delete, so
+ * `bfs ~ -delete` is a hard deny), ugrep with grep's (its --filter, --pager,
+ * --view, --save-config and -Q are not read-only). A busybox binary is
+ * classified as the applet argv[0] names. Any other program is classified
+ * by what it is, whatever argv[0] says. */
+void pol_config_set_agent_binary(struct pol_config *c, const char *path);
+
+/* Whether |argv| is one of the start-up execs of harness |kind|, for the
+ * supervisor to audit as start-up rather than judge. Claude Code's, exactly:
+ *   bash -c env
+ *   bash -c -l SCRIPT (or -l -c) where SCRIPT's first line is
+ *     SNAPSHOT_FILE=HOME/.claude/shell-snapshots/snapshot-bash-ID.sh
+ *     (HOME from |c|) and every write redirect of SCRIPT goes to
+ *     "$SNAPSHOT_FILE", /dev/null or another fd (its body is otherwise not
+ *     checked: apply this only to execs of the agent process itself)
+ *   git ls-files
+ *   git config --get remote.origin.url
+ *   sh -c 'ps aux | grep WORDS [| grep WORDS]...' (plain words only)
+ * argv[0] is matched by program name. False for every other kind. This
+ * does not replace pol_decide(): a hard deny still refuses. */
+bool pol_is_harness_startup(enum pol_harness kind, char *const argv[], const struct pol_config *c);
+
+/* ---- end of agent harnesses --------------------------------------------- */
 
 #endif

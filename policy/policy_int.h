@@ -33,6 +33,10 @@ struct pol_request {
 	char *opath2;
 	unsigned access;
 	char *cmdline;
+	/* agent harnesses (harness.c): the wrapper shape recognised with the
+	 * exec's own HOME, for what the summary and the JSON show */
+	enum pol_harness harness;
+	char *inner; /* the model's command of a POL_HARNESS_CLAUDE_CODE wrapper, or NULL */
 };
 
 /* True when the environment variable |name| (no "=") changes what a program
@@ -92,6 +96,7 @@ struct pol_config {
 	size_t nmerged;
 	char *accepted_json; /* the accepted_rules array as text, or NULL */
 	size_t naccepted;
+	struct pol_accepted *accepted; /* the parsed entries (approval memory), naccepted */
 	enum pol_tier tier;
 	char *judge_url;
 	char *judge_model;
@@ -100,7 +105,17 @@ struct pol_config {
 	bool has_judge;
 	char *project;
 	char *home;
+	/* agent harnesses: pol_config_set_agent_binary(), "" when unset */
+	char agent_binary[4096];
 };
+
+/* ---- approval memory (memory.c, memory_int.h) -------------------------- */
+
+struct pol_accepted;
+/* Frees |n| accepted rules and the array. */
+void pol_accepted_free(struct pol_accepted *a, size_t n);
+
+/* ---- end of approval memory --------------------------------------------- */
 
 /* Config helpers of config_out.c. */
 /* Rebuilds c->merged from the built-in outside list, c->outside and c->home. */
@@ -254,6 +269,32 @@ bool pol_readonly_check(const char *name, char *const *argv, size_t argc, char *
 
 /* The git subcommands and options that only read (git.c). */
 bool pol_git_readonly(char *const *argv, size_t argc, char *why, size_t n, char *matched);
+
+/* ---- agent harnesses (harness.c) ---------------------------------------- */
+
+/* The harness shape of |argv| whose program name (after cls_identity()) is
+ * |name|, with the model's command in *inner (caller frees; NULL when
+ * POL_HARNESS_NONE). |home| may be NULL: the Claude Code shape is then not
+ * recognised. */
+enum pol_harness hn_unwrap(char *const *argv, size_t argc, const char *name, const char *home,
+			   char **inner);
+/* When |r| is a Claude Code wrapper (recognised with |home|) whose inner
+ * command is one plain simple command, fills |view| with it as an exec
+ * request (its words as argv, no program path, |r|'s environment) for
+ * grants and rules to match, and returns true. Free with
+ * hn_inner_view_free(). */
+bool hn_inner_view(const struct pol_request *r, const char *home, struct pol_request *view);
+void hn_inner_view_free(struct pol_request *view);
+/* The name an argv is classified as: the tool the agent's own binary plays
+ * (argv[0] rg, bfs, ugrep), the applet of a busybox, else |identity|. */
+const char *hn_multicall_name(const struct cls_env *e, const char *identity, const char *arg0);
+/* For a find or grep clone |name|: sets *tool to the name whose rules apply
+ * ("find" for bfs, "grep" for ugrep, else |name|), raises |r| for the
+ * clone's own options that are not read-only, and returns an argv with the
+ * clone's spellings made find's (a new vector of borrowed strings, caller
+ * frees the vector only), or NULL when |argv| serves as it is. */
+char **hn_tool_argv(const char *name, char *const *argv, size_t argc, const char **tool,
+		    struct cls_result *r);
 
 /* Decide helpers (decide.c) used by request.c and config_out.c. */
 bool pol_strv_equal(char *const *a, char *const *b);

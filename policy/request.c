@@ -291,6 +291,27 @@ static char *rel_to_project(const char *path, const char *project)
 	return wd_strdup(path);
 }
 
+/* The harness wrapper |r| is, for the summary and the JSON: recognised
+ * with the exec's own HOME (pol_decide() uses the config's). */
+static void request_harness(struct pol_request *r, char *const *envp)
+{
+	const char *home = NULL;
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (strncmp(envp[i], "HOME=", 5) == 0)
+			home = envp[i] + 5;
+	if (!home || home[0] != '/')
+		return;
+	wd_autofree char *lex = pol_path_lexical(home);
+	char buf[128];
+	const char *name = cls_identity(r->path, r->argv[0], buf, sizeof(buf));
+	char *inner = NULL;
+	r->harness = r->interp ? POL_HARNESS_NONE : hn_unwrap(r->argv, r->argc, name, lex, &inner);
+	if (r->harness == POL_HARNESS_CLAUDE_CODE)
+		r->inner = inner;
+	else
+		free(inner);
+}
+
 struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *project)
 {
 	if (!d || !d->path || !d->path[0] || !d->argv || !d->argv[0]) {
@@ -316,6 +337,7 @@ struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *
 	r->cwd = rel_to_project(d->cwd, project);
 	r->parent = d->parent_cmdline ? wd_strdup(d->parent_cmdline) : NULL;
 	r->project = project ? wd_strdup(project) : NULL;
+	request_harness(r, d->envp);
 	return r;
 }
 
@@ -350,6 +372,7 @@ void pol_request_free(struct pol_request *r)
 	free(r->opath);
 	free(r->opath2);
 	free(r->cmdline);
+	free(r->inner);
 	free(r);
 }
 
@@ -487,7 +510,14 @@ char *pol_request_json(const struct pol_request *r)
 		json_str(&sb, red[i]);
 	}
 	pol_strv_free(red);
-	wd_sb_puts(&sb, "],\"env\":{");
+	wd_sb_putc(&sb, ']');
+	if (r->inner) {
+		wd_sb_puts(&sb, ",\"harness\":");
+		json_str(&sb, pol_harness_name(r->harness));
+		wd_sb_puts(&sb, ",\"inner\":");
+		json_redacted(&sb, r->inner);
+	}
+	wd_sb_puts(&sb, ",\"env\":{");
 	for (size_t i = 0; i < r->envc; i++) {
 		char *name, *value;
 		env_entry(r->env[i], &name, &value);
@@ -510,6 +540,10 @@ char *pol_request_json(const struct pol_request *r)
 char *pol_request_summary(const struct pol_request *r)
 {
 	struct wd_sb sb = {0};
+	if (r->inner) {
+		/* The model's command; the wrapper stays in the JSON's argv. */
+		wd_sb_printf(&sb, "[%s] ", pol_harness_name(r->harness));
+	}
 	if (r->kind == POL_OPEN) {
 		bool first = true;
 		for (unsigned bit = 1; bit <= POL_ACC_SYMLINK; bit <<= 1) {
@@ -539,6 +573,31 @@ char *pol_request_summary(const struct pol_request *r)
 		wd_sb_putc(&sb, ' ');
 		free(name);
 		free(value);
+	}
+	if (r->inner) {
+		char *inner = pol_redact_text(r->inner);
+		/* One line: a multi-line command shows its newlines as \n. */
+		for (const char *c = inner; *c; c++) {
+			if (*c == '\n')
+				wd_sb_puts(&sb, "\\n");
+			else
+				wd_sb_putc(&sb, *c == '\r' || *c == '\t' ? ' ' : *c);
+		}
+		free(inner);
+		return wd_sb_steal(&sb);
+	}
+	/* argv[0] is the caller's to choose: when it names another program
+	 * than the one that runs (touch run as "cat", an fd or a memfd), the
+	 * person sees the real one first. Shells standing in for each other
+	 * (sh is dash) are not worth the noise. */
+	char idbuf[256];
+	const char *real =
+		r->path && r->argc ? cls_identity(r->path, r->argv[0], idbuf, sizeof(idbuf)) : NULL;
+	const char *named = r->argc ? cls_prog_name(r->argv[0]) : "";
+	if (real && strcmp(real, named) != 0 && !(cls_is_shell(real) && cls_is_shell(named))) {
+		wd_sb_putc(&sb, '[');
+		wd_sb_shell_quote(&sb, r->path);
+		wd_sb_puts(&sb, "] ");
 	}
 	char **red = redacted_argv(r);
 	char *line = wd_argv_join(red);

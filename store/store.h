@@ -107,4 +107,20 @@ int sto_check(struct sto_db *db);
  * string is owned by |db| and valid until the next call on |db|. */
 const char *sto_errmsg(const struct sto_db *db);
 
+/* ---- approval memory (issue 7) ----------------------------------------- */
+
+/* Calls |cb| for each decision a person made: rows whose source is 'user',
+ * approvals and denials alike; never 'timeout', 'tier', 'judge' or any
+ * other source (a timeout is not a decision). Only rows of |kind| ("exec",
+ * "open"; NULL: every kind), newest first, at most |limit| rows (0: no
+ * limit). The row has every column (request, decision, decided_by, note,
+ * ts_us, kind, session ...); its strings are valid only during the call.
+ * Stops early and returns the callback's value when it is non-zero. 0 or
+ * -errno. Warden has no way to edit a request's arguments, so every
+ * approval here was given as-is. */
+int sto_people_decisions(struct sto_db *db, const char *kind, size_t limit, sto_row_cb cb,
+			 void *arg);
+
+/* ---- end of approval memory --------------------------------------------- */
+
 #endif

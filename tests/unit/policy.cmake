@@ -3,5 +3,6 @@ wd_test(test_policy
 	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_policy.c
 		${CMAKE_SOURCE_DIR}/tests/unit/test_policy_classify.c
 		${CMAKE_SOURCE_DIR}/tests/unit/test_policy_config.c
+		${CMAKE_SOURCE_DIR}/tests/unit/test_policy_harness.c
 	LIBS wd_policy
 	LABELS unit)

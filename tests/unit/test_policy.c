@@ -26,6 +26,13 @@ void test_pol_config_parse_duplicate(void **state);
 void test_pol_config_to_json_roundtrip(void **state);
 void test_pol_config_add_grant_roundtrip(void **state);
 void test_pol_config_outside_merge(void **state);
+void test_pol_harness_unwrap_table(void **state);
+void test_pol_harness_classify_table(void **state);
+void test_pol_harness_decide_claude(void **state);
+void test_pol_harness_grant_inner(void **state);
+void test_pol_harness_request_view(void **state);
+void test_pol_harness_multicall(void **state);
+void test_pol_harness_startup_table(void **state);
 
 #define PROJECT "/work/proj"
 #define HOME	"/home/u"
@@ -706,6 +713,13 @@ int main(void)
 		cmocka_unit_test(test_pol_config_to_json_roundtrip),
 		cmocka_unit_test(test_pol_config_add_grant_roundtrip),
 		cmocka_unit_test(test_pol_config_outside_merge),
+		cmocka_unit_test(test_pol_harness_unwrap_table),
+		cmocka_unit_test(test_pol_harness_classify_table),
+		cmocka_unit_test(test_pol_harness_decide_claude),
+		cmocka_unit_test(test_pol_harness_grant_inner),
+		cmocka_unit_test(test_pol_harness_request_view),
+		cmocka_unit_test(test_pol_harness_multicall),
+		cmocka_unit_test(test_pol_harness_startup_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

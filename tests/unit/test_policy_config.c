@@ -140,7 +140,7 @@ static const struct err_case err_cases[] = {
 	 4, "accepted_rules[0].review_days", "out of bounds"},
 	{"{\n\"accepted_rules\": [\n{\"tool\": \"exec\", \"conditions\": 3, \"accepted_at\": "
 	 "\"2026-01-01T00:00:00Z\", \"accepted_by\": \"a\", \"review_days\": 9}]\n}",
-	 3, "accepted_rules[0].conditions", "object or an array"},
+	 3, "accepted_rules[0].conditions", "object of conditions"},
 	{"{\n\"accepted_rules\": [\n{\"tool\": \"exec\", \"conditions\": {}, \"accepted_at\": "
 	 "\"2026-01-01T00:00:00Z\", \"accepted_by\": \"a\", \"review_days\": 9,\n \"extra\": "
 	 "1}]\n}",
