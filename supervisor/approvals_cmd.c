@@ -115,16 +115,17 @@ static void print_list(const char *session, bool json)
 		char *save = NULL;
 		for (char *line = strtok_r(a.out.buf, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save)) {
-			char *f[8] = {0};
+			char *f[9] = {0};
 			char *s2 = NULL;
 			int k = 0;
-			for (char *t = strtok_r(line, "\t", &s2); t && k < 8;
+			for (char *t = strtok_r(line, "\t", &s2); t && k < 9;
 			     t = strtok_r(NULL, "\t", &s2))
 				f[k++] = t;
-			if (k < 8)
+			if (k < 9)
 				continue;
-			printf("%-10s %-22s %-6s %-5s %s\n%55s%s\n%55swhy: %s; %s\n", f[0], f[1],
-			       f[2], f[3], f[4], "", f[5], "", f[6], f[7]);
+			printf("%-10s %-22s %-6s %-5s %s\n%46s%s\n%46swhy: %s; %s\n%46sSeen "
+			       "before: %s\n",
+			       f[0], f[1], f[2], f[3], f[4], "", f[5], "", f[6], f[7], "", f[8]);
 		}
 	}
 	fflush(stdout);

@@ -169,12 +169,16 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 		.reason = o.reason,
 		.decided_by = o.decided_by,
 		.note = o.note,
-		.tool_call = covering ? covering->cover : 0,
+		.tool_call = covering ? covering->tool_call : 0,
 		.latency_us = (t_dec - rq->t_recv_ns) / 1000,
 		.judge = rq->judge_json,
 	};
 	int64_t t_row = wd_now_mono_ns();
 	int rc = sto_append(r->db, &row);
+	/* The first exec of an agent's child is the tool call the rest of its
+	 * tree is attributed to. */
+	if (rc == 0 && p && !p->startup && p->tool_call == 0 && rq->kind == POL_EXEC)
+		p->tool_call = row.id;
 	r->stats.rows++;
 	r->stats.rows_ns += wd_now_mono_ns() - t_row;
 	free(json);
@@ -306,6 +310,31 @@ static void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup
 	const struct pol_decision *d = &rq->pol;
 	rq->covers = rq->kind == POL_EXEC && pol_exec_covers(rq->req);
 
+	/* A known harness's own start-up execs (Claude Code's "bash -c env",
+	 * its snapshot login shell, git ls-files...), in exactly the shapes
+	 * policy recognises, run by the agent process itself. */
+	if (!startup && rq->kind == POL_EXEC && r->opts.agent != POL_HARNESS_NONE && p &&
+	    p->tool_call == 0 && d->verdict != POL_DENY_CRITICAL && d->verdict != POL_DENY &&
+	    pol_is_harness_startup(r->opts.agent, rq->ev->argv, r->config)) {
+		char reason[256];
+		snprintf(reason, sizeof(reason), "%s's own start-up, run by %s",
+			 pol_harness_name(r->opts.agent), r->person);
+		/* The fixed shapes cover what they run (bash -c env runs env);
+		 * the snapshot login shell (-l), whose script policy does not
+		 * read, covers nothing. */
+		bool login = false;
+		for (size_t i = 0; rq->ev->argv[i]; i++)
+			if (strcmp(rq->ev->argv[i], "-l") == 0 ||
+			    strcmp(rq->ev->argv[i], "-lc") == 0)
+				login = true;
+		finish(r, rq,
+		       (struct outcome){.allow = true,
+					.source = "startup",
+					.reason = reason,
+					.decided_by = r->person,
+					.covers = !login});
+		return;
+	}
 	if (startup && d->verdict != POL_DENY_CRITICAL) {
 		/* The agent's own start-up chain, approved by whoever ran
 		 * warden; the agent covers nothing it starts. */
@@ -599,7 +628,8 @@ static int write_project_grant(struct sup_run *r, const struct pol_request *req,
 	struct pol_config *c = NULL;
 	int rc = wd_read_file(path, 1 << 20, &text, &len);
 	if (rc == -ENOENT) {
-		c = pol_config_default();
+		c = pol_config_default(); /* the first grant creates the file */
+		rc = 0;
 	} else if (rc == 0) {
 		struct pol_config_errors errs = {0};
 		rc = pol_config_parse(text, len, path, &c, &errs);

@@ -109,8 +109,18 @@ static void list_json(struct sup_run *r, struct wd_sb *sb)
 			wd_sb_puts(sb, "null");
 		wd_sb_puts(sb, ",\"deadline\":");
 		wd_sb_json_str(sb, deadline);
-		wd_sb_printf(sb, ",\"deadline_in_s\":%lld}",
+		wd_sb_printf(sb, ",\"deadline_in_s\":%lld",
 			     (long long)((p->deadline_us - now) / 1000000));
+		/* Approval memory: advice for the person, never a decision. */
+		char *seen = NULL, *ctx = NULL;
+		if (rq->req && sup_memory_advice(r->db, rq->req, &seen, &ctx) == 0) {
+			wd_sb_puts(sb, ",\"seen_before\":");
+			wd_sb_json_str(sb, seen);
+			wd_sb_printf(sb, ",\"memory\":%s", ctx);
+		}
+		free(seen);
+		free(ctx);
+		wd_sb_putc(sb, '}');
 		free(cmd);
 	}
 	wd_sb_puts(sb, "]\n");
@@ -122,12 +132,17 @@ static void list_table(struct sup_run *r, struct wd_sb *sb)
 	for (struct sup_pending *p = r->pending; p; p = p->next) {
 		const struct sup_request *rq = p->rq;
 		char *cmd = sbx_proc_cmdline(rq->pid, 256);
-		wd_sb_printf(sb, "%s-%u\t%s\t%llds\t%s\t%s\tpid %d (%.60s)\t%s\t%llds left\n",
+		char *seen = NULL, *ctx = NULL;
+		if (!rq->req || sup_memory_advice(r->db, rq->req, &seen, &ctx) < 0)
+			seen = wd_strdup("no similar decisions");
+		wd_sb_printf(sb, "%s-%u\t%s\t%llds\t%s\t%s\tpid %d (%.60s)\t%s\t%llds left\t%s\n",
 			     short_id(r), p->id, r->session_id,
 			     (long long)((now - p->since_us) / 1000000),
 			     rq->kind == POL_EXEC ? "exec" : "open", rq->summary, rq->pid,
-			     cmd ? cmd : "?", rq->pol.reason,
-			     (long long)((p->deadline_us - now) / 1000000));
+			     cmd ? cmd : "?", rq->judge_reason ? rq->judge_reason : rq->pol.reason,
+			     (long long)((p->deadline_us - now) / 1000000), seen);
+		free(seen);
+		free(ctx);
 		free(cmd);
 	}
 }
@@ -271,13 +286,12 @@ static void on_accept(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		socklen_t len = sizeof(cr);
 		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
 		    (cr.uid != getuid() && cr.uid != 0)) {
-			char *me = user_name(getuid());
+			char *me = getuid() == 0 ? NULL : user_name(getuid());
 			char msg[256];
 			int m = snprintf(
 				msg, sizeof(msg),
-				"error\tpermission denied: only %s or root may answer this "
-				"session\n",
-				me);
+				"error\tpermission denied: only %s%s may answer this session\n",
+				me ? me : "root", me ? " or root" : "");
 			(void)!send(cfd, msg, (size_t)m, MSG_DONTWAIT | MSG_NOSIGNAL);
 			free(me);
 			close(cfd);

@@ -200,7 +200,12 @@ static void new_turn(struct sup_run *r)
 		struct sto_filter f = {.session = sessions[i], .source = "user"};
 		sto_query(r->db, &f, collect_rule, &a);
 	}
-	wd_autofree char *cmd = wd_argv_join(r->opts.argv);
+	wd_autofree char *argv = wd_argv_join(r->opts.argv);
+	/* The judge knows which agent it is (its wrappers, its habits). */
+	wd_autofree char *cmd =
+		r->opts.agent != POL_HARNESS_NONE
+			? wd_asprintf("[%s] %s", pol_harness_name(r->opts.agent), argv)
+			: wd_strdup(argv);
 	struct jdg_session_info si = {cmd, r->opts.project, r->opts.task};
 	free(j->prefix);
 	j->prefix = jdg_prefix_build(&si, a.rules, a.n);

@@ -23,6 +23,7 @@ static const char usage[] =
 	"  doctor                           check that this machine can run warden\n"
 	"  config check [PATH]              validate a .warden/permissions.json\n"
 	"  explain [options] -- CMD...      what policy decides for a command, without running it\n"
+	"  rules propose|accept [options]   confirm rules from the decisions people made\n"
 	"  version                          print the version\n"
 	"\n"
 	"Exit status of warden run: the agent's (128+N when killed by signal N), 125 when\n"
@@ -32,20 +33,114 @@ static const char usage[] =
 static const char audit_usage[] =
 	"usage: warden audit [--project DIR] [--audit PATH] [--session ID] [--since T]\n"
 	"                    [--source S] [--kind exec|open] [--limit N]\n"
-	"                    [--format table|json|csv]\n"
+	"                    [--format table|json|csv] [--tool-calls]\n"
 	"\n"
-	"Prints the audit, oldest first. T is a date (2026-12-02), a time\n"
+	"Prints the audit, oldest first. --tool-calls prints one line per tool call\n"
+	"(a process the agent started) with what ran under it. T is a date (2026-12-02), a time\n"
 	"(2026-12-02T12:00:00Z) or an age (30m, 2h, 7d).\n";
+
+/* One tool call and what ran under it, for --tool-calls. */
+struct call {
+	int64_t id, ts_us;
+	char *session, *summary, *decision, *source;
+	size_t execs, opens, refused;
+	struct wd_sb under; /* "; "-separated summaries, capped */
+};
+
+struct calls {
+	struct call *v;
+	size_t n, cap;
+};
+
+static struct call *find_call(struct calls *c, int64_t id)
+{
+	for (size_t i = c->n; i > 0; i--)
+		if (c->v[i - 1].id == id)
+			return &c->v[i - 1];
+	return NULL;
+}
+
+static int collect_call(const struct sto_row *row, void *arg)
+{
+	struct calls *c = arg;
+	struct call *k = row->tool_call ? find_call(c, row->tool_call) : NULL;
+	if (!k) {
+		if (row->source && strcmp(row->source, "startup") == 0)
+			return 0; /* the agent itself is not a tool call */
+		if (c->n == c->cap) {
+			c->cap = c->cap ? c->cap * 2 : 64;
+			c->v = wd_realloc(c->v, c->cap * sizeof(*c->v));
+		}
+		k = &c->v[c->n++];
+		memset(k, 0, sizeof(*k));
+		k->id = row->tool_call ? row->tool_call : row->id;
+		k->ts_us = row->ts_us;
+		k->session = wd_strdup(row->session ? row->session : "");
+		k->summary = wd_strdup(row->summary ? row->summary : "");
+		k->decision = wd_strdup(row->decision ? row->decision : "");
+		k->source = wd_strdup(row->source ? row->source : "");
+		if (!row->tool_call)
+			return 0; /* the call's own row */
+	}
+	if (strcmp(row->kind ? row->kind : "", "open") == 0)
+		k->opens++;
+	else
+		k->execs++;
+	if (row->decision && strcmp(row->decision, "deny") == 0)
+		k->refused++;
+	if (k->under.len < 300) {
+		if (k->under.len)
+			wd_sb_puts(&k->under, "; ");
+		wd_sb_printf(&k->under, "%s%.80s",
+			     row->decision && strcmp(row->decision, "deny") == 0 ? "REFUSED " : "",
+			     row->summary ? row->summary : "");
+	}
+	return 0;
+}
+
+/* warden audit --tool-calls: one line per tool call (a process the agent
+ * started and everything below it), with what ran under it. */
+static int print_tool_calls(struct sto_db *db, const struct sto_filter *f)
+{
+	struct calls c = {0};
+	int rc = sto_query(db, f, collect_call, &c);
+	for (size_t i = 0; i < c.n; i++) {
+		struct call *k = &c.v[i];
+		char t[40];
+		wd_format_time(k->ts_us, t, sizeof(t));
+		printf("%s  %-6lld %-5s %-10s %s\n", t, (long long)k->id, k->decision, k->source,
+		       k->summary);
+		if (k->execs || k->opens)
+			printf("%26s under it: %zu exec%s, %zu open%s, %zu refused: %s%s\n", "",
+			       k->execs, k->execs == 1 ? "" : "s", k->opens,
+			       k->opens == 1 ? "" : "s", k->refused, k->under.buf,
+			       k->under.len >= 300 ? " ..." : "");
+		free(k->session);
+		free(k->summary);
+		free(k->decision);
+		free(k->source);
+		wd_sb_free(&k->under);
+	}
+	free(c.v);
+	return rc;
+}
 
 int sup_cmd_audit(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"project", required_argument, NULL, 'p'}, {"audit", required_argument, NULL, 'a'},
-		{"session", required_argument, NULL, 's'}, {"since", required_argument, NULL, 'S'},
-		{"source", required_argument, NULL, 'o'},  {"kind", required_argument, NULL, 'k'},
-		{"limit", required_argument, NULL, 'l'},   {"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},	   {NULL, 0, NULL, 0},
+		{"project", required_argument, NULL, 'p'},
+		{"audit", required_argument, NULL, 'a'},
+		{"session", required_argument, NULL, 's'},
+		{"since", required_argument, NULL, 'S'},
+		{"source", required_argument, NULL, 'o'},
+		{"kind", required_argument, NULL, 'k'},
+		{"limit", required_argument, NULL, 'l'},
+		{"format", required_argument, NULL, 'f'},
+		{"tool-calls", no_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
+	bool tool_calls = false;
 	const char *project = ".", *audit = NULL;
 	struct sto_filter f = {0};
 	enum sto_format fmt = STO_FMT_TABLE;
@@ -90,6 +185,9 @@ int sup_cmd_audit(int argc, char **argv)
 				return SUP_EXIT_USAGE;
 			}
 			break;
+		case 'c':
+			tool_calls = true;
+			break;
 		case 'h':
 			fputs(audit_usage, stdout);
 			return 0;
@@ -119,7 +217,7 @@ int sup_cmd_audit(int argc, char **argv)
 		free(err);
 		return 1;
 	}
-	rc = sto_print(db, &f, fmt, stdout);
+	rc = tool_calls ? print_tool_calls(db, &f) : sto_print(db, &f, fmt, stdout);
 	sto_close(db);
 	if (rc < 0) {
 		wd_err("%s: %s", audit, strerror(-rc));
@@ -151,6 +249,8 @@ int main(int argc, char **argv)
 		return sup_cmd_config(argc - 1, argv + 1);
 	if (strcmp(cmd, "explain") == 0)
 		return sup_cmd_explain(argc - 1, argv + 1);
+	if (strcmp(cmd, "rules") == 0)
+		return sup_cmd_rules(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("warden %s\n", WARDEN_VERSION);
 		return 0;

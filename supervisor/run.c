@@ -48,6 +48,9 @@ static const char run_usage[] =
 	"  --task TEXT       what the agent was asked to do (recorded with the session and\n"
 	"                    shown to the judge; at most 800 characters)\n"
 	"  --parent ID       a sub-session of session ID: its judge reads ID's rules too\n"
+	"  --agent A         the agent's profile: claude-code, codex, aider, none or auto\n"
+	"                    (default: from the program's name): its writable places, its\n"
+	"                    start-up execs, its tool-call wrapper\n"
 	"  --turn-idle S     the judge's turn ends after S seconds without a request\n"
 	"                    (default 2): its rules prefix is rebuilt at the next turn\n"
 	"  --stats           print decision counts and latencies at exit\n"
@@ -275,15 +278,63 @@ static char **hide_list(const struct pol_config *c)
 	return v;
 }
 
+/* The profile of a known agent, from its program (resolved path, then the
+ * name it was called by). */
+static enum pol_harness detect_agent(const char *real, const char *arg0)
+{
+	const char *names[2] = {real, arg0};
+	for (size_t i = 0; i < 2; i++) {
+		const char *b = strrchr(names[i], '/');
+		b = b ? b + 1 : names[i];
+		if (strcmp(b, "claude") == 0 || strstr(names[i], "/@anthropic-ai/claude-code/"))
+			return POL_HARNESS_CLAUDE_CODE;
+		if (strcmp(b, "codex") == 0 || strstr(names[i], "/@openai/codex/"))
+			return POL_HARNESS_CODEX;
+		if (strcmp(b, "aider") == 0)
+			return POL_HARNESS_AIDER;
+	}
+	return POL_HARNESS_NONE;
+}
+
+/* What each agent's harness must be able to write in the home directory
+ * (its configuration and session state); its temporary files are under
+ * /tmp, which is writable anyway. */
+static const char *const *profile_writable(enum pol_harness h)
+{
+	static const char *const claude[] = {".claude", ".claude.json", ".claude.json.backup",
+					     ".cache/claude", NULL};
+	static const char *const codex[] = {".codex", NULL};
+	static const char *const aider[] = {".aider", ".cache/aider", NULL};
+	static const char *const none[] = {NULL};
+	switch (h) {
+	case POL_HARNESS_CLAUDE_CODE:
+		return claude;
+	case POL_HARNESS_CODEX:
+		return codex;
+	case POL_HARNESS_AIDER:
+		return aider;
+	case POL_HARNESS_NONE:
+	default:
+		return none;
+	}
+}
+
 /* Where Landlock lets the agent write: the project (through the view),
- * temporary directories, harmless devices, and the config's list. */
-static char **writable_list(const struct pol_config *c, const char *project)
+ * temporary directories, harmless devices, the agent profile's places and
+ * the config's list. */
+static char **writable_list(const struct pol_config *c, const char *project, enum pol_harness h)
 {
 	static const char *const base[] = {"/tmp",	"/var/tmp", "/dev/null", "/dev/zero",
 					   "/dev/full", "/dev/tty", "/dev/pts",	 "/dev/shm"};
-	size_t n = pol_config_writable_count(c);
-	char **v = wd_calloc(n + WD_ARRAY_SIZE(base) + 2, sizeof(char *));
+	const char *const *prof = profile_writable(h);
+	const char *home = getenv("HOME");
+	size_t n = pol_config_writable_count(c), np = 0;
+	while (prof[np])
+		np++;
+	char **v = wd_calloc(n + np + WD_ARRAY_SIZE(base) + 2, sizeof(char *));
 	size_t k = 0;
+	for (size_t i = 0; home && home[0] == '/' && i < np; i++)
+		v[k++] = wd_asprintf("%s/%s", home, prof[i]);
 	v[k++] = wd_strdup(project);
 	for (size_t i = 0; i < WD_ARRAY_SIZE(base); i++)
 		v[k++] = wd_strdup(base[i]);
@@ -313,6 +364,7 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 		{"role", required_argument, NULL, 'R'},
 		{"turn-idle", required_argument, NULL, 'I'},
 		{"parent", required_argument, NULL, 'Q'},
+		{"agent", required_argument, NULL, 'G'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -390,6 +442,25 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 			o->turn_idle_set = true;
 			break;
 		}
+		case 'G':
+			o->agent_auto = strcmp(optarg, "auto") == 0;
+			if (o->agent_auto || strcmp(optarg, "none") == 0)
+				o->agent = POL_HARNESS_NONE;
+			else if (strcmp(optarg, "claude-code") == 0)
+				o->agent = POL_HARNESS_CLAUDE_CODE;
+			else if (strcmp(optarg, "codex") == 0)
+				o->agent = POL_HARNESS_CODEX;
+			else if (strcmp(optarg, "aider") == 0)
+				o->agent = POL_HARNESS_AIDER;
+			else {
+				wd_err("--agent must be claude-code, codex, aider, auto or none, "
+				       "not "
+				       "\"%s\"",
+				       optarg);
+				return -EINVAL;
+			}
+			o->agent_set = true;
+			break;
 		case 'Q':
 			o->parent = optarg;
 			break;
@@ -535,6 +606,12 @@ int sup_cmd_run(int argc, char **argv)
 		pol_config_free(r.config);
 		return SUP_EXIT_NOSTART;
 	}
+	/* The agent's own binary, resolved: it may run itself as rg or bfs. */
+	char *real_prog = realpath(prog, NULL);
+	pol_config_set_agent_binary(r.config, real_prog ? real_prog : prog);
+	if (!r.opts.agent_set || r.opts.agent_auto)
+		r.opts.agent = detect_agent(real_prog ? real_prog : prog, r.opts.argv[0]);
+	free(real_prog);
 	make_session_id(r.session_id, sizeof(r.session_id));
 	r.person = person_name();
 	r.grants = pol_session_new();
@@ -571,6 +648,7 @@ int sup_cmd_run(int argc, char **argv)
 		.command = cmdline,
 		.tier = tier_name(r.opts.tier),
 		.role = r.opts.review ? "review" : "agent",
+		.agent = r.opts.agent != POL_HARNESS_NONE ? pol_harness_name(r.opts.agent) : NULL,
 		.parent = r.opts.parent,
 		.task = r.opts.task,
 	};
@@ -621,7 +699,7 @@ int sup_cmd_run(int argc, char **argv)
 		}
 	}
 	hide = hide_list(r.config);
-	writable = writable_list(r.config, project);
+	writable = writable_list(r.config, project, r.opts.agent);
 	struct sbx_spawn_config sc = {
 		.path = prog,
 		.argv = r.opts.argv,

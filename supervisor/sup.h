@@ -57,8 +57,11 @@ struct sup_opts {
 	int64_t approval_timeout_ms; /* --approval-timeout */
 	int64_t turn_idle_ms;	     /* --turn-idle */
 	bool turn_idle_set;
-	const char *parent; /* --parent: the parent session's id */
-	char **argv;	    /* the agent's command */
+	const char *parent;	/* --parent: the parent session's id */
+	enum pol_harness agent; /* --agent: the harness profile (POL_HARNESS_NONE: none) */
+	bool agent_auto;	/* --agent auto (the default): from the program */
+	bool agent_set;
+	char **argv; /* the agent's command */
 };
 
 struct sup_proc;
@@ -122,6 +125,10 @@ struct sup_proc {
 	pid_t ppid;    /* the process (tgid) that created it */
 	int64_t cover; /* row id of the covering decision, 0 if none */
 	bool startup;  /* the agent's initial process (its exec chain) */
+	/* The tool call this process belongs to: the audit row of the first
+	 * exec of the agent's direct child it descends from (0: none yet, or
+	 * the agent itself). */
+	int64_t tool_call;
 	/* The exec decided for this thread, waiting for its exec event. */
 	struct sbx_exec_event *decided;
 	int64_t decided_row; /* its audit row */

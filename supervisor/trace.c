@@ -97,19 +97,25 @@ struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid)
 	pid_t creator = tgid != tid ? tgid : ppid;
 	struct sup_proc *c = creator ? sup_proc_get(r, creator) : NULL;
 	struct sup_proc *p = sup_proc_add(r, tid, ppid);
-	if (c)
+	if (c) {
 		p->cover = c->cover;
+		p->tool_call = c->startup && tgid == tid ? 0 : c->tool_call;
+	}
 	return p;
 }
 
-static void on_new_child(struct sup_run *r, pid_t parent, pid_t child)
+static void on_new_child(struct sup_run *r, pid_t parent, pid_t child, bool is_thread)
 {
 	struct sup_proc *par = sup_proc_get(r, parent);
 	if (sup_proc_get(r, child))
 		return; /* its first stop came first: sup_proc_adopt() already set it up */
 	struct sup_proc *p = sup_proc_add(r, child, parent);
-	if (par)
+	if (par) {
 		p->cover = par->cover;
+		/* A child of the agent starts a new tool call (its threads do
+		 * not: they are the agent). */
+		p->tool_call = par->startup && !is_thread ? 0 : par->tool_call;
+	}
 }
 
 /* A failed exec check: audit it and kill the process before its first
@@ -150,6 +156,7 @@ static void on_exec_event(struct sup_run *r, pid_t pid)
 		leader->cover = p->cover;
 		leader->next_cover = p->next_cover;
 		leader->startup = p->startup;
+		leader->tool_call = p->tool_call;
 		sup_proc_del(r, (pid_t)former);
 		p = leader;
 	}
@@ -185,7 +192,7 @@ static void on_stop(struct sup_run *r, pid_t pid, int status)
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:
 		if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0)
-			on_new_child(r, pid, (pid_t)msg);
+			on_new_child(r, pid, (pid_t)msg, event == PTRACE_EVENT_CLONE);
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		return;
 	case PTRACE_EVENT_EXEC:

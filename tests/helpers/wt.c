@@ -255,3 +255,158 @@ int wt_audit_rows(const char *db)
 {
 	return wt_audit_count(db, NULL, NULL, NULL, NULL);
 }
+
+void wt_warden_bg(const char *cwd, char *const argv[], struct wt_bg *bg)
+{
+	bg->out = memfd_create("out", MFD_CLOEXEC);
+	bg->err = memfd_create("err", MFD_CLOEXEC);
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	char **av = wd_calloc(n + 2, sizeof(char *));
+	av[0] = (char *)wt_bin();
+	for (size_t i = 0; i < n; i++)
+		av[i + 1] = argv[i];
+	bg->pid = fork();
+	if (bg->pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		dup2(null, 0);
+		dup2(bg->out, 1);
+		dup2(bg->err, 2);
+		if (cwd && chdir(cwd) < 0)
+			_exit(126);
+		setsid();
+		execv(av[0], av);
+		_exit(127);
+	}
+	free(av);
+}
+
+/* Reads a capture without moving the offset the writer shares. */
+static char *pslurp(int fd)
+{
+	struct wd_sb sb = {0};
+	char buf[4096];
+	off_t off = 0;
+	ssize_t n;
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		wd_sb_add(&sb, buf, (size_t)n);
+		off += n;
+	}
+	return wd_sb_steal(&sb);
+}
+
+char *wt_bg_out(const struct wt_bg *bg)
+{
+	return pslurp(bg->out);
+}
+
+char *wt_bg_err(const struct wt_bg *bg)
+{
+	return pslurp(bg->err);
+}
+
+bool wt_bg_expect_err(const struct wt_bg *bg, const char *needle, int ms)
+{
+	int64_t until = wd_now_mono_ns() + (int64_t)ms * 1000000;
+	for (;;) {
+		char *e = pslurp(bg->err);
+		bool found = strstr(e, needle) != NULL;
+		free(e);
+		if (found)
+			return true;
+		if (wd_now_mono_ns() >= until)
+			return false;
+		usleep(20000);
+	}
+}
+
+char *wt_bg_session(const struct wt_bg *bg, int ms)
+{
+	static const char tag[] = "warden: session ";
+	if (!wt_bg_expect_err(bg, tag, ms))
+		return NULL;
+	char *e = pslurp(bg->err);
+	const char *s = strstr(e, tag) + strlen(tag);
+	size_t len = strcspn(s, " \n");
+	char *id = len ? wd_asprintf("%.*s", (int)len, s) : NULL;
+	free(e);
+	return id;
+}
+
+bool wt_bg_wait(struct wt_bg *bg, int ms, struct wt_result *res)
+{
+	int64_t until = wd_now_mono_ns() + (int64_t)ms * 1000000;
+	int status = 0;
+	bool exited = false;
+	while (bg->pid > 0) {
+		pid_t p = waitpid(bg->pid, &status, WNOHANG);
+		if (p == bg->pid || (p < 0 && errno != EINTR)) {
+			exited = p == bg->pid;
+			break;
+		}
+		if (wd_now_mono_ns() >= until) {
+			kill(bg->pid, SIGKILL);
+			while (waitpid(bg->pid, &status, 0) < 0 && errno == EINTR)
+				;
+			break;
+		}
+		usleep(20000);
+	}
+	bg->pid = 0;
+	res->status = !exited		  ? -1
+		      : WIFEXITED(status) ? WEXITSTATUS(status)
+					  : 128 + WTERMSIG(status);
+	res->out = pslurp(bg->out);
+	res->err = pslurp(bg->err);
+	close(bg->out);
+	close(bg->err);
+	bg->out = bg->err = -1;
+	return exited;
+}
+
+struct match_arg {
+	const struct wt_audit_q *q;
+	int n;
+};
+
+static bool eq_or_null(const char *want, const char *have)
+{
+	return !want || strcmp(have ? have : "", want) == 0;
+}
+
+static int match_cb(const struct sto_row *row, void *arg)
+{
+	struct match_arg *m = arg;
+	const struct wt_audit_q *q = m->q;
+	if (!eq_or_null(q->decision, row->decision) || !eq_or_null(q->source, row->source) ||
+	    !eq_or_null(q->decided_by, row->decided_by) || !eq_or_null(q->session, row->session))
+		return 0;
+	const char *sum = row->summary ? row->summary : "";
+	if (q->summary_sub && q->summary_sub[0] == '=' && strcmp(sum, q->summary_sub + 1) != 0)
+		return 0;
+	if (q->summary_sub && q->summary_sub[0] != '=' && !strstr(sum, q->summary_sub))
+		return 0;
+	if (q->reason_sub && !strstr(row->reason ? row->reason : "", q->reason_sub))
+		return 0;
+	if (q->note_sub && (!row->note || !strstr(row->note, q->note_sub)))
+		return 0;
+	m->n++;
+	return 0;
+}
+
+int wt_audit_match(const char *db, const struct wt_audit_q *q)
+{
+	struct sto_db *d = NULL;
+	char *err = NULL;
+	if (sto_open(db, &d, &err) < 0) {
+		fprintf(stderr, "audit %s: %s\n", db, err ? err : "cannot open");
+		free(err);
+		return -1;
+	}
+	struct match_arg m = {q, 0};
+	struct sto_filter f = {0};
+	sto_query(d, &f, match_cb, &m);
+	sto_close(d);
+	return m.n;
+}

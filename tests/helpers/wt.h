@@ -52,4 +52,34 @@ char *wt_helper(const char *name);
 /* The warden binary under test. */
 const char *wt_bin(void);
 
+/* A warden started in the background (stdin /dev/null, no controlling
+ * terminal, so --prompt defaults to the desk), its stdout and stderr
+ * captured, so that the test can act as a second terminal meanwhile. */
+struct wt_bg {
+	pid_t pid; /* 0 once waited for */
+	int out, err;
+};
+void wt_warden_bg(const char *cwd, char *const argv[], struct wt_bg *bg);
+/* What it wrote to stdout / stderr so far (caller frees). */
+char *wt_bg_out(const struct wt_bg *bg);
+char *wt_bg_err(const struct wt_bg *bg);
+/* Waits at most |ms| for its stderr to contain |needle|. */
+bool wt_bg_expect_err(const struct wt_bg *bg, const char *needle, int ms);
+/* The session id it announced ("warden: session ID ..."), waiting at most
+ * |ms|; NULL if none (caller frees). */
+char *wt_bg_session(const struct wt_bg *bg, int ms);
+/* Waits at most |ms| for it to exit and fills |res| (status -1 and a
+ * SIGKILL when it did not exit in time); closes the captures. Returns
+ * whether it exited by itself. */
+bool wt_bg_wait(struct wt_bg *bg, int ms, struct wt_result *res);
+
+/* Audit rows matching every non-NULL field (as wt_audit_count, plus: the
+ * note contains |note_sub|, decided_by equals |decided_by|, the row is of
+ * |session|). */
+struct wt_audit_q {
+	const char *decision, *source, *summary_sub, *reason_sub;
+	const char *note_sub, *decided_by, *session;
+};
+int wt_audit_match(const char *db, const struct wt_audit_q *q);
+
 #endif

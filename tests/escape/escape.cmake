@@ -1,0 +1,23 @@
+# The escape suite (issue 8): small programs that try to get out of warden,
+# each run under the real `warden run` by the cmocka driver test_escape.
+set(esc_targets)
+foreach(n race sys exec open flood)
+	add_executable(esc_${n} ${CMAKE_SOURCE_DIR}/tests/escape/esc_${n}.c)
+	set_target_properties(esc_${n} PROPERTIES
+		RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+	target_link_libraries(esc_${n} PRIVATE Threads::Threads)
+	wd_agent_program(esc_${n})
+	list(APPEND esc_targets esc_${n})
+endforeach()
+
+set(esc_libs wt wd_policy)
+if(TARGET wd_judge)
+	# The judge's prompt builder is checked for escaping when it exists.
+	list(APPEND esc_libs wd_judge)
+endif()
+wd_test(test_escape SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_escape.c
+	LIBS ${esc_libs} LABELS escape TIMEOUT 900)
+if(TARGET wd_judge)
+	target_compile_definitions(test_escape PRIVATE WARDEN_ESC_HAVE_JUDGE=1)
+endif()
+add_dependencies(test_escape warden ${esc_targets})
