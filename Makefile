@@ -18,7 +18,7 @@ PKGS := build-essential cmake pkg-config git python3 \
 	libsqlite3-dev sqlite3 libcmocka-dev \
 	clang libclang-rt-14-dev clang-format bubblewrap
 
-.PHONY: all deps build demo test test-asan fuzz format format-check check bench clean
+.PHONY: all deps build demo test test-asan fuzz format format-check check bench clean test-agents
 
 all: build
 
@@ -53,13 +53,16 @@ test-asan: deps
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	cmake --preset fuzz >/dev/null
-	cmake --build --preset fuzz -j$(JOBS)
+	cmake --build --preset fuzz -j$(JOBS) --target fuzz_config fuzz_classify fuzz_verdict
 	@for t in build/fuzz/fuzz/fuzz_*; do \
 		[ -x "$$t" ] || continue; \
-		echo "== $$t ($(FUZZ_SECONDS) s)"; \
-		mkdir -p build/fuzz/corpus/$$(basename $$t); \
+		name=$$(basename $$t); seeds=fuzz/corpus/$${name#fuzz_}; \
+		echo "== $$name ($(FUZZ_SECONDS) s, seeds in $$seeds)"; \
+		mkdir -p build/fuzz/corpus/$$name; \
 		$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-			build/fuzz/corpus/$$(basename $$t) fuzz/corpus/$$(basename $$t) 2>&1 | tail -5 || exit 1; \
+			build/fuzz/corpus/$$name $$seeds > build/fuzz/$$name.log 2>&1 \
+			|| { tail -40 build/fuzz/$$name.log; exit 1; }; \
+		tail -4 build/fuzz/$$name.log; \
 	done
 
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
@@ -78,3 +81,9 @@ bench:
 
 clean:
 	rm -rf build
+
+# The real Claude Code CLI (npm, cached in build/agents) in a short scripted
+# session under warden, offline against tests/agents/fake_anthropic.py.
+# Exit 77: skipped (no npm, or no network for the first install).
+test-agents: build
+	bash tests/agents/run_claude.sh build/debug/supervisor/warden

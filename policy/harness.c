@@ -14,13 +14,17 @@
  *
  * The shapes accepted (HOME is the config's home directory, ID is
  * [A-Za-z0-9_-]{1,128}, HEX is [0-9a-f]{1,64}, CMD is any text, Q(CMD) is
- * CMD in single quotes with every ' written '\''):
+ * CMD in single quotes with every ' written '\'' or '"'"' (the form Claude
+ * Code 2.1.197 writes), or, for a one-word CMD of [A-Za-z0-9._/-+=:,@%],
+ * the bare word, which 2.1.197 writes unquoted; TMP is /tmp/ followed by
+ * zero or more plain directory names, each ending in '/', never . or ..:
+ * where Claude Code's $TMPDIR puts its cwd file):
  *
  *   Claude Code tool call, argv exactly {bash, "-c", SCRIPT} where bash is a
  *   program named bash and SCRIPT is exactly
  *     [source HOME/.claude/shell-snapshots/snapshot-bash-ID.sh 2>/dev/null || true && ]
  *     [shopt -u extglob && | shopt -u extglob 2>/dev/null || true && ]
- *     eval Q(CMD) < /dev/null && pwd -P >| /tmp/claude-HEX-cwd
+ *     eval Q(CMD) < /dev/null && pwd -P >| TMPclaude-HEX-cwd
  *   (the bracketed parts optional, in this order, each at most once; HOME
  *   only of the characters [A-Za-z0-9/._+@-] so that it is one shell word).
  *   The inner command is CMD.
@@ -131,6 +135,13 @@ static char *eat_quoted(const char **p)
 			q += 3;
 			continue;
 		}
+		/* '"'"' : close, a double-quoted quote, open again (the form
+		 * Claude Code 2.1.197 writes). */
+		if (q[0] == '"' && q[1] == '\'' && q[2] == '"' && q[3] == '\'') {
+			wd_sb_putc(&sb, '\'');
+			q += 4;
+			continue;
+		}
 		break;
 	}
 	if (*q != ' ') {
@@ -142,6 +153,39 @@ static char *eat_quoted(const char **p)
 	if (!s)
 		s = wd_strdup("");
 	return s;
+}
+
+/* A word bash reads literally as it is: letters, digits and . _ / - + = :
+ * , @ % only, followed by a space. Returns a copy or NULL. */
+static char *eat_bare_word(const char **p)
+{
+	const char *q = *p;
+	size_t n = 0;
+	while (q[n] && (isalnum((unsigned char)q[n]) || strchr("._/-+=:,@%", q[n])))
+		n++;
+	if (n == 0 || q[n] != ' ')
+		return NULL;
+	*p = q + n;
+	return wd_strndup(q, n);
+}
+
+/* Zero or more plain directory names, each followed by '/', under /tmp
+ * (Claude Code's $TMPDIR, such as /tmp/claude-0/). No "." or "..". */
+static bool eat_tmp_subdirs(const char **p)
+{
+	const char *q = *p;
+	for (int depth = 0; depth < 8; depth++) {
+		size_t n = 0;
+		while (q[n] && (isalnum((unsigned char)q[n]) || strchr("._-", q[n])))
+			n++;
+		if (n == 0 || q[n] != '/')
+			break;
+		if ((n == 1 && q[0] == '.') || (n == 2 && q[0] == '.' && q[1] == '.'))
+			return false;
+		q += n + 1;
+	}
+	*p = q;
+	return true;
 }
 
 static const char *const extglob_parts[] = {
@@ -162,13 +206,15 @@ static char *claude_inner(const char *script, const char *home)
 			break;
 	if (!eat(&p, "eval "))
 		return NULL;
-	char *cmd = eat_quoted(&p);
+	/* A one-word command comes unquoted (eval ls < /dev/null). */
+	char *cmd = *p == '\'' ? eat_quoted(&p) : eat_bare_word(&p);
 	if (!cmd)
 		return NULL;
-	/* The tail, to the last byte: nothing may follow the cwd file. */
-	if (!eat(&p, " < /dev/null && pwd -P >| /tmp/claude-") ||
-	    !eat_span(&p, "abcdef0123456789", false, 64) || strcmp(p, "-cwd") != 0 ||
-	    cmd[0] == '\0') {
+	/* The tail, to the last byte: nothing may follow the cwd file, which
+	 * lies in /tmp or a plain directory below it ($TMPDIR there). */
+	if (!eat(&p, " < /dev/null && pwd -P >| /tmp/") || !eat_tmp_subdirs(&p) ||
+	    !eat(&p, "claude-") || !eat_span(&p, "abcdef0123456789", false, 64) ||
+	    strcmp(p, "-cwd") != 0 || cmd[0] == '\0') {
 		free(cmd);
 		return NULL;
 	}
@@ -400,6 +446,26 @@ static bool argv_is(char *const *argv, size_t argc, const char *name, const char
 	return true;
 }
 
+/* Claude Code 2.1.197 asks git whether its local settings file is tracked:
+ * git -c core.hooksPath=/dev/null -c core.fsmonitor= -C DIR ls-files
+ *     --error-unmatch -- ':(icase).claude/settings.local.json'
+ * Exactly that (hooks and fsmonitor off, so git runs nothing else), with
+ * any DIR. */
+static bool claude_settings_probe(char *const argv[], size_t argc)
+{
+	static const char *const want[] = {"-c",       "core.hooksPath=/dev/null",
+					   "-c",       "core.fsmonitor=",
+					   "-C",       NULL,
+					   "ls-files", "--error-unmatch",
+					   "--",       ":(icase).claude/settings.local.json"};
+	if (argc != 1 + WD_ARRAY_SIZE(want) || strcmp(cls_prog_name(argv[0]), "git") != 0)
+		return false;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(want); i++)
+		if (want[i] && strcmp(argv[i + 1], want[i]) != 0)
+			return false;
+	return argv[6][0] == '/';
+}
+
 bool pol_is_harness_startup(enum pol_harness kind, char *const argv[], const struct pol_config *c)
 {
 	size_t argc = 0;
@@ -410,8 +476,11 @@ bool pol_is_harness_startup(enum pol_harness kind, char *const argv[], const str
 	static const char *const env_c[] = {"-c", "env"};
 	static const char *const ls_files[] = {"ls-files"};
 	static const char *const origin[] = {"config", "--get", "remote.origin.url"};
+	static const char *const user_name[] = {"config", "user.name"};
+	static const char *const user_email[] = {"config", "user.email"};
 	return argv_is(argv, argc, "bash", env_c, 2) || argv_is(argv, argc, "git", ls_files, 1) ||
-	       argv_is(argv, argc, "git", origin, 3) ||
+	       argv_is(argv, argc, "git", origin, 3) || argv_is(argv, argc, "git", user_name, 2) ||
+	       argv_is(argv, argc, "git", user_email, 2) || claude_settings_probe(argv, argc) ||
 	       claude_snapshot_shell(argv, argc, c ? c->home : NULL) ||
 	       claude_ide_probe(argv, argc);
 }

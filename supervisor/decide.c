@@ -459,7 +459,9 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	rq->tgid = ev->tgid;
 	rq->t_recv_ns = t0;
 	if (ev->refuse_errno) {
-		rq->summary = wd_argv_join(ev->argv);
+		/* An argv that could not be read leaves the program path. */
+		rq->summary = ev->argv[0] ? wd_argv_join(ev->argv)
+					  : wd_asprintf("%s (argv not read)", ev->path);
 		finish(r, rq,
 		       (struct outcome){.allow = false,
 					.source = "decoder",

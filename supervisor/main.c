@@ -65,8 +65,11 @@ static int collect_call(const struct sto_row *row, void *arg)
 	struct calls *c = arg;
 	struct call *k = row->tool_call ? find_call(c, row->tool_call) : NULL;
 	if (!k) {
-		if (row->source && strcmp(row->source, "startup") == 0)
-			return 0; /* the agent itself is not a tool call */
+		/* The agent's own start-up chain is not a tool call (a
+		 * harness's start-up execs, run by the agent, are). */
+		if (row->source && strcmp(row->source, "startup") == 0 && row->reason &&
+		    wd_str_has_prefix(row->reason, "the agent's start-up"))
+			return 0;
 		if (c->n == c->cap) {
 			c->cap = c->cap ? c->cap * 2 : 64;
 			c->v = wd_realloc(c->v, c->cap * sizeof(*c->v));

@@ -787,7 +787,7 @@ static void test_desk_ten_pending_out_of_order(void **state)
 	assert_int_equal(n, 10);
 	long pids[10];
 	for (int i = 0; i < 10; i++) {
-		char want[16];
+		char want[32];
 		snprintf(want, sizeof(want), "touch f%d", i);
 		int k = find_req(v, n, want);
 		assert_true(k >= 0);
@@ -798,7 +798,7 @@ static void test_desk_ten_pending_out_of_order(void **state)
 	static const int order[10] = {7, 2, 9, 0, 5, 4, 1, 8, 3, 6};
 	for (int o = 0; o < 10; o++) {
 		int i = order[o];
-		char want[16], note[32];
+		char want[32], note[32];
 		snprintf(want, sizeof(want), "touch f%d", i);
 		snprintf(note, sizeof(note), "%s %d", i % 2 ? "odd" : "even", i);
 		int k = find_req(v, n, want);
@@ -817,7 +817,7 @@ static void test_desk_ten_pending_out_of_order(void **state)
 	finish_run(&bg, &r);
 	assert_int_equal(r.status, 0);
 	for (int i = 0; i < 10; i++) {
-		char ok[8], file[16], note[64];
+		char ok[24], file[32], note[96];
 		snprintf(ok, sizeof(ok), "ok%d", i);
 		snprintf(file, sizeof(file), "=touch f%d", i);
 		char *path = wd_asprintf("%s/f%d", f->proj, i);

@@ -139,6 +139,7 @@ static void test_run_tier_notes(void **state)
 	assert_int_equal(wt_audit_count(f->db, "deny", "tier", "touch made-by-agent",
 					"passive mode, reject all escalated tool calls"),
 			 1);
+	wt_result_free(&r);
 	wt_warden(f->proj, &r, "run", "--tier", "standard", "--prompt", "none", "--", "/bin/sh",
 		  "-c", "touch made-by-agent; echo rc=$?", NULL);
 	assert_non_null(strstr(r.out, "rc=126"));
@@ -341,6 +342,60 @@ static void test_run_audit_survives_sigkill(void **state)
 	free(log);
 }
 
+/* Issue 3: a project grant for make covers its compilers, but inside that
+ * tree hard deny, sensitive arguments and a shell reading commands from a
+ * pipe are still decided. */
+static void test_run_coverage_still_decides_inside(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->proj, ".warden/permissions.json",
+		 "{\"grants\":[{\"command\":[\"make\",\"-j2\"],\"by\":\"t\","
+		 "\"at\":\"2026-01-01T00:00:00Z\"}]}\n");
+	wt_write(f->proj, ".env", "TOKEN=never-printed-1234\n");
+	wt_write(f->proj, "a.c", "int a(void){return 1;}\n");
+	wt_write(f->proj, "Makefile",
+		 "all:\n"
+		 "\tcc -c a.c -o a.o\n"
+		 "\t-cat .env; echo cat-rc=$$?\n"
+		 "\t-rm -rf /; echo rm-rc=$$?\n"
+		 "\t-echo 'touch piped' | bash; echo pipe-rc=$$?\n");
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--tier", "standard", "--prompt", "none", "--", "/bin/sh",
+		  "-c", "make -j2; true", NULL);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "never-printed-1234"));
+	assert_int_equal(wt_audit_count(f->db, "allow", "grant", "=make -j2", NULL), 1);
+	assert_true(wt_audit_count(f->db, "allow", "covered", "cc -c a.c", NULL) >= 1);
+	char *obj = wd_asprintf("%s/a.o", f->proj);
+	assert_int_equal(access(obj, F_OK), 0);
+	free(obj);
+	/* a sensitive argument is decided again (no person: refused) */
+	assert_int_equal(wt_audit_count(f->db, "deny", "tier", "cat .env", NULL), 1);
+	/* hard deny inside the covered tree */
+	assert_int_equal(wt_audit_count(f->db, "deny", "hard_deny", "rm -rf /", NULL), 1);
+	/* bash reading commands from a pipe covers nothing it runs */
+	assert_int_equal(wt_audit_count(f->db, "deny", "tier", "=touch piped", NULL), 1);
+	char *piped = wd_asprintf("%s/piped", f->proj);
+	assert_int_not_equal(access(piped, F_OK), 0);
+	free(piped);
+	wt_result_free(&r);
+}
+
+/* Issue 2: an argv over 256 KiB in all is refused with a clear reason. */
+static void test_run_argv_over_cap_refused(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c",
+		  "A=$(head -c 100000 /dev/zero | tr '\\0' a); /bin/echo \"$A\" \"$A\" \"$A\"; "
+		  "echo rc=$?",
+		  NULL);
+	assert_non_null(strstr(r.out, "rc=126"));
+	assert_non_null(strstr(r.err, "over 256 KiB"));
+	assert_int_equal(wt_audit_count(f->db, "deny", "decoder", "/bin/echo", "over 256 KiB"), 1);
+	wt_result_free(&r);
+}
+
 int main(void)
 {
 	wt_require_sandbox();
@@ -367,6 +422,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_run_tty_prompt_reject, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_audit_survives_sigkill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_coverage_still_decides_inside, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_run_argv_over_cap_refused, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("run", tests, NULL, NULL);
 }

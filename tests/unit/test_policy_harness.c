@@ -93,6 +93,30 @@ static const struct unwrap_case unwrap_cases[] = {
 	{{"/bin/bash", "-c", SNAP " 2>/dev/null || true && eval 'ls'" TAIL, NULL},
 	 POL_HARNESS_CLAUDE_CODE,
 	 "ls"},
+	/* as the real 2.1.197 writes them (seen under warden, make test-agents):
+	 * a one-word command unquoted, a quote as '"'"', $TMPDIR under /tmp */
+	{{"/bin/bash", "-c", HEAD "eval ls" TAIL, NULL}, POL_HARNESS_CLAUDE_CODE, "ls"},
+	{{"/bin/bash", "-c", HEAD "eval pwd" TAIL, NULL}, POL_HARNESS_CLAUDE_CODE, "pwd"},
+	{{"/bin/bash", "-c", HEAD "eval 'echo '\"'\"'hi there'\"'\"''" TAIL, NULL},
+	 POL_HARNESS_CLAUDE_CODE,
+	 "echo 'hi there'"},
+	{{"/bin/bash", "-c",
+	  HEAD "eval 'ls' < /dev/null && pwd -P >| /tmp/claude-0/claude-9f3a-cwd", NULL},
+	 POL_HARNESS_CLAUDE_CODE,
+	 "ls"},
+	/* ... and what they must not let through */
+	{{"/bin/bash", "-c", HEAD "eval ls;touch x" TAIL, NULL}, POL_HARNESS_NONE, NULL},
+	{{"/bin/bash", "-c", HEAD "eval $(touch x)" TAIL, NULL}, POL_HARNESS_NONE, NULL},
+	{{"/bin/bash", "-c", HEAD "eval l\\s" TAIL, NULL}, POL_HARNESS_NONE, NULL},
+	{{"/bin/bash", "-c", HEAD "eval 'ls'\"'\"x" TAIL, NULL}, POL_HARNESS_NONE, NULL},
+	{{"/bin/bash", "-c", HEAD "eval 'ls' < /dev/null && pwd -P >| /tmp/../etc/claude-9f3a-cwd",
+	  NULL},
+	 POL_HARNESS_NONE,
+	 NULL},
+	{{"/bin/bash", "-c", HEAD "eval 'ls' < /dev/null && pwd -P >| /home/u/claude-9f3a-cwd",
+	  NULL},
+	 POL_HARNESS_NONE,
+	 NULL},
 	/* Codex and aider */
 	{{"bash", "-lc", "ls -la", NULL}, POL_HARNESS_CODEX, "ls -la"},
 	{{"/bin/bash", "-lc", "cargo test", NULL}, POL_HARNESS_CODEX, "cargo test"},
@@ -118,7 +142,8 @@ static const struct unwrap_case unwrap_cases[] = {
 	{{"/bin/bash", "-c", HEAD "eval 'ls' $(touch x)" TAIL, NULL}, POL_HARNESS_NONE, NULL},
 	{{"/bin/bash", "-c", HEAD "eval 'ls" TAIL, NULL}, POL_HARNESS_NONE, NULL},
 	{{"/bin/bash", "-c", HEAD "eval 'ls'\\'" TAIL, NULL}, POL_HARNESS_NONE, NULL},
-	{{"/bin/bash", "-c", HEAD "eval ls" TAIL, NULL}, POL_HARNESS_NONE, NULL},
+	/* (an unquoted one-word eval is the real harness: see above) */
+	{{"/bin/bash", "-c", HEAD "eval ls -la" TAIL, NULL}, POL_HARNESS_NONE, NULL},
 	{{"/bin/bash", "-c", HEAD "eval ''" TAIL, NULL}, POL_HARNESS_NONE, NULL},
 	/* a snapshot outside ~/.claude/shell-snapshots/ */
 	{{"/bin/bash", "-c",
@@ -717,7 +742,7 @@ void test_pol_harness_multicall(void **state)
 
 struct startup_case {
 	enum pol_harness kind;
-	const char *argv[6];
+	const char *argv[12];
 	bool startup;
 };
 
@@ -731,6 +756,19 @@ static const struct startup_case startup_cases[] = {
 	 {"/bin/bash", "-l", "-c", "SNAPSHOT_FILE=" SNAPFILE SNAPBODY, NULL},
 	 true},
 	{POL_HARNESS_CLAUDE_CODE, {"git", "ls-files", NULL}, true},
+	/* 2.1.197's forms */
+	{POL_HARNESS_CLAUDE_CODE, {"/usr/bin/git", "config", "user.name", NULL}, true},
+	{POL_HARNESS_CLAUDE_CODE, {"git", "config", "user.email", NULL}, true},
+	{POL_HARNESS_CLAUDE_CODE,
+	 {"git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=", "-C", "/work/proj",
+	  "ls-files", "--error-unmatch", "--", ":(icase).claude/settings.local.json", NULL},
+	 true},
+	/* the same probe with hooks left on, or writing config: not start-up */
+	{POL_HARNESS_CLAUDE_CODE,
+	 {"git", "-c", "core.hooksPath=.hooks", "-c", "core.fsmonitor=", "-C", "/work/proj",
+	  "ls-files", "--error-unmatch", "--", ":(icase).claude/settings.local.json", NULL},
+	 false},
+	{POL_HARNESS_CLAUDE_CODE, {"git", "config", "user.name", "mallory", NULL}, false},
 	{POL_HARNESS_CLAUDE_CODE,
 	 {"/usr/bin/git", "config", "--get", "remote.origin.url", NULL},
 	 true},
