@@ -58,55 +58,88 @@ static int load_sizes(void)
 	return 0;
 }
 
-/* Reads up to |n| bytes at |addr| in |pid|, never crossing into a page it
- * has not asked for, so a string that ends before an unmapped page is read
- * whole. Returns the bytes read (short at an unmapped page) or -errno. */
-static ssize_t peek(pid_t pid, uint64_t addr, void *buf, size_t n)
+/*
+ * Reading the caller's memory. argv, envp and their strings sit in a few
+ * pages of the caller's stack, so whole pages are read once
+ * (process_vm_readv of one aligned page either succeeds whole or fails: a
+ * page is mapped or not) and kept in a small cache for the rest of this
+ * decode. The cache lives only for one notification.
+ */
+#define RPAGES 8
+
+struct rmem {
+	pid_t pid;
+	unsigned next;
+	struct {
+		uint64_t base; /* page address, or 1 when empty */
+		char data[4096];
+	} page[RPAGES];
+};
+
+static void rmem_init(struct rmem *m, pid_t pid)
+{
+	m->pid = pid;
+	m->next = 0;
+	for (unsigned i = 0; i < RPAGES; i++)
+		m->page[i].base = 1;
+}
+
+/* The cached page holding |addr|, or NULL when it is not mapped. */
+static const char *rmem_page(struct rmem *m, uint64_t addr)
+{
+	uint64_t base = addr & ~(uint64_t)4095;
+	for (unsigned i = 0; i < RPAGES; i++)
+		if (m->page[i].base == base)
+			return m->page[i].data;
+	unsigned slot = m->next++ % RPAGES;
+	struct iovec l = {.iov_base = m->page[slot].data, .iov_len = 4096};
+	struct iovec r = {.iov_base = (void *)(uintptr_t)base, .iov_len = 4096};
+	if (process_vm_readv(m->pid, &l, 1, &r, 1, 0) != 4096) {
+		m->page[slot].base = 1;
+		return NULL;
+	}
+	m->page[slot].base = base;
+	return m->page[slot].data;
+}
+
+/* Reads exactly |n| bytes at |addr|. 0 or -EFAULT. */
+static int rmem_read(struct rmem *m, uint64_t addr, void *out, size_t n)
 {
 	size_t got = 0;
 	while (got < n) {
-		size_t room = 4096 - ((addr + got) & 4095);
-		size_t want = n - got < room ? n - got : room;
-		struct iovec l = {.iov_base = (char *)buf + got, .iov_len = want};
-		struct iovec r = {.iov_base = (void *)(uintptr_t)(addr + got), .iov_len = want};
-		ssize_t k = process_vm_readv(pid, &l, 1, &r, 1, 0);
-		if (k <= 0) {
-			if (got)
-				break;
-			return k < 0 ? -errno : -EFAULT;
-		}
-		got += (size_t)k;
-		if ((size_t)k < want)
-			break;
+		const char *pg = rmem_page(m, addr + got);
+		if (!pg)
+			return -EFAULT;
+		size_t off = (addr + got) & 4095, take = 4096 - off;
+		if (take > n - got)
+			take = n - got;
+		memcpy((char *)out + got, pg + off, take);
+		got += take;
 	}
-	return (ssize_t)got;
+	return 0;
 }
 
 /* Reads a NUL-terminated string of at most |max| bytes. *budget is the
  * remaining byte budget of the whole argv or envp. */
-static int peek_string(pid_t pid, uint64_t addr, size_t max, size_t *budget, char **out)
+static int peek_string(struct rmem *m, uint64_t addr, size_t max, size_t *budget, char **out)
 {
 	struct wd_sb sb = {0};
-	char chunk[512];
 	for (;;) {
-		ssize_t k = peek(pid, addr + sb.len, chunk, sizeof(chunk));
-		if (k < 0) {
+		const char *pg = rmem_page(m, addr + sb.len);
+		if (!pg) {
 			wd_sb_free(&sb);
-			return (int)k;
+			return -EFAULT;
 		}
-		char *nul = memchr(chunk, '\0', (size_t)k);
-		size_t take = nul ? (size_t)(nul - chunk) : (size_t)k;
+		size_t off = (addr + sb.len) & 4095, room = 4096 - off;
+		const char *nul = memchr(pg + off, '\0', room);
+		size_t take = nul ? (size_t)(nul - (pg + off)) : room;
 		if (sb.len + take + 1 > max || sb.len + take + 1 > *budget) {
 			wd_sb_free(&sb);
 			return -E2BIG;
 		}
-		wd_sb_add(&sb, chunk, take);
+		wd_sb_add(&sb, pg + off, take);
 		if (nul)
 			break;
-		if (k == 0) {
-			wd_sb_free(&sb);
-			return -EFAULT;
-		}
 	}
 	*budget -= sb.len + 1;
 	*out = wd_sb_steal(&sb);
@@ -122,7 +155,7 @@ static void free_vec(char **v)
 
 /* Reads a NULL-terminated array of string pointers (argv or envp) within
  * |budget| bytes in all (strings plus pointers, as the kernel counts). */
-static int peek_vector(pid_t pid, uint64_t addr, size_t budget, char ***out, size_t *bytes)
+static int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out, size_t *bytes)
 {
 	size_t cap = 16, n = 0, start = budget;
 	char **v = wd_calloc(cap, sizeof(char *));
@@ -138,10 +171,9 @@ static int peek_vector(pid_t pid, uint64_t addr, size_t budget, char ***out, siz
 			free_vec(v);
 			return -E2BIG;
 		}
-		ssize_t k = peek(pid, addr + n * sizeof(p), &p, sizeof(p));
-		if (k != (ssize_t)sizeof(p)) {
+		if (rmem_read(m, addr + n * sizeof(p), &p, sizeof(p)) < 0) {
 			free_vec(v);
-			return k < 0 ? (int)k : -EFAULT;
+			return -EFAULT;
 		}
 		budget -= sizeof(p);
 		if (p == 0)
@@ -151,7 +183,7 @@ static int peek_vector(pid_t pid, uint64_t addr, size_t budget, char ***out, siz
 			v = wd_realloc(v, cap * sizeof(char *));
 		}
 		v[n + 1] = NULL;
-		int rc = peek_string(pid, p, budget, &budget, &v[n]);
+		int rc = peek_string(m, p, budget, &budget, &v[n]);
 		if (rc < 0) {
 			v[n] = NULL;
 			free_vec(v);
@@ -488,14 +520,16 @@ int sbx_notify_recv(int fd, struct sbx_exec_event **out)
 		envp_a = req->data.args[2];
 	}
 	size_t budget = 4096, envbytes = 0;
-	rc = peek_string(ev->pid, path_a, 4096, &budget, &ev->path_arg);
+	struct rmem *m = wd_malloc(sizeof(*m));
+	rmem_init(m, ev->pid);
+	rc = peek_string(m, path_a, 4096, &budget, &ev->path_arg);
 	if (rc < 0) {
 		ev->path_arg = wd_strdup("");
 		set_refusal(ev, rc == -E2BIG ? ENAMETOOLONG : EFAULT,
 			    rc == -E2BIG ? "the program path is longer than 4096 bytes"
 					 : "the program path could not be read");
 	}
-	rc = peek_vector(ev->pid, argv_a, SBX_ARGV_MAX, &ev->argv, &ev->argv_bytes);
+	rc = peek_vector(m, argv_a, SBX_ARGV_MAX, &ev->argv, &ev->argv_bytes);
 	if (rc < 0) {
 		ev->argv = wd_calloc(1, sizeof(char *));
 		set_refusal(ev, rc == -E2BIG ? E2BIG : EFAULT,
@@ -504,7 +538,8 @@ int sbx_notify_recv(int fd, struct sbx_exec_event **out)
 	} else if (!ev->argv[0]) {
 		set_refusal(ev, EINVAL, "an exec with an empty argv hides what it runs");
 	}
-	rc = peek_vector(ev->pid, envp_a, SBX_ENV_MAX, &ev->envp, &envbytes);
+	rc = peek_vector(m, envp_a, SBX_ENV_MAX, &ev->envp, &envbytes);
+	free(m);
 	if (rc < 0) {
 		ev->envp = wd_calloc(1, sizeof(char *));
 		set_refusal(ev, rc == -E2BIG ? E2BIG : EFAULT,

@@ -100,6 +100,9 @@ struct sbx_spawn_config {
 	/* Landlock: the only places the agent may write (NULL-terminated).
 	 * NULL: no Landlock. */
 	char *const *writable;
+	/* The agent's RLIMIT_NOFILE soft limit (the supervisor raises its own
+	 * for the view's fds); 0: leave it as inherited. */
+	unsigned long nofile_soft;
 };
 
 struct sbx_child {

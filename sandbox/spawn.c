@@ -44,6 +44,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -209,6 +210,14 @@ static void __attribute__((noreturn)) agent_main(const struct sbx_spawn_config *
 	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
 		for (int fd = 3; fd < 65536; fd++)
 			close(fd);
+	if (cfg->nofile_soft) {
+		/* The supervisor's raised limit is its own, not the agent's. */
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && cfg->nofile_soft <= rl.rlim_max) {
+			rl.rlim_cur = cfg->nofile_soft;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	execve(cfg->path, cfg->argv, cfg->envp);
 	dprintf(STDERR_FILENO, "warden: cannot execute %s: %s\n", cfg->path, strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);

@@ -83,7 +83,7 @@ static void list_json(struct sup_run *r, struct wd_sb *sb)
 	bool first = true;
 	for (struct sup_pending *p = r->pending; p; p = p->next) {
 		const struct sup_request *rq = p->rq;
-		char id[32], deadline[40];
+		char id[96], deadline[40];
 		snprintf(id, sizeof(id), "%s-%u", short_id(r), p->id);
 		wd_format_time(p->deadline_us, deadline, sizeof(deadline));
 		char *cmd = sbx_proc_cmdline(rq->pid, 2048);

@@ -82,5 +82,5 @@ int sup_loop_once(struct sup_loop *l, int timeout_ms)
 		if ((size_t)fd < l->cap && l->h[fd].fn)
 			l->h[fd].fn(l, fd, evs[i].events, l->h[fd].arg);
 	}
-	return 0;
+	return n;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -550,7 +551,10 @@ static int run_loop(struct sup_run *r)
 			wd_err("the event loop failed: %s", strerror(-rc));
 			return rc;
 		}
-		sup_trace_reap(r);
+		/* Tracee events come with SIGCHLD (the signalfd reaps); a quiet
+		 * round reaps too, so that nothing can be left waiting. */
+		if (rc == 0)
+			sup_trace_reap(r);
 	}
 	return 0;
 }
@@ -698,6 +702,35 @@ int sup_cmd_run(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* The view keeps one O_PATH fd per file the kernel knows: a large
+	 * tree needs far more than the usual 1024. The agent gets the soft
+	 * limit it would have had. */
+	struct rlimit nofile = {0};
+	unsigned long agent_nofile = 0;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+		agent_nofile = nofile.rlim_cur;
+		struct rlimit want = nofile;
+		/* Root may raise the hard limit too, up to fs.nr_open. */
+		char *nr = NULL;
+		if (geteuid() == 0 && wd_read_file("/proc/sys/fs/nr_open", 64, &nr, NULL) == 0) {
+			unsigned long max = strtoul(nr, NULL, 10);
+			if (max > 1048576)
+				max = 1048576;
+			if (max > want.rlim_max)
+				want.rlim_max = max;
+		}
+		free(nr);
+		want.rlim_cur = want.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &want) < 0) {
+			/* No CAP_SYS_RESOURCE: up to the hard limit only. */
+			want = nofile;
+			want.rlim_cur = want.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &want) < 0)
+				agent_nofile = 0;
+		}
+		wd_debug("the view may hold up to %lu files open (RLIMIT_NOFILE)",
+			 (unsigned long)want.rlim_cur);
+	}
 	hide = hide_list(r.config);
 	writable = writable_list(r.config, project, r.opts.agent);
 	struct sbx_spawn_config sc = {
@@ -711,6 +744,7 @@ int sup_cmd_run(int argc, char **argv)
 		.on_view_arg = &r,
 		.hide = hide,
 		.writable = writable,
+		.nofile_soft = agent_nofile,
 	};
 	rc = sbx_spawn(&sc, &r.child, &err);
 	if (rc < 0) {

@@ -33,7 +33,7 @@ void sup_loop_free(struct sup_loop *l);
 int sup_loop_add(struct sup_loop *l, int fd, uint32_t events, sup_fd_fn fn, void *arg);
 void sup_loop_del(struct sup_loop *l, int fd);
 /* Runs one round: waits at most |timeout_ms| (-1: forever) and calls the
- * handlers of ready fds. 0 or -errno. */
+ * handlers of ready fds. Returns how many were ready, or -errno. */
 int sup_loop_once(struct sup_loop *l, int timeout_ms);
 
 /* ---- the run's state -------------------------------------------------- */
