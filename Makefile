@@ -39,16 +39,18 @@ build: deps
 demo: build
 	$(SUDO) ./examples/demo.sh build/debug/supervisor/warden
 
-# ctest runs the unit and integration tests; the sandbox tests need root
+# ctest runs the unit and integration tests, one program at a time (they
+# start many sandboxed processes; races and deadlines are measured alone);
+# the sandbox tests need root
 # (or user namespaces): through sudo when not root.
 test: build
-	cd build/debug && $(SUDO) ctest --output-on-failure -j2
+	cd build/debug && $(SUDO) ctest --output-on-failure
 
 test-asan: deps
 	cmake --preset asan-ubsan >/dev/null
 	cmake --build --preset asan-ubsan -j$(JOBS)
 	cd build/asan-ubsan && $(SUDO) env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure
 
 FUZZ_SECONDS ?= 60
 fuzz: deps

@@ -180,61 +180,6 @@ int wd_set_cloexec(int fd, bool on)
 	return fcntl(fd, F_SETFD, fl) < 0 ? -errno : 0;
 }
 
-int wd_send_fd(int sock, int fd)
-{
-	char byte = 'F';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof(u));
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	for (;;) {
-		if (sendmsg(sock, &msg, MSG_NOSIGNAL) == 1)
-			return 0;
-		if (errno != EINTR)
-			return -errno;
-	}
-}
-
-int wd_recv_fd(int sock)
-{
-	char byte;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
-	ssize_t r;
-	do {
-		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	} while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	if (r == 0)
-		return -EPIPE;
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -EPROTO;
-	int fd;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
-}
-
 void wd_sb_add(struct wd_sb *sb, const char *s, size_t n)
 {
 	if (sb->len + n + 1 > sb->cap) {

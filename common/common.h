@@ -91,10 +91,6 @@ int wd_read_file(const char *path, size_t max, char **out, size_t *len);
 /* Sets or clears O_NONBLOCK / FD_CLOEXEC. 0 or -errno. */
 int wd_set_nonblock(int fd, bool on);
 int wd_set_cloexec(int fd, bool on);
-/* Sends/receives one fd over a unix socket with SCM_RIGHTS. The received fd
- * is O_CLOEXEC. wd_recv_fd returns the fd or -errno. */
-int wd_send_fd(int sock, int fd);
-int wd_recv_fd(int sock);
 
 /* ---- strings ---------------------------------------------------------- */
 

@@ -10,12 +10,12 @@
 #include <limits.h>
 #include <string.h>
 
-static int read_config(const char *path, struct pol_config **out, bool print_ok)
+int sup_config_load(const char *path, bool missing_ok, struct pol_config **out)
 {
 	char *text = NULL;
 	size_t len = 0;
 	int rc = wd_read_file(path, 1 << 20, &text, &len);
-	if (rc == -ENOENT && !print_ok) {
+	if (rc == -ENOENT && missing_ok) {
 		*out = pol_config_default();
 		return 0;
 	}
@@ -34,8 +34,6 @@ static int read_config(const char *path, struct pol_config **out, bool print_ok)
 		pol_config_errors_free(&errs);
 		return -EINVAL;
 	}
-	if (print_ok)
-		printf("%s: ok\n", path);
 	return 0;
 }
 
@@ -50,7 +48,9 @@ int sup_cmd_config(int argc, char **argv)
 	}
 	const char *path = argc > 2 ? argv[2] : ".warden/permissions.json";
 	struct pol_config *c = NULL;
-	int rc = read_config(path, &c, true);
+	int rc = sup_config_load(path, false, &c);
+	if (rc == 0)
+		printf("%s: ok\n", path);
 	pol_config_free(c);
 	return rc < 0 ? SUP_EXIT_USAGE : 0;
 }
@@ -125,7 +125,7 @@ int sup_cmd_explain(int argc, char **argv)
 	}
 	wd_autofree char *cfgpath = wd_asprintf("%s/.warden/permissions.json", dir);
 	struct pol_config *cfg = NULL;
-	if (read_config(cfgpath, &cfg, false) < 0)
+	if (sup_config_load(cfgpath, true, &cfg) < 0)
 		return SUP_EXIT_USAGE;
 	const char *home = getenv("HOME");
 	pol_config_set_paths(cfg, dir, home ? home : "/root");

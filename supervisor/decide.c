@@ -625,19 +625,10 @@ static int write_project_grant(struct sup_run *r, const struct pol_request *req,
 {
 	wd_autofree char *path = wd_asprintf("%s/.warden/permissions.json", r->opts.project);
 	wd_autofree char *tmp = wd_asprintf("%s.tmp.%d", path, (int)getpid());
-	char *text = NULL;
-	size_t len = 0;
 	struct pol_config *c = NULL;
-	int rc = wd_read_file(path, 1 << 20, &text, &len);
-	if (rc == -ENOENT) {
-		c = pol_config_default(); /* the first grant creates the file */
-		rc = 0;
-	} else if (rc == 0) {
-		struct pol_config_errors errs = {0};
-		rc = pol_config_parse(text, len, path, &c, &errs);
-		pol_config_errors_free(&errs);
-	}
-	free(text);
+	/* No file yet: the first grant creates it. A file that became
+	 * invalid since the start is left alone. */
+	int rc = sup_config_load(path, true, &c);
 	if (rc < 0)
 		return rc;
 	int64_t now = wd_now_real_us();

@@ -162,34 +162,6 @@ static void make_session_id(char *out, size_t n)
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rnd & 0xffff);
 }
 
-/* Loads DIR/.warden/permissions.json, or the built-in config when there is
- * none. Prints every problem and returns -EINVAL on a bad file. */
-static int load_config(const char *project, struct pol_config **out)
-{
-	wd_autofree char *path = wd_asprintf("%s/.warden/permissions.json", project);
-	char *text = NULL;
-	size_t len = 0;
-	int rc = wd_read_file(path, 1 << 20, &text, &len);
-	if (rc == -ENOENT) {
-		*out = pol_config_default();
-		return 0;
-	}
-	if (rc < 0) {
-		wd_err("%s: cannot read: %s", path, strerror(-rc));
-		return rc;
-	}
-	struct pol_config_errors errs = {0};
-	rc = pol_config_parse(text, len, path, out, &errs);
-	free(text);
-	if (rc < 0) {
-		for (size_t i = 0; i < errs.count; i++)
-			wd_err("%s", errs.items[i].message);
-		pol_config_errors_free(&errs);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static void on_signal(struct sup_loop *l, int fd, uint32_t events, void *arg)
 {
 	(void)l;
@@ -584,7 +556,8 @@ int sup_cmd_run(int argc, char **argv)
 		return SUP_EXIT_NOSTART;
 	}
 	r.opts.project = project;
-	if (load_config(project, &r.config) < 0) {
+	wd_autofree char *cfgpath = wd_asprintf("%s/.warden/permissions.json", project);
+	if (sup_config_load(cfgpath, true, &r.config) < 0) {
 		wd_err("nothing was started: fix the config (warden config check shows every "
 		       "problem)");
 		return SUP_EXIT_NOSTART;

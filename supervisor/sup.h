@@ -281,6 +281,11 @@ void sup_stats_free(struct sup_stats *s);
 
 /* ---- commands ------------------------------------------------------------ */
 
+/* Loads the permissions.json at |path|; with |missing_ok|, no file is the
+ * built-in config. Prints every problem (file:line: key: what to do) on
+ * stderr and returns -EINVAL for a bad file. Caller frees *out. */
+int sup_config_load(const char *path, bool missing_ok, struct pol_config **out);
+
 int sup_cmd_run(int argc, char **argv);
 int sup_cmd_audit(int argc, char **argv);
 int sup_cmd_doctor(int argc, char **argv);

@@ -159,6 +159,14 @@ static void test_run_concurrent_execs_each_audited_once(void **state)
 	int lines = 0;
 	for (char *p = r.out; (p = strchr(p, '\n')); p++)
 		lines++;
+	if (lines != 50) {
+		/* Say what happened to the missing ones before failing. */
+		print_message("%d lines; stderr:\n%s\n", lines, r.err);
+		struct wt_result a;
+		wt_warden(f->proj, &a, "audit", "--format", "csv", NULL);
+		print_message("audit:\n%s\n", a.out);
+		wt_result_free(&a);
+	}
 	assert_int_equal(lines, 50);
 	/* Every exec decided and audited: none lost, none doubled. */
 	assert_int_equal(wt_audit_count(f->db, "allow", "fast_path", "/bin/echo x", NULL), 50);
