@@ -34,8 +34,11 @@ void wd_log(enum wd_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	/* One write per line so that lines of concurrent writers do not mix. */
-	dprintf(STDERR_FILENO, "warden: %s\n", line);
+	/* Messages carry the agent's strings: never raw to the terminal. One
+	 * write per line so that lines of concurrent writers do not mix. */
+	char *clean = wd_sanitize(line);
+	dprintf(STDERR_FILENO, "warden: %s\n", clean);
+	free(clean);
 	errno = saved;
 }
 
@@ -275,6 +278,20 @@ void wd_sb_shell_quote(struct wd_sb *sb, const char *s)
 			wd_sb_putc(sb, *p);
 	}
 	wd_sb_putc(sb, '\'');
+}
+
+char *wd_sanitize(const char *s)
+{
+	struct wd_sb sb = {0};
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			wd_sb_printf(&sb, "\\x%02x", *p);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			wd_sb_printf(&sb, "\\u%04x", *++p);
+		else
+			wd_sb_putc(&sb, (char)*p);
+	}
+	return wd_sb_steal(&sb);
 }
 
 void wd_sb_json_str(struct wd_sb *sb, const char *s)

@@ -113,6 +113,13 @@ void wd_sb_free(struct wd_sb *sb);
  * Control bytes are shown as \xNN so that a terminal is never driven by
  * them. */
 void wd_sb_shell_quote(struct wd_sb *sb, const char *s);
+/* A copy of |s| safe to show on a terminal or in a line protocol: C0
+ * controls (tab and newline included), DEL and the C1 controls U+0080 to
+ * U+009F become visible \xNN text, so that a file name or argv chosen by
+ * the agent can neither drive the approver's terminal nor forge a line or
+ * a column. Caller frees. */
+char *wd_sanitize(const char *s);
+
 /* Appends |s| as a JSON string (quoted, escaped). */
 void wd_sb_json_str(struct wd_sb *sb, const char *s);
 /* Hex-encodes / decodes |s| (for one-line protocols). Caller frees; decode

@@ -60,6 +60,10 @@ void pol_request_free(struct pol_request *r);
 
 enum pol_kind pol_request_kind(const struct pol_request *r);
 
+/* True when the exec's environment carries a variable that changes what a
+ * program runs (LD_PRELOAD, BASH_ENV, GIT_CONFIG*, ...). */
+bool pol_request_env_changes_program(const struct pol_request *r);
+
 /* Stable JSON (keys in a fixed order, no whitespace) for the audit and the
  * judge, with secret-looking values redacted ("<redacted>"): values of
  * secret-named --options and VAR=value assignments, URL credentials,

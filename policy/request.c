@@ -537,6 +537,11 @@ char *pol_request_json(const struct pol_request *r)
 	return wd_sb_steal(&sb);
 }
 
+bool pol_request_env_changes_program(const struct pol_request *r)
+{
+	return r && r->kind == POL_EXEC && r->envc > 0;
+}
+
 char *pol_request_summary(const struct pol_request *r)
 {
 	struct wd_sb sb = {0};

@@ -204,6 +204,8 @@ static char *send_to_owner(const char *id, const char *req)
 {
 	char prefix[64];
 	const char *dash = strrchr(id, '-');
+	if (!dash || dash == id)
+		return NULL; /* "3" alone would pick any session's request 3 */
 	snprintf(prefix, sizeof(prefix), "%.*s", dash ? (int)(dash - id) : 0, id);
 	struct answer_acc a = {.req = req};
 	each_session(prefix[0] ? prefix : NULL, answer_one, &a);
@@ -285,7 +287,11 @@ int sup_cmd_answer(int argc, char **argv, bool approve)
 		return 1;
 	}
 	bool ok = wd_str_has_prefix(reply, "ok\t");
-	fprintf(ok ? stdout : stderr, "%s%s", ok ? "" : "warden: ", reply + (ok ? 3 : 6));
+	bool err = wd_str_has_prefix(reply, "error\t");
+	fprintf(ok ? stdout : stderr, "%s%s", ok ? "" : "warden: ",
+		ok    ? reply + 3
+		: err ? reply + 6
+		      : "no answer from the session\n");
 	free(reply);
 	return ok ? 0 : 1;
 }

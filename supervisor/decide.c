@@ -64,6 +64,13 @@ static int stat_index(const char *source)
 	return ST_ERROR;
 }
 
+static const char *tell_skip; /* the project: its files are in the view */
+
+void sup_tell_skip(const char *project)
+{
+	tell_skip = project;
+}
+
 void sup_tell(pid_t tgid, const char *fmt, ...)
 {
 	char body[1000], msg[1024];
@@ -71,9 +78,29 @@ void sup_tell(pid_t tgid, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
-	/* One line, at most sizeof(msg) - 1 bytes, always newline-ended. */
-	int n = snprintf(msg, sizeof(msg), "warden: %s\n", body);
+	/* One line, at most sizeof(msg) - 1 bytes, always newline-ended, and
+	 * nothing in it that drives a terminal. */
+	char *clean = wd_sanitize(body);
+	int n = snprintf(msg, sizeof(msg), "warden: %s\n", clean);
+	free(clean);
+	if (n >= (int)sizeof(msg)) {
+		n = (int)sizeof(msg) - 1;
+		msg[n - 1] = '\n';
+	}
 	if (n < 0)
+		return;
+
+	/* A stderr inside the project view is not touched at all: even
+	 * closing our copy would send a FUSE flush, and the view's workers may
+	 * all be waiting on this loop. readlink does not reach the view. */
+	char link[64], target[4096];
+	snprintf(link, sizeof(link), "/proc/%d/fd/2", tgid);
+	ssize_t tl = readlink(link, target, sizeof(target) - 1);
+	if (tl <= 0)
+		return;
+	target[tl] = '\0';
+	size_t plen = tell_skip ? strlen(tell_skip) : 0;
+	if (plen && strncmp(target, tell_skip, plen) == 0 && (target[plen] == '/' || !target[plen]))
 		return;
 
 	/* The caller's own stderr, the same open file description (so a
@@ -97,7 +124,16 @@ void sup_tell(pid_t tgid, const char *fmt, ...)
 		(void)!write(fd, msg, (size_t)n);
 	} else if (S_ISSOCK(st.st_mode)) {
 		(void)!send(fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
-	} else if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) {
+	} else if (S_ISCHR(st.st_mode)) {
+		/* A terminal can be stopped (^S) or never read: a new open
+		 * file description in non-blocking mode, so the loop never
+		 * waits on it. */
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/fd/2", tgid);
+		wd_autoclose int nb = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (nb >= 0)
+			(void)!write(nb, msg, (size_t)n);
+	} else if (S_ISREG(st.st_mode)) {
 		(void)!write(fd, msg, (size_t)n);
 	}
 }
@@ -256,6 +292,16 @@ static enum pol_tier effective_tier(const struct sup_run *r)
 /* Step 5: the tier decides what nobody before it could. */
 static void escalate(struct sup_run *r, struct sup_request *rq)
 {
+	if (r->stopping) {
+		/* The session is ending: nothing waits, and nothing is allowed
+		 * by a tier any more (a request the judge had is refused). */
+		finish(r, rq,
+		       (struct outcome){.allow = false,
+					.source = "stopped",
+					.reason = "the session ended before a decision",
+					.decided_by = "warden"});
+		return;
+	}
 	switch (effective_tier(r)) {
 	case POL_TIER_AGGRESSIVE:
 		finish(r, rq,
@@ -296,6 +342,22 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 	}
 }
 
+/* Whether |ev| runs the system's own program of the name argv[0] gives
+ * (bash, sh, git...): resolved inside /usr/bin or /bin, and named so there
+ * (sh may be dash). Not a copy in the project or /tmp. */
+static bool system_program(const struct sbx_exec_event *ev)
+{
+	const char *res = ev->resolved, *a0 = ev->argv[0];
+	if (!res || !a0 ||
+	    !(wd_str_has_prefix(res, "/usr/bin/") || wd_str_has_prefix(res, "/bin/")))
+		return false;
+	const char *rb = strrchr(res, '/') + 1, *ab = strrchr(a0, '/');
+	ab = ab ? ab + 1 : a0;
+	if (strcmp(rb, ab) == 0)
+		return true;
+	return strcmp(ab, "sh") == 0 && (strcmp(rb, "dash") == 0 || strcmp(rb, "bash") == 0);
+}
+
 /* Steps 1-3 (policy), then 4-5. */
 static void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup)
 {
@@ -312,27 +374,22 @@ static void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup
 
 	/* A known harness's own start-up execs (Claude Code's "bash -c env",
 	 * its snapshot login shell, git ls-files...), in exactly the shapes
-	 * policy recognises, run by the agent process itself. */
+	 * policy recognises, run by the agent process itself, by the real
+	 * system program of that name, with no variable that changes what it
+	 * runs. They cover nothing: what they start (env, a pager, a helper
+	 * found through PATH) is decided on its own. */
 	if (!startup && rq->kind == POL_EXEC && r->opts.agent != POL_HARNESS_NONE && p &&
 	    p->tool_call == 0 && d->verdict != POL_DENY_CRITICAL && d->verdict != POL_DENY &&
+	    system_program(rq->ev) && !pol_request_env_changes_program(rq->req) &&
 	    pol_is_harness_startup(r->opts.agent, rq->ev->argv, r->config)) {
 		char reason[256];
 		snprintf(reason, sizeof(reason), "%s's own start-up, run by %s",
 			 pol_harness_name(r->opts.agent), r->person);
-		/* The fixed shapes cover what they run (bash -c env runs env);
-		 * the snapshot login shell (-l), whose script policy does not
-		 * read, covers nothing. */
-		bool login = false;
-		for (size_t i = 0; rq->ev->argv[i]; i++)
-			if (strcmp(rq->ev->argv[i], "-l") == 0 ||
-			    strcmp(rq->ev->argv[i], "-lc") == 0)
-				login = true;
 		finish(r, rq,
 		       (struct outcome){.allow = true,
 					.source = "startup",
 					.reason = reason,
-					.decided_by = r->person,
-					.covers = !login});
+					.decided_by = r->person});
 		return;
 	}
 	if (startup && d->verdict != POL_DENY_CRITICAL) {

@@ -135,12 +135,21 @@ static void list_table(struct sup_run *r, struct wd_sb *sb)
 		char *seen = NULL, *ctx = NULL;
 		if (!rq->req || sup_memory_advice(r->db, rq->req, &seen, &ctx) < 0)
 			seen = wd_strdup("no similar decisions");
+		/* The table is tab- and newline-separated and ends on a person's
+		 * terminal: every field from the agent or a model is sanitised
+		 * (a tab or newline in it becomes visible text). */
+		char *f_sum = wd_sanitize(rq->summary), *f_cmd = wd_sanitize(cmd ? cmd : "?");
+		char *f_why = wd_sanitize(rq->judge_reason ? rq->judge_reason : rq->pol.reason);
+		char *f_seen = wd_sanitize(seen);
 		wd_sb_printf(sb, "%s-%u\t%s\t%llds\t%s\t%s\tpid %d (%.60s)\t%s\t%llds left\t%s\n",
 			     short_id(r), p->id, r->session_id,
 			     (long long)((now - p->since_us) / 1000000),
-			     rq->kind == POL_EXEC ? "exec" : "open", rq->summary, rq->pid,
-			     cmd ? cmd : "?", rq->judge_reason ? rq->judge_reason : rq->pol.reason,
-			     (long long)((p->deadline_us - now) / 1000000), seen);
+			     rq->kind == POL_EXEC ? "exec" : "open", f_sum, rq->pid, f_cmd, f_why,
+			     (long long)((p->deadline_us - now) / 1000000), f_seen);
+		free(f_sum);
+		free(f_cmd);
+		free(f_why);
+		free(f_seen);
 		free(seen);
 		free(ctx);
 		free(cmd);
@@ -156,9 +165,11 @@ static char *user_name(uid_t uid)
 static struct sup_pending *find_id(struct sup_run *r, const char *id)
 {
 	const char *dash = strrchr(id, '-');
-	const char *num = dash ? dash + 1 : id;
-	if (dash && strncmp(id, short_id(r), (size_t)(dash - id)) != 0)
+	/* The whole short session id, then the number: nothing looser. */
+	if (!dash || (size_t)(dash - id) != strlen(short_id(r)) ||
+	    strncmp(id, short_id(r), (size_t)(dash - id)) != 0)
 		return NULL;
+	const char *num = dash + 1;
 	char *end = NULL;
 	unsigned long n = strtoul(num, &end, 10);
 	if (!*num || *end)

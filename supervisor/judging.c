@@ -328,7 +328,8 @@ void sup_judge_free(struct sup_run *r)
 	struct sup_judge *j = r->judge;
 	if (!j)
 		return;
-	/* Requests still with the model: refused, never allowed. */
+	/* Requests still with the model: refused, never allowed (the caller
+	 * set r->stopping, so the escalation refuses whatever the tier). */
 	while (j->inflight) {
 		struct inflight *f = j->inflight;
 		j->inflight = f->next;

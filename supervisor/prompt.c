@@ -127,19 +127,40 @@ static void show(struct sup_run *r)
 	tcflush(r->tty_fd, TCIFLUSH); /* nothing typed before the question answers it */
 	struct wd_sb sb = {0};
 	const struct sup_request *rq = p->rq;
+	/* Everything shown but our own words comes from the agent (argv, file
+	 * names, its cwd) or from a model: sanitised, so that it can neither
+	 * move the cursor nor fake a line of this prompt. */
+	char *what = wd_sanitize(rq->summary);
 	if (rq->kind == POL_EXEC) {
-		wd_sb_printf(&sb, "\nwarden: the agent wants to run: %s\n", rq->summary);
-		wd_sb_printf(&sb, "  pid %d, cwd %s\n", rq->pid, rq->ev->cwd ? rq->ev->cwd : "?");
-		if (rq->ev->parent_cmdline)
-			wd_sb_printf(&sb, "  started by: %.200s\n", rq->ev->parent_cmdline);
+		char *cwd = wd_sanitize(rq->ev->cwd ? rq->ev->cwd : "?");
+		wd_sb_printf(&sb, "\nwarden: the agent wants to run: %s\n", what);
+		wd_sb_printf(&sb, "  pid %d, cwd %s\n", rq->pid, cwd);
+		free(cwd);
+		if (rq->ev->parent_cmdline) {
+			char *parent = wd_sanitize(rq->ev->parent_cmdline);
+			wd_sb_printf(&sb, "  started by: %.200s\n", parent);
+			free(parent);
+		}
 	} else {
 		char *cmd = sbx_proc_cmdline(rq->pid, 4096);
-		wd_sb_printf(&sb, "\nwarden: the agent wants to %s\n", rq->summary);
-		wd_sb_printf(&sb, "  pid %d: %.200s\n", rq->pid, cmd ? cmd : "?");
+		char *clean = wd_sanitize(cmd ? cmd : "?");
+		wd_sb_printf(&sb, "\nwarden: the agent wants to %s\n", what);
+		wd_sb_printf(&sb, "  pid %d: %.200s\n", rq->pid, clean);
+		free(clean);
 		free(cmd);
 	}
-	if (rq->pol.reason[0])
-		wd_sb_printf(&sb, "  why it asks: %s\n", rq->pol.reason);
+	free(what);
+	char *why = wd_sanitize(rq->judge_reason ? rq->judge_reason : rq->pol.reason);
+	if (*why)
+		wd_sb_printf(&sb, "  %s: %s\n", rq->judge_reason ? "the judge" : "why it asks",
+			     why);
+	free(why);
+	/* Approval memory: what people decided before on similar requests. */
+	char *seen = NULL, *ctx = NULL;
+	if (rq->req && sup_memory_advice(r->db, rq->req, &seen, &ctx) == 0)
+		wd_sb_printf(&sb, "  Seen before: %s\n", seen);
+	free(seen);
+	free(ctx);
 	wd_sb_puts(&sb, "  [a] allow once  [A] allow always this session  [r] reject"
 			"  (a note may follow: \"r use make clean\")\n> ");
 	wd_write_all(r->tty_fd, sb.buf, sb.len);

@@ -230,11 +230,26 @@ static int start_view(void *arg, int fuse_fd)
 }
 
 /* The places outside the project that the agent must not see. */
-static char **hide_list(const struct pol_config *c)
+static char **hide_list(const struct pol_config *c, const char *project, const char *audit)
 {
 	size_t n = pol_config_outside_count(c);
-	char **v = wd_calloc(n + 2, sizeof(char *));
+	char **v = wd_calloc(n + 12, sizeof(char *));
 	size_t k = 0;
+	/* Sockets that reach outside the sandbox: the user's session bus and
+	 * agents ($XDG_RUNTIME_DIR: systemd-run --user, ssh-agent, gpg-agent)
+	 * and Docker (root on the host). */
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	if (xdg && xdg[0] == '/')
+		v[k++] = wd_strdup(xdg);
+	v[k++] = wd_strdup("/run/docker.sock");
+	v[k++] = wd_strdup("/var/run/docker.sock");
+	/* The audit, when it is not in the project (the view hides it there). */
+	size_t plen = strlen(project);
+	if (!(strncmp(audit, project, plen) == 0 && audit[plen] == '/')) {
+		static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
+		for (size_t i = 0; i < WD_ARRAY_SIZE(sfx); i++)
+			v[k++] = wd_asprintf("%s%s", audit, sfx[i]);
+	}
 	/* The approvals desk: no process of the agent may answer itself. */
 	char *desk = sup_desk_dir(true);
 	if (desk)
@@ -477,6 +492,7 @@ static int exit_code_of(int status)
  * it, for at most two seconds (EXITKILL finishes the job if we exit). */
 static void wind_down(struct sup_run *r)
 {
+	r->stopping = true; /* from here on, escalations refuse (decide.c) */
 	sup_desk_close(r);
 	sup_view_close(r);
 	sup_judge_free(r);
@@ -704,7 +720,9 @@ int sup_cmd_run(int argc, char **argv)
 		wd_debug("the view may hold up to %lu files open (RLIMIT_NOFILE)",
 			 (unsigned long)want.rlim_cur);
 	}
-	hide = hide_list(r.config);
+	hide = hide_list(r.config, project, r.opts.audit_path);
+	if (!r.opts.no_view)
+		sup_tell_skip(project);
 	writable = writable_list(r.config, project, r.opts.agent);
 	struct sbx_spawn_config sc = {
 		.path = prog,

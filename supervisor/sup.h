@@ -129,6 +129,9 @@ struct sup_proc {
 	 * exec of the agent's direct child it descends from (0: none yet, or
 	 * the agent itself). */
 	int64_t tool_call;
+	/* Its first stop came before its creator's fork/clone event: it waits,
+	 * stopped, until that event names its creator (no guess from /proc). */
+	bool held;
 	/* The exec decided for this thread, waiting for its exec event. */
 	struct sbx_exec_event *decided;
 	int64_t decided_row; /* its audit row */
@@ -237,6 +240,8 @@ int sup_cmd_answer(int argc, char **argv, bool approve);
 /* Writes "warden: <msg>\n" to the stderr of |tgid| without ever blocking
  * the supervisor (see decide.c). */
 void sup_tell(pid_t tgid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* sup_tell() never writes to a stderr inside |project| (the view). */
+void sup_tell_skip(const char *project);
 
 /* ---- the person at the terminal (prompt.c) ----------------------------- */
 

@@ -107,14 +107,21 @@ struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid)
 static void on_new_child(struct sup_run *r, pid_t parent, pid_t child, bool is_thread)
 {
 	struct sup_proc *par = sup_proc_get(r, parent);
-	if (sup_proc_get(r, child))
-		return; /* its first stop came first: sup_proc_adopt() already set it up */
-	struct sup_proc *p = sup_proc_add(r, child, parent);
+	struct sup_proc *known = sup_proc_get(r, child);
+	if (known && !known->held)
+		return;
+	/* New, or held at its first stop until now: its creator is |parent|. */
+	struct sup_proc *p = known ? known : sup_proc_add(r, child, parent);
+	p->ppid = parent;
 	if (par) {
 		p->cover = par->cover;
 		/* A child of the agent starts a new tool call (its threads do
 		 * not: they are the agent). */
 		p->tool_call = par->startup && !is_thread ? 0 : par->tool_call;
+	}
+	if (p->held) {
+		p->held = false;
+		ptrace(PTRACE_CONT, child, 0, 0);
 	}
 }
 
@@ -185,8 +192,19 @@ static void on_stop(struct sup_run *r, pid_t pid, int status)
 	int event = (status >> 16) & 0xff;
 	int sig = WSTOPSIG(status);
 	unsigned long msg = 0;
-	if (!sup_proc_get(r, pid))
+	if (!sup_proc_get(r, pid)) {
+		if (event == PTRACE_EVENT_STOP && sig == SIGTRAP) {
+			/* A new tracee's first stop, before its creator's event
+			 * (the kernel may report them in either order): keep it
+			 * stopped until on_new_child() says who created it, so
+			 * that its cover is never guessed (clone(CLONE_PARENT)
+			 * makes /proc's PPid lie about the creator). */
+			struct sup_proc *p = sup_proc_add(r, pid, 0);
+			p->held = true;
+			return;
+		}
 		sup_proc_adopt(r, pid);
+	}
 	switch (event) {
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:

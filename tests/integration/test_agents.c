@@ -136,8 +136,9 @@ static void test_agents_profile_startup_and_tool_calls(void **state)
 	assert_int_equal(wt_audit_count(f->db, "allow", "startup", "bash -c env",
 					"claude-code's own start-up"),
 			 1);
-	/* what it runs is part of the start-up */
-	assert_int_equal(wt_audit_count(f->db, "allow", "covered", "=env", NULL), 1);
+	/* a start-up exec covers nothing: env (it prints every variable) is
+	 * decided on its own, refused here by the passive tier */
+	assert_int_equal(wt_audit_count(f->db, "deny", "tier", "=env", NULL), 1);
 	wt_result_free(&r);
 	/* the profile is recorded with the session, and tool calls group */
 	struct wt_result a;
@@ -151,6 +152,29 @@ static void test_agents_profile_startup_and_tool_calls(void **state)
 	wt_warden(f->proj, &r, "run", "--tier", "passive", "--agent", "none", "--", f->agent,
 		  "script.txt", NULL);
 	assert_int_equal(wt_audit_count(f->db, "deny", "tier", "bash -c env", NULL), 1);
+	wt_result_free(&r);
+}
+
+/* A start-up shape is recognised only when the real system program runs
+ * it: a copied binary exec'd by a child of the agent with argv {bash, -c,
+ * env} is an ordinary request (refused by the passive tier), and so is the
+ * real bash with BASH_ENV set. */
+static void test_agents_startup_shape_needs_the_real_program(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	char *cp = wd_asprintf("cp /bin/echo %s/payload", f->proj);
+	assert_int_equal(system(cp), 0);
+	free(cp);
+	wt_warden(f->proj, &r, "run", "--tier", "passive", "--agent", "claude-code", "--",
+		  "/bin/bash", "-c",
+		  "(exec -a bash ./payload -c env); (BASH_ENV=/tmp/x exec bash -c env); true",
+		  NULL);
+	/* nothing passed as the harness's start-up ... */
+	assert_int_equal(wt_audit_count(f->db, "allow", "startup", NULL, "claude-code's own"), 0);
+	/* ... both were ordinary requests, refused */
+	assert_int_equal(wt_audit_count(f->db, "deny", "tier", "payload] bash -c env", NULL), 1);
+	assert_int_equal(wt_audit_count(f->db, "deny", "tier", "BASH_ENV", NULL), 1);
 	wt_result_free(&r);
 }
 
@@ -194,6 +218,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_agents_profile_startup_and_tool_calls, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_agents_startup_shape_needs_the_real_program,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agents_bfs_multicall_read_only, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_agents_imitation_not_unwrapped, setup,
