@@ -745,7 +745,7 @@ int pol_config_parse(const char *text, size_t len, const char *filename, struct 
 			off = soff;
 		pol_linemap_free(lm);
 		p.lm = NULL;
-		add_error(&p, "", 0, "placeholder");
+		add_error(&p, "", 0, "(syntax)"); /* line and text set below */
 		struct pol_config_error *e = &errs->items[0];
 		/* The error is at the next token: skip the white space cJSON
 		 * stopped in front of. */
@@ -766,7 +766,7 @@ int pol_config_parse(const char *text, size_t len, const char *filename, struct 
 	p.lm = pol_linemap_build(text, len);
 	p.c = pol_config_default();
 	if (used < len) {
-		add_error(&p, "", 0, "placeholder");
+		add_error(&p, "", 0, "(syntax)"); /* line and text set below */
 		struct pol_config_error *e = &errs->items[errs->count - 1];
 		e->line = pol_line_of_offset(text, len, used);
 		snprintf(e->key, sizeof(e->key), "(syntax)");

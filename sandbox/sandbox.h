@@ -24,6 +24,9 @@ struct pol_config;
 
 struct sbx_view; /* opaque */
 
+/* The most worker threads the view runs: a decision that waits holds one. */
+#define SBX_VIEW_MAX_THREADS 64
+
 /* A request from the view: an open, create, rename, link or symlink that
  * touches a sensitive path. Strings are valid only during the callback. */
 struct sbx_view_request {

@@ -27,7 +27,7 @@
 /* Worker threads: libfuse starts a new one whenever none is idle, up to this
  * many, so that sensitive opens waiting for a person do not starve the
  * rest. */
-#define VIEW_MAX_THREADS 64
+#define VIEW_MAX_THREADS SBX_VIEW_MAX_THREADS
 #define VIEW_MAX_WRITE	 (1u << 20)
 
 /* One file system object the kernel knows, keyed by (dev, ino). The ino the

@@ -563,17 +563,25 @@ int sup_view_decide(void *arg, const struct sbx_view_request *req)
 		.pid = req->pid,
 	};
 	pthread_mutex_lock(&r->view_lock);
-	if (r->view_closing) {
+	if (r->view_closing || r->view_waiting >= SBX_VIEW_MAX_THREADS - 16) {
+		/* Ending, or too many opens already waiting for a decision: a
+		 * quarter of the view's workers stay free for everything else
+		 * (the supervisor's own reads included), so that waiting opens
+		 * can never stall the view. Refused, never allowed. */
 		vw.done = true;
 		vw.result = -EACCES;
 	} else {
+		r->view_waiting++;
 		vw.next = r->view_queue;
 		r->view_queue = &vw;
 		uint64_t one = 1;
 		(void)!write(r->view_efd, &one, sizeof(one));
 	}
+	bool queued = !vw.done;
 	while (!vw.done)
 		pthread_cond_wait(&r->view_cond, &r->view_lock);
+	if (queued)
+		r->view_waiting--;
 	pthread_mutex_unlock(&r->view_lock);
 	free(vw.path);
 	free(vw.path2);

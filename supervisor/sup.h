@@ -103,6 +103,7 @@ struct sup_run {
 	struct sup_view_wait *view_queue;
 	int view_efd;
 	bool view_closing;
+	unsigned view_waiting; /* view requests queued or being decided */
 	struct sbx_view *view;
 	int backing_fd; /* O_PATH fd of the real project, until the view takes it */
 	struct sup_prompt_state *prompt;
