@@ -606,7 +606,8 @@ void sup_on_view(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		rq->kind = POL_OPEN;
 		rq->vw = vw;
 		rq->pid = vw->pid;
-		rq->tgid = vw->pid;
+		/* FUSE names the thread; the process is what joins and is told. */
+		rq->tgid = r->child.view_pids_host ? sup_tgid_of(vw->pid) : vw->pid;
 		rq->t_recv_ns = wd_now_mono_ns();
 		char *cmdline = sbx_proc_cmdline(vw->pid, 4096);
 		rq->req = pol_request_open(vw->path, vw->path2, vw->access, cmdline);
@@ -649,8 +650,31 @@ static void pending_unlink(struct sup_run *r, struct sup_pending *p)
 	sup_prompt_forget(r, p);
 }
 
+/* The waiting request |rq| repeats: same process, same kind, same request. */
+static struct sup_pending *pending_same(struct sup_run *r, const struct sup_request *rq)
+{
+	if (!rq->req)
+		return NULL;
+	wd_autofree char *json = pol_request_json(rq->req);
+	for (struct sup_pending *p = r->pending; p; p = p->next) {
+		if (p->rq->tgid != rq->tgid || p->rq->kind != rq->kind || !p->rq->req)
+			continue;
+		wd_autofree char *other = pol_request_json(p->rq->req);
+		if (strcmp(json, other) == 0)
+			return p;
+	}
+	return NULL;
+}
+
 void sup_pending_add(struct sup_run *r, struct sup_request *rq)
 {
+	struct sup_pending *same = pending_same(r, rq);
+	if (same) {
+		/* One question for the person, one answer for both callers. */
+		rq->next_follower = same->followers;
+		same->followers = rq;
+		return;
+	}
 	struct sup_pending *p = wd_calloc(1, sizeof(*p));
 	p->rq = rq;
 	p->id = ++r->next_pending_id;
@@ -727,7 +751,7 @@ int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer
 		       const char *note, const char *who, char **msg)
 {
 	pending_unlink(r, p);
-	struct sup_request *rq = p->rq;
+	struct sup_request *rq = p->rq, *followers = p->followers;
 	free(p);
 	sup_judge_person_answered(r);
 	const char *n = note && *note ? note : NULL;
@@ -769,6 +793,11 @@ int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer
 	}
 	o.reason = reason;
 	finish(r, rq, o);
+	while (followers) {
+		struct sup_request *f = followers;
+		followers = f->next_follower;
+		finish(r, f, o);
+	}
 	return rc;
 }
 
@@ -781,28 +810,67 @@ static bool caller_waits(struct sup_run *r, const struct sup_request *rq)
 	return sbx_notify_id_valid(r->child.notify_fd, rq->ev->id);
 }
 
+/* Finishes every follower of |p| with |o| and empties the list. */
+static void finish_followers(struct sup_run *r, struct sup_pending *p, struct outcome o)
+{
+	while (p->followers) {
+		struct sup_request *f = p->followers;
+		p->followers = f->next_follower;
+		finish(r, f, o);
+	}
+}
+
+/* Drops the followers whose caller was killed while waiting. */
+static void drop_gone_followers(struct sup_run *r, struct sup_pending *p)
+{
+	struct outcome gone = {.allow = false,
+			       .source = "stopped",
+			       .reason = "the process stopped waiting (killed)",
+			       .decided_by = "warden"};
+	for (struct sup_request **fp = &p->followers; *fp;) {
+		struct sup_request *f = *fp;
+		if (caller_waits(r, f)) {
+			fp = &f->next_follower;
+			continue;
+		}
+		*fp = f->next_follower;
+		finish(r, f, gone);
+	}
+}
+
 int sup_pending_expire(struct sup_run *r)
 {
 	int64_t now = wd_now_mono_ns(), next = -1;
+	struct outcome gone = {.allow = false,
+			       .source = "stopped",
+			       .reason = "the process stopped waiting (killed)",
+			       .decided_by = "warden"};
+	struct outcome late = {.allow = false,
+			       .source = "timeout",
+			       .reason = NOTE_DEADLINE,
+			       .decided_by = "warden"};
 	struct sup_pending *p = r->pending;
 	while (p) {
 		struct sup_pending *nx = p->next;
-		if (!caller_waits(r, p->rq)) {
+		drop_gone_followers(r, p);
+		if (p->deadline_ns <= now) {
 			pending_unlink(r, p);
-			finish(r, p->rq,
-			       (struct outcome){.allow = false,
-						.source = "stopped",
-						.reason = "the process stopped waiting (killed)",
-						.decided_by = "warden"});
+			finish(r, p->rq, late);
+			finish_followers(r, p, late);
 			free(p);
-		} else if (p->deadline_ns <= now) {
-			pending_unlink(r, p);
-			finish(r, p->rq,
-			       (struct outcome){.allow = false,
-						.source = "timeout",
-						.reason = NOTE_DEADLINE,
-						.decided_by = "warden"});
-			free(p);
+		} else if (!caller_waits(r, p->rq)) {
+			/* The first caller is gone: a follower, if any, goes on
+			 * waiting in its place (same question, same deadline). */
+			struct sup_request *old = p->rq;
+			if (p->followers) {
+				p->rq = p->followers;
+				p->followers = p->rq->next_follower;
+				p->rq->next_follower = NULL;
+			} else {
+				pending_unlink(r, p);
+				free(p);
+			}
+			finish(r, old, gone);
 		} else if (next < 0 || p->deadline_ns - now < next) {
 			next = p->deadline_ns - now;
 		}
@@ -813,15 +881,13 @@ int sup_pending_expire(struct sup_run *r)
 
 void sup_pending_refuse_all(struct sup_run *r, const char *why)
 {
+	struct outcome o = {
+		.allow = false, .source = "stopped", .reason = why, .decided_by = "warden"};
 	while (r->pending) {
 		struct sup_pending *p = r->pending;
 		pending_unlink(r, p);
-		struct sup_request *rq = p->rq;
+		finish(r, p->rq, o);
+		finish_followers(r, p, o);
 		free(p);
-		finish(r, rq,
-		       (struct outcome){.allow = false,
-					.source = "stopped",
-					.reason = why,
-					.decided_by = "warden"});
 	}
 }

@@ -149,6 +149,8 @@ void sup_proc_del(struct sup_run *r, pid_t tid);
 /* The entry of |tid|, created from /proc (inheriting its creator's cover)
  * when its creation event has not been seen yet. */
 struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid);
+/* The process (thread group) of thread |tid|, from /proc; |tid| when unknown. */
+pid_t sup_tgid_of(pid_t tid);
 /* Handles every ptrace/wait event that is ready (after SIGCHLD). */
 void sup_trace_reap(struct sup_run *r);
 /* Kills every traced process. */
@@ -187,14 +189,18 @@ struct sup_request {
 	int64_t t_recv_ns;
 	bool covers;
 	struct pol_decision pol;
-	char *judge_json;   /* the judge's verdict for the audit, or NULL */
-	char *judge_reason; /* shown to the person when it escalated */
+	struct sup_request *next_follower; /* in sup_pending.followers */
+	char *judge_json;		   /* the judge's verdict for the audit, or NULL */
+	char *judge_reason;		   /* shown to the person when it escalated */
 };
 
 /* A request waiting for a person. */
 struct sup_pending {
 	struct sup_pending *next;
 	struct sup_request *rq;
+	/* The same request from the same process while this one waits (other
+	 * threads, a retry): it joins, and gets the same answer. */
+	struct sup_request *followers;
 	unsigned id;	     /* the desk's number for it in this session */
 	int64_t since_us;    /* realtime, when it started waiting */
 	int64_t deadline_ns; /* monotonic */

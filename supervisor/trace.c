@@ -88,6 +88,13 @@ static void proc_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
 	free(buf);
 }
 
+pid_t sup_tgid_of(pid_t tid)
+{
+	pid_t tgid, ppid;
+	proc_ids(tid, &tgid, &ppid);
+	return tgid;
+}
+
 /* A process we have not seen: it inherits the cover of its creator (the
  * thread group for a thread, the parent for a process). */
 struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid)

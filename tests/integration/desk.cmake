@@ -1,2 +1,2 @@
 wd_test(test_desk SOURCES ${CMAKE_SOURCE_DIR}/tests/integration/test_desk.c LIBS wt LABELS integration TIMEOUT 600)
-add_dependencies(test_desk warden)
+add_dependencies(test_desk warden twin_open)

@@ -211,6 +211,37 @@ static void finish_run(struct wt_bg *bg, struct wt_result *r)
 
 /* ---- flows ------------------------------------------------------------ */
 
+/* The same request from the same process while one waits joins it: two
+ * threads opening .env at once make one desk entry, and one answer lets
+ * both through (each audited). */
+static void test_desk_same_request_joins(void **state)
+{
+	struct fx *f = *state;
+	char *twin = wt_helper("twin_open");
+	wt_write(f->proj, ".env", "TOKEN=twin-secret\n");
+	char *argv[] = {"run", "--tier", "standard", "--prompt", "desk", "--", twin, ".env", NULL};
+	struct wt_bg bg;
+	char *sid = start_run(f->proj, argv, &bg);
+	struct pend v[4];
+	assert_int_equal(desk_wait(sid, 1, 10000, v, 4), 1);
+	usleep(500000); /* the second open has arrived by now, and joined */
+	assert_int_equal(desk_list(sid, v, 4), 1);
+	struct wt_result a;
+	wt_warden(NULL, &a, "approve", v[0].id, NULL);
+	assert_int_equal(a.status, 0);
+	wt_result_free(&a);
+	struct wt_result r;
+	finish_run(&bg, &r);
+	assert_non_null(strstr(r.out, "open 0: ok"));
+	assert_non_null(strstr(r.out, "open 1: ok"));
+	struct wt_audit_q q = {
+		.decision = "allow", .source = "user", .summary_sub = "=read .env", .session = sid};
+	assert_int_equal(wt_audit_match(f->db, &q), 2);
+	wt_result_free(&r);
+	free(sid);
+	free(twin);
+}
+
 static void test_desk_approve_with_note(void **state)
 {
 	struct fx *f = *state;
@@ -889,6 +920,7 @@ int main(void)
 	wt_require_sandbox();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_desk_approve_with_note, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_desk_same_request_joins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_desk_deny_with_note, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_desk_always_session, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_desk_always_project_grant, setup, teardown),
