@@ -329,48 +329,6 @@ static cJSON *grants_json(const struct pol_config *c)
 	return a;
 }
 
-/* Writes |v| 2-space indented: objects one key a line, arrays of scalars on
- * one line, arrays holding objects one element a line. */
-static void pretty(struct wd_sb *sb, const cJSON *v, int indent)
-{
-	if (cJSON_IsObject(v) || (cJSON_IsArray(v) && v->child &&
-				  (cJSON_IsObject(v->child) || cJSON_IsArray(v->child)))) {
-		bool obj = cJSON_IsObject(v);
-		if (!v->child) {
-			wd_sb_puts(sb, obj ? "{}" : "[]");
-			return;
-		}
-		wd_sb_puts(sb, obj ? "{\n" : "[\n");
-		for (const cJSON *k = v->child; k; k = k->next) {
-			wd_sb_printf(sb, "%*s", indent + 2, "");
-			if (obj) {
-				cJSON *name = cJSON_CreateString(k->string);
-				char *n = cJSON_PrintUnformatted(name);
-				wd_sb_printf(sb, "%s: ", n);
-				cJSON_free(n);
-				cJSON_Delete(name);
-			}
-			pretty(sb, k, indent + 2);
-			wd_sb_puts(sb, k->next ? ",\n" : "\n");
-		}
-		wd_sb_printf(sb, "%*s%s", indent, "", obj ? "}" : "]");
-		return;
-	}
-	if (cJSON_IsArray(v)) {
-		wd_sb_putc(sb, '[');
-		for (const cJSON *k = v->child; k; k = k->next) {
-			pretty(sb, k, indent);
-			if (k->next)
-				wd_sb_puts(sb, ", ");
-		}
-		wd_sb_putc(sb, ']');
-		return;
-	}
-	char *t = cJSON_PrintUnformatted(v);
-	wd_sb_puts(sb, t ? t : "null");
-	cJSON_free(t);
-}
-
 char *pol_config_to_json(const struct pol_config *c)
 {
 	static const char *const tiers[] = {"", "aggressive", "standard", "passive"};
@@ -411,7 +369,7 @@ char *pol_config_to_json(const struct pol_config *c)
 		cJSON_AddItemToObject(root, "judge", j);
 	}
 	struct wd_sb sb = {0};
-	pretty(&sb, root, 0);
+	pol_json_pretty(&sb, root, 0);
 	wd_sb_putc(&sb, '\n');
 	cJSON_Delete(root);
 	return wd_sb_steal(&sb);

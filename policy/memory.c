@@ -623,7 +623,7 @@ static bool is_condition(const cJSON *v)
 	return true;
 }
 
-void mem_json_pretty(struct wd_sb *sb, const cJSON *v, int indent)
+void pol_json_pretty(struct wd_sb *sb, const cJSON *v, int indent)
 {
 	if (is_condition(v)) {
 		wd_sb_putc(sb, '{');
@@ -633,7 +633,7 @@ void mem_json_pretty(struct wd_sb *sb, const cJSON *v, int indent)
 			wd_sb_printf(sb, "%s: ", t);
 			cJSON_free(t);
 			cJSON_Delete(name);
-			mem_json_pretty(sb, k, indent);
+			pol_json_pretty(sb, k, indent);
 			if (k->next)
 				wd_sb_puts(sb, ", ");
 		}
@@ -658,7 +658,7 @@ void mem_json_pretty(struct wd_sb *sb, const cJSON *v, int indent)
 				cJSON_free(t);
 				cJSON_Delete(name);
 			}
-			mem_json_pretty(sb, k, indent + 2);
+			pol_json_pretty(sb, k, indent + 2);
 			wd_sb_puts(sb, k->next ? ",\n" : "\n");
 		}
 		wd_sb_printf(sb, "%*s%s", indent, "", obj ? "}" : "]");
@@ -667,7 +667,7 @@ void mem_json_pretty(struct wd_sb *sb, const cJSON *v, int indent)
 	if (cJSON_IsArray(v)) {
 		wd_sb_putc(sb, '[');
 		for (const cJSON *k = v->child; k; k = k->next) {
-			mem_json_pretty(sb, k, indent);
+			pol_json_pretty(sb, k, indent);
 			if (k->next)
 				wd_sb_puts(sb, ", ");
 		}

@@ -71,8 +71,4 @@ bool mem_rule_covers(const struct pol_accepted *a, const char *tool, const cJSON
 
 void mem_cond_clear(struct mem_cond *c);
 
-/* Writes |v| 2-space indented like pol_config_to_json() (objects one key a
- * line, arrays of scalars on one line). */
-void mem_json_pretty(struct wd_sb *sb, const cJSON *v, int indent);
-
 #endif

@@ -503,7 +503,7 @@ char *pol_proposal_accept(const struct pol_proposal *p, const char *by, int64_t 
 	cJSON_AddStringToObject(o, "accepted_by", by);
 	cJSON_AddNumberToObject(o, "review_days", p->review_days);
 	struct wd_sb sb = {0};
-	mem_json_pretty(&sb, o, 0);
+	pol_json_pretty(&sb, o, 0);
 	wd_sb_putc(&sb, '\n');
 	cJSON_Delete(o);
 	return wd_sb_steal(&sb);
@@ -551,7 +551,7 @@ int pol_config_text_accept(const char *text, size_t len, const char *filename,
 	}
 	cJSON_AddItemToArray(list, rule);
 	struct wd_sb sb = {0};
-	mem_json_pretty(&sb, root, 0);
+	pol_json_pretty(&sb, root, 0);
 	wd_sb_putc(&sb, '\n');
 	cJSON_Delete(root);
 	char *res = wd_sb_steal(&sb);

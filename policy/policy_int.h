@@ -142,6 +142,15 @@ bool pol_linemap_error(const struct pol_linemap *m, size_t *off);
 /* 1-based line of byte |off| in |text|. */
 int pol_line_of_offset(const char *text, size_t len, size_t off);
 
+/* ---- JSON out (memory.c) -------------------------------------------------- */
+
+struct cJSON;
+/* Writes |v| 2-space indented: objects one key a line, arrays of scalars on
+ * one line, arrays holding objects one element a line, a rule condition
+ * ({"eq"}, {"in"}, {"min","max"}) on one line. Used by pol_config_to_json()
+ * and by the proposals' JSON. */
+void pol_json_pretty(struct wd_sb *sb, const struct cJSON *v, int indent);
+
 /* ---- globs and markers (sensitive.c) ------------------------------------- */
 
 /* NULL when |pat| is a usable glob, else a sentence saying what is wrong. */

@@ -466,6 +466,18 @@ void sup_judge_verdict(struct sup_run *r, struct sup_request *rq, int outcome, c
 	}
 }
 
+/* Policy could not build |rq|'s request: refused, summarised as |summary|
+ * (taken). */
+static void refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summary)
+{
+	rq->summary = summary;
+	finish(r, rq,
+	       (struct outcome){.allow = false,
+				.source = "error",
+				.reason = "the request could not be built",
+				.decided_by = "warden"});
+}
+
 static struct pol_request *request_of(struct sup_run *r, const struct sbx_exec_event *ev)
 {
 	struct pol_exec_desc d = {
@@ -529,12 +541,7 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	}
 	rq->req = request_of(r, ev);
 	if (!rq->req) {
-		rq->summary = wd_argv_join(ev->argv);
-		finish(r, rq,
-		       (struct outcome){.allow = false,
-					.source = "error",
-					.reason = "the request could not be built",
-					.decided_by = "warden"});
+		refuse_unbuilt(r, rq, wd_argv_join(ev->argv));
 		return;
 	}
 	rq->summary = pol_request_summary(rq->req);
@@ -613,12 +620,7 @@ void sup_on_view(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		rq->req = pol_request_open(vw->path, vw->path2, vw->access, cmdline);
 		free(cmdline);
 		if (!rq->req) {
-			rq->summary = wd_strdup(vw->path);
-			finish(r, rq,
-			       (struct outcome){.allow = false,
-						.source = "error",
-						.reason = "the request could not be built",
-						.decided_by = "warden"});
+			refuse_unbuilt(r, rq, wd_strdup(vw->path));
 			continue;
 		}
 		rq->summary = pol_request_summary(rq->req);
