@@ -34,8 +34,12 @@ int jail_private_mounts(void)
 int jail_hide(const char *path)
 {
 	struct stat st;
+	/* Absent is hidden. So is what this process cannot even reach (in a
+	 * user namespace, say a HOME under /root): the agent has the same
+	 * uid and groups and fewer capabilities, so it cannot reach it
+	 * either. */
 	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno; /* absent is hidden */
+		return errno == ENOENT || errno == EACCES ? 0 : -errno;
 	if (S_ISLNK(st.st_mode)) {
 		/* Mounting over a symlink would follow it: hide its target
 		 * when that is a place of its own, else leave it dangling. */

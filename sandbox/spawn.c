@@ -258,6 +258,12 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
 	} else if (cfg->view_dir) {
 		/* In a user namespace only this side can mount. */
 		int fd = sbx_fuse_mount(cfg->view_dir, uid, gid);
+		if (fd < 0 && access("/dev/fuse", R_OK | W_OK) < 0)
+			fail(sock,
+			     "opening /dev/fuse for the project view (an unprivileged user "
+			     "needs it mode 0666, as Debian's fuse3 package makes it; or run "
+			     "as root, or with --no-view)",
+			     errno);
 		if (fd < 0)
 			fail(sock, "mounting the project view", -fd);
 		if (send_msg(sock, MSG_VIEW, NULL, fd) < 0)

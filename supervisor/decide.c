@@ -240,9 +240,9 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 			p->refused_digest = rq->ev->digest;
 			p->refused_at_ns = wd_now_mono_ns();
 		}
-		/* A view pid is the sandbox's own in a user namespace: never
-		 * write to a pid that is not the one that asked. */
-		if (rq->kind == POL_EXEC || r->child.view_pids_host) {
+		/* A view caller that could not be named (tgid 0) is not told:
+		 * never write to a pid that is not the one that asked. */
+		if (rq->tgid > 0) {
 			if (strcmp(o.source, "user") == 0)
 				sup_tell(rq->tgid, "refused by %s: %s (%s\"%s\")", o.decided_by,
 					 o.note ? o.note : "no note",
@@ -259,7 +259,7 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 		request_free(rq);
 		return;
 	}
-	if (o.note && *o.note && (rq->kind == POL_EXEC || r->child.view_pids_host))
+	if (o.note && *o.note && rq->tgid > 0)
 		sup_tell(rq->tgid, "approved by %s with note: %s", o.decided_by, o.note);
 	if (rq->kind == POL_OPEN) {
 		answer_view(r, rq->vw, 0);
@@ -612,11 +612,14 @@ void sup_on_view(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		struct sup_request *rq = wd_calloc(1, sizeof(*rq));
 		rq->kind = POL_OPEN;
 		rq->vw = vw;
-		rq->pid = vw->pid;
-		/* FUSE names the thread; the process is what joins and is told. */
-		rq->tgid = r->child.view_pids_host ? sup_tgid_of(vw->pid) : vw->pid;
+		/* FUSE names the thread (in a user namespace, by its pid in the
+		 * sandbox); the process is what joins and is told. A caller
+		 * that cannot be named is audited as pid 0, with no command
+		 * line, and is never written to. */
+		rq->pid = r->child.view_pids_host ? vw->pid : sup_host_tid(r, vw->pid);
+		rq->tgid = rq->pid ? sup_tgid_of(rq->pid) : 0;
 		rq->t_recv_ns = wd_now_mono_ns();
-		char *cmdline = sbx_proc_cmdline(vw->pid, 4096);
+		char *cmdline = rq->pid ? sbx_proc_cmdline(rq->pid, 4096) : NULL;
 		rq->req = pol_request_open(vw->path, vw->path2, vw->access, cmdline);
 		free(cmdline);
 		if (!rq->req) {
@@ -655,7 +658,7 @@ static void pending_unlink(struct sup_run *r, struct sup_pending *p)
 /* The waiting request |rq| repeats: same process, same kind, same request. */
 static struct sup_pending *pending_same(struct sup_run *r, const struct sup_request *rq)
 {
-	if (!rq->req)
+	if (!rq->req || rq->tgid <= 0) /* an unnamed caller joins nothing */
 		return NULL;
 	wd_autofree char *json = pol_request_json(rq->req);
 	for (struct sup_pending *p = r->pending; p; p = p->next) {

@@ -151,6 +151,9 @@ void sup_proc_del(struct sup_run *r, pid_t tid);
 struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid);
 /* The process (thread group) of thread |tid|, from /proc; |tid| when unknown. */
 pid_t sup_tgid_of(pid_t tid);
+/* The supervisor's pid of the traced thread whose pid in the sandbox's PID
+ * namespace is |nstid|; 0 when no traced thread has it. */
+pid_t sup_host_tid(struct sup_run *r, pid_t nstid);
 /* Handles every ptrace/wait event that is ready (after SIGCHLD). */
 void sup_trace_reap(struct sup_run *r);
 /* Kills every traced process. */

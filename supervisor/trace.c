@@ -88,6 +88,52 @@ static void proc_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
 	free(buf);
 }
 
+/* The innermost pid of |tid| (the last field of NSpid: its pid in the
+ * sandbox's PID namespace), or 0 when unknown. */
+static pid_t ns_pid(pid_t tid)
+{
+	char path[64];
+	char *buf = NULL;
+	pid_t id = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (wd_read_file(path, 16384, &buf, NULL) < 0)
+		return 0;
+	char *t = strstr(buf, "\nNSpid:");
+	if (t) {
+		char *end = strchr(t + 1, '\n');
+		for (char *s = t + 7; s && (!end || s < end);) {
+			char *next;
+			long v = strtol(s, &next, 10);
+			if (next == s)
+				break;
+			id = (pid_t)v;
+			s = next;
+		}
+	}
+	free(buf);
+	return id;
+}
+
+/*
+ * In a user namespace the view is mounted by the sandbox's init, so FUSE
+ * names the caller by its pid in the sandbox's PID namespace. Every thread
+ * of the tree is traced, so the caller is in the table: the entry whose
+ * innermost pid is |nstid|. The caller is blocked in its FUSE request
+ * while this runs, so its pid cannot be reused meanwhile, and pids are
+ * unique in the namespace: at most one entry matches. Only sensitive opens
+ * come here (rare), so a walk of the table is cheap enough.
+ */
+pid_t sup_host_tid(struct sup_run *r, pid_t nstid)
+{
+	if (nstid <= 0)
+		return 0;
+	for (size_t b = 0; b < WD_ARRAY_SIZE(r->procs); b++)
+		for (struct sup_proc *p = r->procs[b]; p; p = p->next)
+			if (ns_pid(p->tid) == nstid)
+				return p->tid;
+	return 0;
+}
+
 pid_t sup_tgid_of(pid_t tid)
 {
 	pid_t tgid, ppid;

@@ -1,0 +1,284 @@
+/*
+ * test_userns.c: warden started by an unprivileged user.
+ *
+ * Without root, the sandbox is built in a user namespace: the sandbox's
+ * init mounts the FUSE view itself, the agent keeps the user's uid and no
+ * capability, and FUSE names the callers of the view by their pids in the
+ * sandbox's PID namespace (the supervisor translates them: the audit and
+ * the messages must name the process that asked, not whatever process has
+ * that number outside).
+ *
+ * The test runs as root and drops to nobody (65534) for each run, in a
+ * private mount namespace of its own where /dev/fuse is a 0666 node (as
+ * Debian's fuse3 package makes it; some containers make it 0600). The
+ * project belongs to nobody, as a user's project belongs to the user.
+ */
+#include "common.h"
+#include "wt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#define NOBODY 65534
+
+/* A copy of warden that nobody can run: the build tree may sit in a
+ * directory only root can enter. */
+static char *g_dir, *g_bin;
+
+static void copy_file(const char *from, const char *to, mode_t mode)
+{
+	char *data = NULL;
+	size_t len = 0;
+	assert_int_equal(wd_read_file(from, 512u << 20, &data, &len), 0);
+	int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+	free(data);
+}
+
+static char *slurp(const char *path)
+{
+	char *data = NULL;
+	if (wd_read_file(path, 1u << 20, &data, NULL) < 0)
+		return wd_strdup("");
+	return data;
+}
+
+/* In the child: a private mount namespace whose /dev/fuse anybody may
+ * open, then nobody's credentials. Any failure exits 99. */
+static void become_nobody(void)
+{
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		_exit(99);
+	char *dev = wd_asprintf("%s/dev", g_dir);
+	mkdir(dev, 0755);
+	char *node = wd_asprintf("%s/fuse", dev);
+	if (mount("wt-dev", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=16k,mode=0755") < 0 ||
+	    mknod(node, S_IFCHR | 0666, makedev(10, 229)) < 0 || chmod(node, 0666) < 0 ||
+	    mount(node, "/dev/fuse", NULL, MS_BIND, NULL) < 0)
+		_exit(99);
+	if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+	    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+		_exit(99);
+}
+
+/* Runs `warden run ARGS... -- /bin/sh -c SCRIPT` as nobody in |project|. */
+static void run_as_nobody(const char *project, struct wt_result *res, const char *script, ...)
+{
+	char *argv[32];
+	int n = 0;
+	argv[n++] = g_bin;
+	argv[n++] = "run";
+	va_list ap;
+	va_start(ap, script);
+	for (const char *a; (a = va_arg(ap, const char *));)
+		argv[n++] = (char *)a;
+	va_end(ap);
+	argv[n++] = "--";
+	argv[n++] = "/bin/sh";
+	argv[n++] = "-c";
+	argv[n++] = (char *)script;
+	argv[n] = NULL;
+
+	char *out = wd_asprintf("%s/out", g_dir), *err = wd_asprintf("%s/err", g_dir);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int in = open("/dev/null", O_RDONLY);
+		if (o < 0 || e < 0 || in < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+			_exit(99);
+		become_nobody();
+		if (chdir(project) < 0)
+			_exit(99);
+		/* A HOME nobody can enter, as root's is: nothing to hide there. */
+		setenv("HOME", "/root", 1);
+		unsetenv("WARDEN_JUDGE_URL");
+		unsetenv("WARDEN_JUDGE_MODEL");
+		execv(g_bin, argv);
+		_exit(98);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	res->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	res->out = slurp(out);
+	res->err = slurp(err);
+	free(out);
+	free(err);
+	if (res->status != 0)
+		fprintf(stderr, "warden as nobody exited %d; stderr:\n%s", res->status, res->err);
+	if (res->status == 99 || res->status == 98)
+		fail_msg("could not start warden as nobody (status %d)", res->status);
+}
+
+static void give_to_nobody(const char *dir, const char *name)
+{
+	char *path = wd_asprintf("%s/%s", dir, name);
+	assert_int_equal(chown(path, NOBODY, NOBODY), 0);
+	free(path);
+}
+
+static char *new_project(void)
+{
+	char *p = wt_project();
+	assert_int_equal(chown(p, NOBODY, NOBODY), 0);
+	return p;
+}
+
+/* One integer from the project's audit: the first column of |sql|'s first
+ * row, -1 when there is none. */
+static long long audit_int(const char *project, const char *sql)
+{
+	char *db = wd_asprintf("%s/.warden/audit.db", project);
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	long long v = -1;
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	free(db);
+	return v;
+}
+
+static char *audit_path(const char *project)
+{
+	return wd_asprintf("%s/.warden/audit.db", project);
+}
+
+/* Exec decisions: the fast path, the hard deny with its message, and the
+ * start-up row naming the user, not root. */
+static void test_userns_exec_gate(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	/* Sourced, so that the start-up command line does not hold the
+	 * refused one (it would be refused as a whole). */
+	wt_write(proj, "agent.sh", "ls >/dev/null\nrm -rf /\necho after=$?\n");
+	struct wt_result res = {0};
+	run_as_nobody(proj, &res, ". ./agent.sh", "--tier", "passive", NULL);
+	assert_int_equal(res.status, 0);
+	assert_non_null(strstr(res.out, "after=126"));
+	assert_non_null(strstr(res.err, "warden: refused exec of \"rm -rf /\""));
+	char *db = audit_path(proj);
+	assert_int_equal(wt_audit_count(db, "allow", "fast_path", "=ls", NULL), 1);
+	assert_int_equal(wt_audit_count(db, "deny", "hard_deny", "rm -rf /", NULL), 1);
+	assert_int_equal(wt_audit_count(db, "allow", "startup", NULL, "run by nobody"), 1);
+	free(db);
+	wt_result_free(&res);
+	wt_rmtree(proj);
+	free(proj);
+}
+
+/*
+ * A sensitive open through the view is decided and audited under the pid
+ * of the process that opened it. The shell reads .env itself (a
+ * redirection: no exec to decide), so the open row must carry the shell's
+ * pid, the same as its start-up exec row, and its command line.
+ */
+static void test_userns_view_names_the_caller(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	wt_write(proj, ".env", "SECRET=swordfish\n");
+	give_to_nobody(proj, ".env");
+	struct wt_result res = {0};
+	run_as_nobody(proj, &res, "read x < .env; echo \"got:$x\"", "--tier", "passive", NULL);
+	assert_null(strstr(res.out, "swordfish"));
+	assert_non_null(strstr(res.out, "got:"));
+	assert_non_null(strstr(res.err, "warden: refused \"read .env\""));
+	char *db = audit_path(proj);
+	assert_int_equal(wt_audit_count(db, "deny", "tier", "read .env", NULL), 1);
+	long long shell = audit_int(proj, "SELECT pid FROM decisions WHERE source = 'startup'");
+	long long opener = audit_int(proj, "SELECT pid FROM decisions WHERE kind = 'open'");
+	assert_true(shell > 0);
+	assert_int_equal(opener, shell);
+	assert_int_equal(audit_int(proj, "SELECT count(*) FROM decisions WHERE kind = 'open' "
+					 "AND json_extract(request, '$.cmdline') LIKE "
+					 "'/bin/sh -c %read x < .env%'"),
+			 1);
+	free(db);
+	wt_result_free(&res);
+	wt_rmtree(proj);
+	free(proj);
+}
+
+/* Allowed, the agent reads the file, works in the project, keeps nobody's
+ * uid and holds no capability, and sees none of the host's processes. */
+static void test_userns_agent_powers(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	wt_write(proj, ".env", "SECRET=swordfish\n");
+	give_to_nobody(proj, ".env");
+	char *script = wd_asprintf("cat .env; id -u; grep CapEff /proc/self/status; "
+				   "mkdir d && echo made > d/f && cat d/f; "
+				   "test -e /proc/%d && echo host-visible; echo done",
+				   (int)getpid());
+	struct wt_result res = {0};
+	run_as_nobody(proj, &res, script, "--tier", "aggressive", NULL);
+	assert_int_equal(res.status, 0);
+	assert_non_null(strstr(res.out, "SECRET=swordfish"));
+	assert_non_null(strstr(res.out, "65534\n"));
+	assert_non_null(strstr(res.out, "CapEff:\t0000000000000000"));
+	assert_non_null(strstr(res.out, "made\n"));
+	assert_null(strstr(res.out, "host-visible"));
+	assert_non_null(strstr(res.out, "done"));
+	char *db = audit_path(proj);
+	assert_int_equal(wt_audit_count(db, "allow", "tier", "read .env", NULL), 1);
+	free(db);
+	free(script);
+	wt_result_free(&res);
+	wt_rmtree(proj);
+	free(proj);
+}
+
+int main(void)
+{
+	wt_require_sandbox();
+	if (getuid() != 0) {
+		printf("SKIP: needs root, to run warden as an unprivileged user\n");
+		return 77;
+	}
+	char *max = slurp("/proc/sys/user/max_user_namespaces");
+	char *clone = slurp("/proc/sys/kernel/unprivileged_userns_clone");
+	if (atoi(max) == 0 || (*clone && atoi(clone) == 0)) {
+		printf("SKIP: unprivileged user namespaces are disabled here\n");
+		return 77;
+	}
+	free(max);
+	free(clone);
+	char tmpl[] = "/tmp/warden-userns-XXXXXX";
+	g_dir = wd_strdup(mkdtemp(tmpl));
+	chmod(g_dir, 0755);
+	g_bin = wd_asprintf("%s/warden", g_dir);
+	copy_file(wt_bin(), g_bin, 0755);
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_userns_exec_gate),
+		cmocka_unit_test(test_userns_view_names_the_caller),
+		cmocka_unit_test(test_userns_agent_powers),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	wt_rmtree(g_dir);
+	return rc;
+}
