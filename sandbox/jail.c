@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/landlock.h>
+#include <stddef.h>
 
 /* Debian 12's headers stop at ABI 2; the kernel may know more. */
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
@@ -151,6 +152,16 @@ int jail_landlock_abi(void)
 	return abi < 0 ? 0 : (int)abi;
 }
 
+/* struct landlock_ruleset_attr as of ABI 6 (Debian 12's headers stop at
+ * ABI 3's first field), and the ABI 6 scopes. */
+struct ruleset_attr6 {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net; /* ABI 4 */
+	uint64_t scoped;	     /* ABI 6 */
+};
+#define SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define SCOPE_SIGNAL		   (1ULL << 1)
+
 int jail_landlock(char *const *writable, int *abi_out)
 {
 	int abi = jail_landlock_abi();
@@ -158,8 +169,21 @@ int jail_landlock(char *const *writable, int *abi_out)
 	if (abi <= 0)
 		return -EOPNOTSUPP;
 	uint64_t w = write_rights(abi);
-	struct landlock_ruleset_attr attr = {.handled_access_fs = w};
-	wd_autoclose int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	/*
+	 * ABI 6 scopes the agent's tree: no connecting to an abstract Unix
+	 * socket made outside it (the agent shares the host's network
+	 * namespace, where the session bus, X11 and others listen on
+	 * abstract names that no file permission guards), and no signal to a
+	 * process outside it. The size passed is the one the running ABI
+	 * knows, so older kernels get the struct they expect.
+	 */
+	struct ruleset_attr6 attr = {.handled_access_fs = w};
+	size_t size = offsetof(struct ruleset_attr6, handled_access_net);
+	if (abi >= 6) {
+		attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL;
+		size = sizeof(attr);
+	}
+	wd_autoclose int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
 	if (rs < 0)
 		return -errno;
 	for (size_t i = 0; writable && writable[i]; i++) {

@@ -570,15 +570,21 @@ int sup_view_decide(void *arg, const struct sbx_view_request *req)
 		.pid = req->pid,
 	};
 	pthread_mutex_lock(&r->view_lock);
-	if (r->view_closing || r->view_waiting >= SBX_VIEW_MAX_THREADS - 16) {
-		/* Ending, or too many opens already waiting for a decision: a
-		 * quarter of the view's workers stay free for everything else
-		 * (the supervisor's own reads included), so that waiting opens
-		 * can never stall the view. Refused, never allowed. */
+	/* Too many opens already waiting for a decision: a quarter of the
+	 * view's workers must stay free for everything else (the
+	 * supervisor's own reads included), so that waiting opens can never
+	 * stall the view. Such an open is refused without asking anyone, but
+	 * still goes through the loop, which audits the refusal before
+	 * answering: that wait is one SQLite commit, not a person. */
+	bool counted = r->view_waiting < SBX_VIEW_MAX_THREADS - 16;
+	vw.over_cap = !counted;
+	if (r->view_closing) {
+		/* The session is ending and the loop no longer answers. */
 		vw.done = true;
 		vw.result = -EACCES;
 	} else {
-		r->view_waiting++;
+		if (counted)
+			r->view_waiting++;
 		vw.next = r->view_queue;
 		r->view_queue = &vw;
 		uint64_t one = 1;
@@ -587,7 +593,7 @@ int sup_view_decide(void *arg, const struct sbx_view_request *req)
 	bool queued = !vw.done;
 	while (!vw.done)
 		pthread_cond_wait(&r->view_cond, &r->view_lock);
-	if (queued)
+	if (queued && counted)
 		r->view_waiting--;
 	pthread_mutex_unlock(&r->view_lock);
 	free(vw.path);
@@ -627,7 +633,16 @@ void sup_on_view(struct sup_loop *l, int fd, uint32_t events, void *arg)
 			continue;
 		}
 		rq->summary = pol_request_summary(rq->req);
-		run_pipeline(r, rq, false);
+		if (vw->over_cap)
+			finish(r, rq,
+			       (struct outcome){.allow = false,
+						.source = "limit",
+						.reason =
+							"too many opens are already waiting for a "
+							"decision; refused without asking",
+						.decided_by = "warden"});
+		else
+			run_pipeline(r, rq, false);
 	}
 }
 

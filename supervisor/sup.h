@@ -179,6 +179,7 @@ struct sup_view_wait {
 	pid_t pid;
 	int result; /* 0 or -errno, valid when done */
 	bool done;
+	bool over_cap; /* to be refused (and audited) without asking */
 };
 
 /* One request in the pipeline: an exec notification or a view open. */

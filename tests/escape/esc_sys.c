@@ -51,7 +51,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -357,6 +359,22 @@ static void int80_exec(const char *marker)
 	(void)ret;
 }
 
+/* Connects to the abstract Unix socket |name| (made outside the sandbox). */
+static int do_abstract(const char *name)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t n = strlen(name);
+	if (n + 1 > sizeof(sa.sun_path))
+		return 2;
+	memcpy(sa.sun_path + 1, name, n); /* sun_path[0] == 0: abstract */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	TRY("abstract_connect",
+	    connect(fd, (struct sockaddr *)&sa,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)));
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -381,6 +399,8 @@ int main(int argc, char **argv)
 		return do_procmem();
 	if (!strcmp(m, "tiocsti"))
 		return do_tiocsti();
+	if (!strcmp(m, "abstract"))
+		return do_abstract(marker);
 	if (!strcmp(m, "unshare")) {
 		TRY("unshare_newuser", unshare(CLONE_NEWUSER));
 		TRY("unshare_newns", unshare(CLONE_NEWNS));

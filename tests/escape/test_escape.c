@@ -39,7 +39,10 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #define SECRET	   "WARDEN_ESCAPE_SECRET_7f3a9c"
@@ -380,6 +383,46 @@ static void test_escape_tiocsti(void **state)
 	const char *want[] = {"tiocsti_stdin rc=-1 errno=EPERM", "tiocsti_tty rc=-1 errno=EPERM",
 			      "tioclinux rc=-1 errno=EPERM", NULL};
 	sys_case(state, "tiocsti", want);
+}
+
+/*
+ * An abstract Unix socket of the host (a session bus, X11): the agent
+ * shares the host's network namespace, and no file permission guards an
+ * abstract name. Landlock ABI 6 scopes them to the agent's own tree. The
+ * test listens on one outside; the agent's connect is EPERM and nothing
+ * reached the listener.
+ */
+static void test_escape_abstract_unix_socket(void **state)
+{
+	struct fx *f = *state;
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1UL /* VERSION */);
+	if (abi < 6) {
+		print_message("Landlock ABI %ld: abstract sockets are not scoped here\n", abi);
+		skip();
+	}
+	char name[64];
+	snprintf(name, sizeof(name), "warden-esc-%d", (int)getpid());
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memcpy(sa.sun_path + 1, name, strlen(name));
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name));
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, len), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+
+	char *prog = esc("sys");
+	struct wt_result r;
+	run(f, &r, "passive", prog, "abstract", name, NULL);
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.out, "abstract_connect rc=-1 errno=EPERM"))
+		fail_msg("ESCAPE FOUND: the agent reached an abstract socket outside:\n%s", r.out);
+	int c = accept(lfd, NULL, NULL);
+	if (c >= 0)
+		fail_msg("ESCAPE FOUND: a connection reached the listener outside");
+	assert_int_equal(errno, EAGAIN);
+	close(lfd);
+	wt_result_free(&r);
+	free(prog);
 }
 
 static void test_escape_unshare_newuser(void **state)
@@ -1232,6 +1275,7 @@ int main(void)
 		T(process_vm_writev),
 		T(proc_pid_mem_write),
 		T(tiocsti),
+		T(abstract_unix_socket),
 		T(unshare_newuser),
 		T(clone_namespace_flags),
 		T(clone3),
@@ -1262,5 +1306,8 @@ int main(void)
 		T(exec_flood_while_pending),
 	};
 #undef T
+	/* WARDEN_TEST_FILTER=abstract* runs the cases matching a pattern. */
+	if (getenv("WARDEN_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("WARDEN_TEST_FILTER"));
 	return cmocka_run_group_tests_name("escape", tests, NULL, NULL);
 }

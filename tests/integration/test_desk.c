@@ -721,6 +721,47 @@ static void test_desk_deadline_expiry(void **state)
 	free(sid);
 }
 
+/*
+ * Opens waiting for a person are capped (the view's workers must not all
+ * wait): 56 processes open 56 sensitive files at once; 48 wait on the
+ * desk, the other 8 are refused at once, and each of those refusals is
+ * audited (source "limit") before it is answered. Meanwhile an ordinary
+ * read still works. Then the 48 reach their deadline.
+ */
+static void test_desk_waiting_opens_capped(void **state)
+{
+	struct fx *f = *state;
+	for (int i = 1; i <= 56; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), ".env.%d", i);
+		wt_write(f->proj, name, "K=V\n");
+	}
+	char *argv[] = {"run",
+			"--tier",
+			"standard",
+			"--approval-timeout",
+			"4s",
+			"--",
+			"/bin/sh",
+			"-c",
+			"i=0; while [ $i -lt 56 ]; do i=$((i+1)); (read x < .env.$i) 2>/dev/null & "
+			"done; sleep 1; cat README.md; wait; echo all-done",
+			NULL};
+	struct wt_bg bg;
+	char *sid = start_run(f->proj, argv, &bg);
+	struct pend v[64];
+	assert_int_equal(desk_wait(sid, 48, 10000, v, 64), 48);
+	struct wt_result r;
+	finish_run(&bg, &r);
+	assert_non_null(strstr(r.out, "# a project"));
+	assert_non_null(strstr(r.out, "all-done"));
+	struct wt_audit_q lim = {.decision = "deny", .source = "limit", .decided_by = "warden"};
+	assert_int_equal(wt_audit_match(f->db, &lim), 8);
+	assert_int_equal(wt_audit_count(f->db, "deny", "timeout", "read .env.", NULL), 48);
+	wt_result_free(&r);
+	free(sid);
+}
+
 static void test_desk_tier_fixed_notes(void **state)
 {
 	struct fx *f = *state;
@@ -936,6 +977,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_desk_ten_pending_out_of_order, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_desk_killed_caller_stopped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_desk_waiting_opens_capped, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("desk", tests, NULL, NULL);
 }

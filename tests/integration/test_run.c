@@ -160,11 +160,24 @@ static void test_run_concurrent_execs_each_audited_once(void **state)
 	for (char *p = r.out; (p = strchr(p, '\n')); p++)
 		lines++;
 	if (lines != 50) {
-		/* Say what happened to the missing ones before failing. */
-		print_message("%d lines; stderr:\n%s\n", lines, r.err);
+		/* Say what happened to the missing ones before failing (whole,
+		 * on stderr: print_message cuts long text). */
+		fprintf(stderr, "%d lines; stderr:\n%s\nmissing:", lines, r.err);
+		for (int i = 0; i < 50; i++) {
+			char want[32];
+			snprintf(want, sizeof(want), "x%d\n", i);
+			bool seen = false;
+			for (const char *p = r.out; (p = strstr(p, want)); p++)
+				if (p == r.out || p[-1] == '\n')
+					seen = true;
+			snprintf(want, sizeof(want), "=/bin/echo x%d", i);
+			if (!seen)
+				fprintf(stderr, " x%d (%d audit rows)", i,
+					wt_audit_count(f->db, NULL, NULL, want, NULL));
+		}
 		struct wt_result a;
-		wt_warden(f->proj, &a, "audit", "--format", "csv", NULL);
-		print_message("audit:\n%s\n", a.out);
+		wt_warden(f->proj, &a, "audit", "--format", "table", NULL);
+		fprintf(stderr, "\naudit:\n%s\n", a.out);
 		wt_result_free(&a);
 	}
 	assert_int_equal(lines, 50);
