@@ -62,7 +62,15 @@ struct sbx_view_config {
 	void *decide_arg;
 	/* Worker threads serving FUSE requests (0: a default of 4). */
 	unsigned threads;
+	/* How many objects (each an O_PATH fd) the view keeps before it asks
+	 * the kernel to drop the least recently used files (0: three
+	 * quarters of RLIMIT_NOFILE's soft limit). */
+	size_t fd_budget;
 };
+
+/* How many objects the view holds now, and how many entries it has asked
+ * the kernel to drop so far (for tests and --stats). */
+void sbx_view_counts(struct sbx_view *v, size_t *nodes, uint64_t *evicted);
 
 /* Serves the FUSE connection |fuse_fd| (already mounted, e.g. by the child;
  * taken) on background threads. Returns 0 and *out, or -errno. */

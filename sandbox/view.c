@@ -45,6 +45,22 @@
  * i_size and mtime for regular files and ignores the backing file's, so a
  * file the user grows or shrinks in place outside the view would read back
  * at its old size in the sandbox (see the measurements in the report).
+ *
+ * Descriptors. Every object the kernel has looked up holds an fd until the
+ * kernel forgets it, and the kernel forgets only under memory pressure: a
+ * walk of a tree larger than RLIMIT_NOFILE would run the view out of fds.
+ * So the view keeps at most fd_budget objects: past it, an evictor thread
+ * asks the kernel to drop the dentries of the least recently looked-up
+ * files (fuse_lowlevel_notify_inval_entry); the kernel then forgets those
+ * nobody uses and the view closes their fds. A later access looks them up
+ * again. It never touches a directory (one may be a process's cwd, and an
+ * invalidated busy dentry reads as deleted), a file with an open handle,
+ * or a sensitive or write-protected object (their sticky flags must not be
+ * lost with the vnode). The evictor calls the kernel from its own thread,
+ * never from a request, holding no lock of the view: the kernel takes the
+ * directory's lock, which a request in that directory may hold while it
+ * waits for the view. The parent is pinned (refs) across the call, so its
+ * inode number cannot be reused meanwhile.
  */
 #include "view_int.h"
 
@@ -57,6 +73,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,6 +81,7 @@
 #include "policy.h"
 
 #define VIEW_DEFAULT_THREADS 4
+#define VIEW_EVICT_BATCH     4096 /* at most this many per round */
 #define VIEW_SCAN_MAX_DEPTH  256
 #define VIEW_PARENT_MAX	     100000 /* bound on parent chains (no cycles) */
 
@@ -447,6 +465,10 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 	}
 	set_name(v, n, parent, name);
 	n->nlookup++;
+	n->used = ++v->tick;
+	n->evicting = false;
+	if (v->count > v->fd_budget)
+		pthread_cond_signal(&v->evict_cond);
 	n->sensitive |= sens || parent->sensitive || ident_known(v, st.st_dev, st.st_ino);
 	n->wprot |= wprot || parent->wprot;
 	if (n->sensitive && S_ISREG(st.st_mode))
@@ -472,6 +494,16 @@ void view_forget(struct sbx_view *v, struct vnode *n, uint64_t count)
 	pthread_mutex_unlock(&v->lock);
 }
 
+void view_opened(struct sbx_view *v, struct vnode *n, int delta)
+{
+	pthread_mutex_lock(&v->lock);
+	if (delta > 0)
+		n->opens++;
+	else if (n->opens)
+		n->opens--;
+	pthread_mutex_unlock(&v->lock);
+}
+
 void view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newname)
 {
 	struct stat st;
@@ -492,6 +524,113 @@ void view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newna
 		ident_add(v, st.st_dev, st.st_ino);
 	pthread_mutex_unlock(&v->lock);
 	free(path);
+}
+
+/* ---- the evictor (see "Descriptors" above) ---------------------------- */
+
+struct victim {
+	struct vnode *node;   /* only under lock: it may be forgotten after */
+	struct vnode *parent; /* pinned (refs) until the round ends */
+	char *name;
+	uint64_t used;
+};
+
+static int by_use(const void *a, const void *b)
+{
+	const struct victim *x = a, *y = b;
+	return x->used < y->used ? -1 : x->used > y->used;
+}
+
+static bool evictable(const struct sbx_view *v, const struct vnode *n)
+{
+	return n != &v->root && n->nlookup > 0 && n->refs == 0 && !S_ISDIR(n->type) &&
+	       n->opens == 0 && !n->sensitive && !n->wprot && !n->evicting && n->parent && n->name;
+}
+
+/* One round under lock: picks the least recently used files, down to seven
+ * eighths of the budget, pins their parents and copies their names. */
+static size_t pick_victims(struct sbx_view *v, struct victim **out)
+{
+	size_t low = v->fd_budget - v->fd_budget / 8, want = v->count > low ? v->count - low : 0;
+	struct victim *c = NULL;
+	size_t n = 0, cap = 0;
+
+	if (want > VIEW_EVICT_BATCH)
+		want = VIEW_EVICT_BATCH;
+	for (size_t i = 0; want && i < v->table_size; i++)
+		for (struct vnode *x = v->table[i]; x; x = x->hnext) {
+			if (!evictable(v, x))
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 256;
+				c = wd_realloc(c, cap * sizeof(*c));
+			}
+			c[n++] = (struct victim){.node = x, .used = x->used};
+		}
+	qsort(c, n, sizeof(*c), by_use);
+	if (n > want)
+		n = want;
+	for (size_t i = 0; i < n; i++) {
+		struct vnode *x = c[i].node;
+		x->evicting = true;
+		c[i].name = wd_strdup(x->name);
+		c[i].parent = x->parent;
+		x->parent->refs++;
+	}
+	*out = c;
+	return n;
+}
+
+static void *evictor_loop(void *arg)
+{
+	struct sbx_view *v = arg;
+	sigset_t mask;
+
+	sigfillset(&mask);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	pthread_mutex_lock(&v->lock);
+	while (!v->evict_stop) {
+		if (v->count <= v->fd_budget) {
+			pthread_cond_wait(&v->evict_cond, &v->lock);
+			continue;
+		}
+		struct victim *c = NULL;
+		size_t n = pick_victims(v, &c);
+		pthread_mutex_unlock(&v->lock);
+		for (size_t i = 0; i < n; i++)
+			fuse_lowlevel_notify_inval_entry(v->se, view_ino(v, c[i].parent), c[i].name,
+							 strlen(c[i].name));
+		pthread_mutex_lock(&v->lock);
+		for (size_t i = 0; i < n; i++) {
+			c[i].parent->refs--;
+			node_release(v, c[i].parent);
+			free(c[i].name);
+		}
+		free(c);
+		v->evicted += n;
+		/* The kernel's forgets come asynchronously: give them time
+		 * before counting again (and do not spin when everything left
+		 * is in use). */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (n ? 20 : 500) * 1000 * 1000L;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (!v->evict_stop)
+			pthread_cond_timedwait(&v->evict_cond, &v->lock, &ts);
+	}
+	pthread_mutex_unlock(&v->lock);
+	return NULL;
+}
+
+void sbx_view_counts(struct sbx_view *v, size_t *nodes, uint64_t *evicted)
+{
+	pthread_mutex_lock(&v->lock);
+	*nodes = v->count;
+	*evicted = v->evicted;
+	pthread_mutex_unlock(&v->lock);
 }
 
 /* ---- mount, start, stop ---------------------------------------------- */
@@ -583,6 +722,7 @@ static void view_free(struct sbx_view *v)
 		free(*h);
 	free(v->hidden);
 	free(v->idents);
+	pthread_cond_destroy(&v->evict_cond);
 	pthread_mutex_destroy(&v->lock);
 	pthread_mutex_destroy(&v->scan_lock);
 	free(v);
@@ -609,6 +749,16 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 	v = wd_calloc(1, sizeof(*v));
 	pthread_mutex_init(&v->lock, NULL);
 	pthread_mutex_init(&v->scan_lock, NULL);
+	pthread_cond_init(&v->evict_cond, NULL);
+	v->fd_budget = cfg->fd_budget;
+	if (!v->fd_budget) {
+		struct rlimit rl;
+		v->fd_budget = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+				       ? (size_t)rl.rlim_cur / 4 * 3
+				       : 1u << 20;
+	}
+	if (v->fd_budget < 64)
+		v->fd_budget = 64;
 	v->root.fd = cfg->backing_fd;
 	v->root.nlookup = 1;
 	v->policy = cfg->policy;
@@ -654,6 +804,12 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 		goto fail_session; /* the session owns fuse_fd now */
 	}
 	v->thread_started = true;
+	if (pthread_create(&v->evictor, NULL, evictor_loop, v) == 0)
+		v->evictor_started = true;
+	else
+		wd_warn("the view's evictor could not start: a tree with more files than %zu "
+			"may run it out of descriptors",
+			v->fd_budget);
 	*out = v;
 	return 0;
 
@@ -669,6 +825,14 @@ void sbx_view_stop(struct sbx_view *v)
 	if (!v)
 		return;
 	atomic_store(&v->stopping, true);
+	if (v->evictor_started) {
+		pthread_mutex_lock(&v->lock);
+		v->evict_stop = true;
+		pthread_cond_signal(&v->evict_cond);
+		pthread_mutex_unlock(&v->lock);
+		pthread_join(v->evictor, NULL);
+		v->evictor_started = false;
+	}
 	fuse_session_exit(v->se);
 	/* The loop's main thread sleeps in sem_wait() until a worker ends;
 	 * the signal wakes it, it sees the session exited, cancels the

@@ -50,6 +50,12 @@ struct vnode {
 	bool sensitive;
 	/* Sticky as well: once reached through a write-protected name. */
 	bool wprot;
+	/* For the evictor (view.c "Descriptors"); under view.lock: when the
+	 * kernel last looked it up (the view's tick), how many open handles
+	 * it has, and whether the kernel was asked to drop it. */
+	uint64_t used;
+	unsigned opens;
+	bool evicting;
 	/* What the backing file looked like when the kernel last cached it
 	 * (keep_cache / cache_readdir are granted only if it is unchanged). */
 	bool cache_known;
@@ -91,6 +97,15 @@ struct sbx_view {
 	bool scanned;
 
 	bool writeback; /* negotiated in init */
+
+	/* The evictor (view.c "Descriptors"): keeps the vnodes, each holding
+	 * an fd, within fd_budget. Under lock. */
+	size_t fd_budget;
+	uint64_t tick;
+	pthread_cond_t evict_cond;
+	pthread_t evictor;
+	bool evictor_started, evict_stop;
+	uint64_t evicted; /* entries the kernel was asked to drop */
 };
 
 /* ---- view.c: inode table and paths ---------------------------------- */
@@ -104,6 +119,9 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 		struct fuse_entry_param *e);
 /* Drops |n| kernel references (forget). */
 void view_forget(struct sbx_view *v, struct vnode *node, uint64_t n);
+/* An open handle of |n| was made (+1) or released (-1): the evictor leaves
+ * open files alone. */
+void view_opened(struct sbx_view *v, struct vnode *n, int delta);
 /* After a successful rename: the object now at (newparent, newname) has
  * that name. Marks it sensitive if the new name is. */
 void view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newname);

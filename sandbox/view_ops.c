@@ -508,10 +508,15 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	int rc = do_open(req, req_node(req, ino), fi);
 
-	if (rc)
+	if (rc) {
 		reply_err(req, -rc);
-	else if (fuse_reply_open(req, fi) != 0)
+		return;
+	}
+	view_opened(req_view(req), req_node(req, ino), 1);
+	if (fuse_reply_open(req, fi) != 0) {
 		close((int)fi->fh); /* the request was interrupted */
+		view_opened(req_view(req), req_node(req, ino), -1);
+	}
 }
 
 static int do_create(fuse_req_t req, struct vnode *parent, const char *name, mode_t mode,
@@ -567,10 +572,15 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	struct fuse_entry_param e;
 	int rc = do_create(req, req_node(req, parent), name, mode, fi, &e);
 
-	if (rc)
+	if (rc) {
 		reply_err(req, -rc);
-	else if (fuse_reply_create(req, &e, fi) != 0)
+		return;
+	}
+	view_opened(req_view(req), req_node(req, e.ino), 1);
+	if (fuse_reply_create(req, &e, fi) != 0) {
 		close((int)fi->fh);
+		view_opened(req_view(req), req_node(req, e.ino), -1);
+	}
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -621,6 +631,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if ((fi->flags & O_ACCMODE) != O_RDONLY && fstat((int)fi->fh, &st) == 0)
 		cache_still_valid(req_view(req), req_node(req, ino), &st);
 	close((int)fi->fh);
+	view_opened(req_view(req), req_node(req, ino), -1);
 	fuse_reply_err(req, 0);
 }
 

@@ -717,8 +717,9 @@ int sup_cmd_run(int argc, char **argv)
 			if (setrlimit(RLIMIT_NOFILE, &want) < 0)
 				agent_nofile = 0;
 		}
-		wd_debug("the view may hold up to %lu files open (RLIMIT_NOFILE)",
-			 (unsigned long)want.rlim_cur);
+		wd_debug("the view keeps up to %lu objects before it drops the least recently "
+			 "used files (three quarters of RLIMIT_NOFILE)",
+			 (unsigned long)want.rlim_cur / 4 * 3);
 	}
 	hide = hide_list(r.config, project, r.opts.audit_path);
 	if (!r.opts.no_view)
@@ -769,6 +770,15 @@ out:
 		sto_session_end(r.db, r.session_id, wd_now_real_us(), code);
 		if (r.opts.stats)
 			sup_stats_print(&r.stats, stderr);
+		if (r.opts.stats && r.view) {
+			size_t nodes;
+			uint64_t evicted;
+			sbx_view_counts(r.view, &nodes, &evicted);
+			fprintf(stderr,
+				"  view: %zu objects held at exit, %llu entries dropped to stay "
+				"within its descriptors\n",
+				nodes, (unsigned long long)evicted);
+		}
 		sto_close(r.db);
 	}
 	if (r.audit_failures)

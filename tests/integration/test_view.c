@@ -113,6 +113,7 @@ struct fx {
 };
 
 static bool g_read_only;
+static size_t g_fd_budget; /* 0: the view's default */
 static const char *const g_hidden[] = {".warden/audit.db", ".warden/audit.db-wal",
 				       ".warden/audit.db-shm", NULL};
 
@@ -148,6 +149,7 @@ static int setup_common(void **state)
 	cfg.hidden = g_hidden;
 	cfg.decide = decide;
 	cfg.threads = 4;
+	cfg.fd_budget = g_fd_budget;
 	int fuse_fd = sbx_fuse_mount(f->dir, 0, 0);
 
 	assert_true(fuse_fd >= 0);
@@ -165,12 +167,21 @@ static int setup_common(void **state)
 static int setup(void **state)
 {
 	g_read_only = false;
+	g_fd_budget = 0;
+	return setup_common(state);
+}
+
+static int setup_small_budget(void **state)
+{
+	g_read_only = false;
+	g_fd_budget = 200;
 	return setup_common(state);
 }
 
 static int setup_ro(void **state)
 {
 	g_read_only = true;
+	g_fd_budget = 0;
 	return setup_common(state);
 }
 
@@ -256,6 +267,55 @@ static int64_t ms_since(int64_t t0)
 }
 
 /* ---- behaviour -------------------------------------------------------- */
+
+/*
+ * A tree with many more files than the view's descriptor budget (200 here;
+ * RLIMIT_NOFILE's three quarters in warden): walked, read and read again,
+ * every file is served, the view stays near its budget because the kernel
+ * was asked to drop the least recently used files, and a file held open
+ * meanwhile, and the walker's cwd, are left alone (a dropped busy dentry
+ * would read as deleted).
+ */
+static void test_view_many_files_within_budget(void **state)
+{
+	struct fx *f = *state;
+	assert_int_equal(mkdirat(f->real, "many", 0755), 0);
+	for (int i = 0; i < 3000; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "many/f%04d", i);
+		put_real(f, name, "0123456789\n");
+	}
+	wd_autofree char *out = wd_asprintf("%s/out", f->dir);
+	unlink(out);
+	pid_t holder =
+		spawn_sh(f->dir, "exec 3< many/f0000; sleep 3; readlink /proc/$$/fd/3 > held");
+	usleep(200000);
+	assert_int_equal(sh(f,
+			    "cd many && for r in 1 2; do cat f* | wc -c; done > ../out && "
+			    "test \"$(/bin/pwd)\" = \"%s/many\" && ls -l | wc -l >> ../out",
+			    f->dir),
+			 0);
+	wd_autofree char *counts = read_view(f, "out");
+	assert_non_null(counts);
+	assert_string_equal(counts, "33000\n33000\n3001\n");
+	assert_int_equal(wait_status(holder), 0);
+	wd_autofree char *link = read_view(f, "held");
+	assert_non_null(link);
+	assert_non_null(strstr(link, "/many/f0000"));
+	assert_null(strstr(link, "deleted"));
+	size_t nodes = 0;
+	uint64_t evicted = 0;
+	for (int i = 0; i < 100; i++) {
+		sbx_view_counts(f->view, &nodes, &evicted);
+		if (nodes <= 200)
+			break;
+		usleep(20000);
+	}
+	print_message("view: %zu objects held, %llu entries dropped\n", nodes,
+		      (unsigned long long)evicted);
+	assert_true(evicted >= 2800);
+	assert_true(nodes <= 200);
+}
 
 static void test_view_serves_the_project(void **state)
 {
@@ -910,6 +970,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_view_hidden, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_view_read_only, setup_ro, teardown),
 		cmocka_unit_test_setup_teardown(test_view_stop_while_mounted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_view_many_files_within_budget,
+						setup_small_budget, teardown),
 	};
 	int rc = can_run();
 
