@@ -146,7 +146,7 @@ static void test_open_creates_private_files(void **state)
 	assert_int_equal(stat(fx->path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 	assert_int_equal(sto_check(db), 0);
-	assert_int_equal(sto_schema_version(), 1);
+	assert_int_equal(sto_schema_version(), 2);
 	/* SQLite gives the WAL the main file's mode. */
 	struct sto_row row = sample(0, "s", "fast_path", "exec", 1);
 	assert_int_equal(sto_append(db, &row), 0);
@@ -228,14 +228,19 @@ static void test_migrate_from_empty_file(void **state)
 
 	struct sto_db *db = open_ok(fx->path);
 	sto_close(db);
-	assert_int_equal(query_int(fx->path, "SELECT max(version) FROM schema_version"), 1);
+	assert_int_equal(query_int(fx->path, "SELECT max(version) FROM schema_version"), 2);
+	/* v2 dropped the two cross-session indexes; the per-session one stays. */
+	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM sqlite_schema WHERE type = "
+					     "'index' AND name IN ('decisions_ts', "
+					     "'decisions_source_ts', 'decisions_session_ts')"),
+			 1);
 	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM sqlite_schema WHERE type = "
 					     "'table' AND name IN ('sessions', 'decisions')"),
 			 2);
 	/* Opening again applies nothing twice. */
 	db = open_ok(fx->path);
 	sto_close(db);
-	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM schema_version"), 1);
+	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM schema_version"), 2);
 }
 
 static void test_open_refuses_newer_schema(void **state)
@@ -718,7 +723,7 @@ static void test_concurrent_first_open(void **state)
 		assert_true(WIFEXITED(status));
 		assert_int_equal(WEXITSTATUS(status), 0);
 	}
-	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM schema_version"), 1);
+	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM schema_version"), 2);
 	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM decisions"), N * 50);
 }
 
@@ -1022,7 +1027,7 @@ static void test_check_detects_damage(void **state)
 	/* Fold the WAL into the main file, then scribble over an index page. */
 	exec_sql(fx->path, "PRAGMA wal_checkpoint(TRUNCATE)");
 	int64_t page = query_int(fx->path, "SELECT rootpage FROM sqlite_schema WHERE name = "
-					   "'decisions_ts'");
+					   "'decisions_session_ts'");
 	int64_t psize = query_int(fx->path, "PRAGMA page_size");
 	int fd = open(fx->path, O_WRONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
