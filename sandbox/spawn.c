@@ -351,6 +351,20 @@ static void reap(pid_t pid)
 		;
 }
 
+/* Waits until |pid|, a tracee of ours that was sent SIGKILL, has exited:
+ * a ptrace stop it reported earlier may come first. */
+static void reap_traced(pid_t pid)
+{
+	for (;;) {
+		int status;
+		pid_t r = waitpid(pid, &status, __WALL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status))
+			return;
+	}
+}
+
 /* Reads the next message; a failure report from the sandbox becomes *err. */
 static int next(int sock, char type, struct msg *m, char **err)
 {
@@ -479,12 +493,21 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	}
 	return 0;
 fail:
+	/* PID 1 gone: the kernel kills the whole namespace. Killed before the
+	 * listener is closed, so that an agent already in its exec dies there
+	 * rather than being told ENOSYS. init does not finish dying while the
+	 * namespace still holds a process, and the agent, once seized, is
+	 * reaped by us, its tracer, first (even when it exited on its own,
+	 * reporting a failed step): so reap the agent before waiting for init,
+	 * or both wait for each other forever. */
+	kill(init, SIGKILL);
+	if (out->pid > 0)
+		kill(out->pid, SIGKILL);
 	wd_close(&fuse_fd);
 	wd_close(&out->notify_fd);
-	reap(init); /* PID 1 gone: the kernel kills the whole namespace */
 	if (out->pid > 0)
-		while (waitpid(out->pid, NULL, __WALL) < 0 && errno == EINTR)
-			;
+		reap_traced(out->pid);
+	reap(init);
 	out->pid = 0;
 	return rc < 0 ? rc : -EPERM;
 }
