@@ -481,8 +481,8 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	out->pidfd = (int)syscall(SYS_pidfd_open, agent, 0);
 	if (out->pidfd < 0) {
 		rc = -errno;
-		*err = wd_asprintf("pidfd_open: %s (warden needs Linux 5.6 or later)",
-				   strerror(errno));
+		*err = wd_asprintf("pidfd_open: %s%s", strerror(errno),
+				   errno == ENOSYS ? " (warden needs Linux 5.6 or later)" : "");
 		goto fail;
 	}
 	if (cfg->take_terminal && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp()) {
