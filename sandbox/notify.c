@@ -23,6 +23,7 @@
  * caller of this notification and not a recycled pid.
  */
 #include "sandbox.h"
+#include "notify_int.h"
 
 #include "common.h"
 
@@ -36,7 +37,6 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
-#define MAX_PTRS     (SBX_ARGV_MAX / 8)
 #define SCRIPT_DEPTH 4 /* the kernel allows a few nested interpreters */
 #define BINPRM_BUF   256
 
@@ -60,25 +60,37 @@ static int load_sizes(void)
 
 /*
  * Reading the caller's memory. argv, envp and their strings sit in a few
- * pages of the caller's stack, so whole pages are read once
- * (process_vm_readv of one aligned page either succeeds whole or fails: a
- * page is mapped or not) and kept in a small cache for the rest of this
- * decode. The cache lives only for one notification.
+ * pages of the caller's stack, so whole pages are read once and kept in a
+ * small cache for the rest of this decode. The cache lives only for one
+ * notification. Pages come from a sbx_page_reader: the caller's memory
+ * (read_pid_page) here, a made-up address space in the fuzz target.
  */
 #define RPAGES 8
 
 struct rmem {
-	pid_t pid;
+	sbx_page_reader read;
+	void *ctx;
 	unsigned next;
 	struct {
 		uint64_t base; /* page address, or 1 when empty */
-		char data[4096];
+		char data[SBX_PAGE_SIZE];
 	} page[RPAGES];
 };
 
-static void rmem_init(struct rmem *m, pid_t pid)
+/* process_vm_readv of one aligned page either succeeds whole or fails: a
+ * page is mapped or not. |ctx| points to the pid. */
+static int read_pid_page(void *ctx, uint64_t base, char *page)
 {
-	m->pid = pid;
+	pid_t pid = *(const pid_t *)ctx;
+	struct iovec l = {.iov_base = page, .iov_len = SBX_PAGE_SIZE};
+	struct iovec r = {.iov_base = (void *)(uintptr_t)base, .iov_len = SBX_PAGE_SIZE};
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == SBX_PAGE_SIZE ? 0 : -EFAULT;
+}
+
+static void rmem_init(struct rmem *m, sbx_page_reader read, void *ctx)
+{
+	m->read = read;
+	m->ctx = ctx;
 	m->next = 0;
 	for (unsigned i = 0; i < RPAGES; i++)
 		m->page[i].base = 1;
@@ -87,14 +99,12 @@ static void rmem_init(struct rmem *m, pid_t pid)
 /* The cached page holding |addr|, or NULL when it is not mapped. */
 static const char *rmem_page(struct rmem *m, uint64_t addr)
 {
-	uint64_t base = addr & ~(uint64_t)4095;
+	uint64_t base = addr & ~(uint64_t)(SBX_PAGE_SIZE - 1);
 	for (unsigned i = 0; i < RPAGES; i++)
 		if (m->page[i].base == base)
 			return m->page[i].data;
 	unsigned slot = m->next++ % RPAGES;
-	struct iovec l = {.iov_base = m->page[slot].data, .iov_len = 4096};
-	struct iovec r = {.iov_base = (void *)(uintptr_t)base, .iov_len = 4096};
-	if (process_vm_readv(m->pid, &l, 1, &r, 1, 0) != 4096) {
+	if (m->read(m->ctx, base, m->page[slot].data) < 0) {
 		m->page[slot].base = 1;
 		return NULL;
 	}
@@ -102,15 +112,26 @@ static const char *rmem_page(struct rmem *m, uint64_t addr)
 	return m->page[slot].data;
 }
 
+/* Whether the |n| bytes from |addr| run past the top of the address space.
+ * A process never has those pages (they are the kernel's), so on the real
+ * path the read fails anyway; the check keeps the sum from wrapping round to
+ * page zero whatever the page reader answers. */
+static bool past_top(uint64_t addr, uint64_t n)
+{
+	return n > 0 && n - 1 > UINT64_MAX - addr;
+}
+
 /* Reads exactly |n| bytes at |addr|. 0 or -EFAULT. */
 static int rmem_read(struct rmem *m, uint64_t addr, void *out, size_t n)
 {
 	size_t got = 0;
+	if (past_top(addr, n))
+		return -EFAULT;
 	while (got < n) {
 		const char *pg = rmem_page(m, addr + got);
 		if (!pg)
 			return -EFAULT;
-		size_t off = (addr + got) & 4095, take = 4096 - off;
+		size_t off = (addr + got) & (SBX_PAGE_SIZE - 1), take = SBX_PAGE_SIZE - off;
 		if (take > n - got)
 			take = n - got;
 		memcpy((char *)out + got, pg + off, take);
@@ -125,12 +146,12 @@ static int peek_string(struct rmem *m, uint64_t addr, size_t max, size_t *budget
 {
 	struct wd_sb sb = {0};
 	for (;;) {
-		const char *pg = rmem_page(m, addr + sb.len);
+		const char *pg = past_top(addr, sb.len + 1) ? NULL : rmem_page(m, addr + sb.len);
 		if (!pg) {
 			wd_sb_free(&sb);
 			return -EFAULT;
 		}
-		size_t off = (addr + sb.len) & 4095, room = 4096 - off;
+		size_t off = (addr + sb.len) & (SBX_PAGE_SIZE - 1), room = SBX_PAGE_SIZE - off;
 		const char *nul = memchr(pg + off, '\0', room);
 		size_t take = nul ? (size_t)(nul - (pg + off)) : room;
 		if (sb.len + take + 1 > max || sb.len + take + 1 > *budget) {
@@ -167,11 +188,12 @@ static int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out
 	}
 	for (;;) {
 		uint64_t p;
-		if (n >= MAX_PTRS || budget < sizeof(p)) {
+		if (n >= SBX_VECTOR_MAX_PTRS || budget < sizeof(p)) {
 			free_vec(v);
 			return -E2BIG;
 		}
-		if (rmem_read(m, addr + n * sizeof(p), &p, sizeof(p)) < 0) {
+		if (past_top(addr, (n + 1) * sizeof(p)) ||
+		    rmem_read(m, addr + n * sizeof(p), &p, sizeof(p)) < 0) {
 			free_vec(v);
 			return -EFAULT;
 		}
@@ -195,6 +217,16 @@ static int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out
 	*out = v;
 	*bytes = start - budget;
 	return 0;
+}
+
+int sbx_decode_vector(sbx_page_reader read, void *ctx, uint64_t addr, size_t budget, char ***out,
+		      size_t *bytes)
+{
+	struct rmem *m = wd_malloc(sizeof(*m));
+	rmem_init(m, read, ctx);
+	int rc = peek_vector(m, addr, budget, out, bytes);
+	free(m);
+	return rc;
 }
 
 static char **dup_vec(char *const *v)
@@ -249,9 +281,67 @@ static int open_as_caller(pid_t pid, int base, const char *path, bool nofollow)
 	return -1;
 }
 
+static bool spacetab(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/*
+ * binfmt_script's rules. It sees the file's first BINPRM_BUF bytes, padded
+ * with NULs when the file is shorter. The line ends at the first newline;
+ * without one the line may have been cut, and the kernel takes the first
+ * BINPRM_BUF - 1 bytes only if the interpreter's name ends (a space, tab or
+ * NUL) within the buffer: it never runs a cut name (ENOEXEC). Spaces and
+ * tabs at the end of the line are dropped. The name is the first word after
+ * "#!" and any spaces or tabs; a space or tab after it starts the argument,
+ * the rest of the line up to a NUL: so the argument may be empty, or end in
+ * spaces that a NUL follows, and the kernel passes it so. The exec event
+ * compares argv byte for byte: any difference here would kill a script
+ * that was allowed.
+ */
+bool sbx_parse_shebang(const char *in, size_t len, char **interp, char **arg)
+{
+	char b[BINPRM_BUF] = {0};
+	size_t s, e, end;
+	memcpy(b, in, len < sizeof(b) ? len : sizeof(b));
+	*interp = NULL;
+	*arg = NULL;
+	if (b[0] != '#' || b[1] != '!')
+		return false;
+	const char *nl = memchr(b, '\n', sizeof(b));
+	if (nl) {
+		end = (size_t)(nl - b);
+	} else {
+		for (s = 2; s < sizeof(b) && spacetab(b[s]); s++)
+			;
+		for (e = s; e < sizeof(b) && b[e] && !spacetab(b[e]); e++)
+			;
+		if (e == sizeof(b))
+			return false; /* all blank, or the name was cut */
+		end = sizeof(b) - 1;
+	}
+	while (spacetab(b[end - 1])) /* b[1] is '!': stops there at the latest */
+		end--;
+	for (s = 2; s < end && spacetab(b[s]); s++)
+		;
+	for (e = s; e < end && b[e] && !spacetab(b[e]); e++)
+		;
+	/* No name, or a NUL where it starts: the kernel would look for a
+	 * program called "" and fail the exec with ENOENT. */
+	if (e == s)
+		return false;
+	*interp = wd_strndup(b + s, e - s);
+	if (e < end && spacetab(b[e])) {
+		while (spacetab(b[e])) /* b[end - 1] is not: stops before end */
+			e++;
+		*arg = wd_strndup(b + e, end - e);
+	}
+	return true;
+}
+
 /* Reads the "#!" line of the file behind |fd| (an O_PATH fd of a regular
  * file) as binfmt_script does. Returns true with *interp and *arg (NULL if
- * none) when it is a script. */
+ * none; the caller frees both) when it is a script. */
 static bool read_shebang(int fd, char **interp, char **arg)
 {
 	char p[64];
@@ -260,30 +350,9 @@ static bool read_shebang(int fd, char **interp, char **arg)
 	wd_autoclose int rfd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (rfd < 0)
 		return false;
-	char buf[BINPRM_BUF + 1];
-	ssize_t n = pread(rfd, buf, BINPRM_BUF, 0);
-	if (n < 2 || buf[0] != '#' || buf[1] != '!')
-		return false;
-	buf[n] = '\0';
-	char *end = memchr(buf, '\n', (size_t)n);
-	if (end)
-		*end = '\0';
-	char *s = buf + 2;
-	while (*s == ' ' || *s == '\t')
-		s++;
-	char *e = s;
-	while (*e && *e != ' ' && *e != '\t')
-		e++;
-	if (e == s)
-		return false;
-	*interp = wd_strndup(s, (size_t)(e - s));
-	while (*e == ' ' || *e == '\t')
-		e++;
-	size_t alen = strlen(e);
-	while (alen && (e[alen - 1] == ' ' || e[alen - 1] == '\t'))
-		alen--;
-	*arg = alen ? wd_strndup(e, alen) : NULL;
-	return true;
+	char buf[BINPRM_BUF];
+	ssize_t n = pread(rfd, buf, sizeof(buf), 0);
+	return n > 0 && sbx_parse_shebang(buf, (size_t)n, interp, arg);
 }
 
 /* The name the kernel gives the script to its interpreter (bprm->filename). */
@@ -521,7 +590,7 @@ int sbx_notify_recv(int fd, struct sbx_exec_event **out)
 	}
 	size_t budget = 4096, envbytes = 0;
 	struct rmem *m = wd_malloc(sizeof(*m));
-	rmem_init(m, ev->pid);
+	rmem_init(m, read_pid_page, &ev->pid);
 	rc = peek_string(m, path_a, 4096, &budget, &ev->path_arg);
 	if (rc < 0) {
 		ev->path_arg = wd_strdup("");
