@@ -66,6 +66,11 @@ struct sbx_view_config {
 	 * the kernel to drop the least recently used files (0: three
 	 * quarters of RLIMIT_NOFILE's soft limit). */
 	size_t fd_budget;
+	/* A gated place outside the project: every object in it is sensitive
+	 * (every open of a file is decided) and requests name it by absolute
+	 * path, |prefix| + "/" + its path in the view. Copied. */
+	const char *prefix;
+	bool all_sensitive;
 };
 
 /* How many objects the view holds now, and how many entries it has asked
@@ -90,6 +95,9 @@ int sbx_fuse_mount(const char *mountpoint, uid_t uid, gid_t gid);
  * The agent's start (spawn.c) and its seccomp filter (filter.c).
  * ====================================================================== */
 
+/* The project's view plus the gated places' views. */
+#define SBX_MAX_VIEWS 32
+
 struct sbx_spawn_config {
 	const char *path;  /* absolute path of the agent's program */
 	char *const *argv; /* NULL-terminated, argv[0] as given */
@@ -105,6 +113,12 @@ struct sbx_spawn_config {
 	const char *view_dir;
 	int (*on_view)(void *arg, int fuse_fd);
 	void *on_view_arg;
+	/* Gated places outside the project (absolute directory paths,
+	 * NULL-terminated, at most SBX_MAX_VIEWS - 1): each gets a FUSE view
+	 * of its own mounted over it the same way, after the project's, and
+	 * handed to |on_gate| (with |on_view_arg|) with its index. */
+	char *const *gate_dirs;
+	int (*on_gate)(void *arg, size_t i, int fuse_fd);
 	/* Absolute paths outside the project hidden from the agent: a
 	 * directory becomes an empty read-only tmpfs, a file an empty one. */
 	char *const *hide;

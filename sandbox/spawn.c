@@ -223,8 +223,64 @@ static void __attribute__((noreturn)) agent_main(const struct sbx_spawn_config *
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/*
+ * The FUSE views the sandbox mounts: the project's (when cfg->view_dir is
+ * set) first, then one per gated place outside it. As root the supervisor
+ * makes each mount (mnt) and keeps its FUSE fd; in a user namespace init
+ * mounts each and sends the fd.
+ */
+struct view_slot {
+	const char *dir;
+	int mnt, fuse;
+};
+
+static const char *view_what(const struct sbx_spawn_config *cfg, size_t i)
+{
+	return cfg->view_dir && i == 0 ? "the project view" : "a gated place's view";
+}
+
+/* init's side: attach (or, in a user namespace, mount and send) each view
+ * in turn, after the supervisor serves it. */
+static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid,
+		       struct view_slot *v, size_t nv)
+{
+	char what[160];
+	for (size_t i = 0; i < nv; i++) {
+		if (v[i].mnt >= 0) {
+			/* The supervisor made the mount and serves it already. */
+			expect(sock, MSG_ACK);
+			if (syscall(SYS_move_mount, v[i].mnt, "", AT_FDCWD, v[i].dir,
+				    MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+				snprintf(what, sizeof(what), "attaching %s on %s",
+					 view_what(cfg, i), v[i].dir);
+				fail(sock, what, errno);
+			}
+			close(v[i].mnt);
+			continue;
+		}
+		/* In a user namespace only this side can mount. */
+		int fd = sbx_fuse_mount(v[i].dir, uid, gid);
+		if (fd < 0 && access("/dev/fuse", R_OK | W_OK) < 0)
+			fail(sock,
+			     "opening /dev/fuse for the project view (an unprivileged user "
+			     "needs it mode 0666, as Debian's fuse3 package makes it; or run "
+			     "as root, or with --no-view)",
+			     errno);
+		if (fd < 0) {
+			snprintf(what, sizeof(what), "mounting %s on %s", view_what(cfg, i),
+				 v[i].dir);
+			fail(sock, what, -fd);
+		}
+		if (send_msg(sock, MSG_VIEW, NULL, fd) < 0)
+			_exit(125);
+		close(fd);
+		expect(sock, MSG_ACK);
+	}
+}
+
 static void __attribute__((noreturn))
-init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bool userns, int mnt)
+init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bool userns,
+	  struct view_slot *views, size_t nviews)
 {
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		fail(sock, "prctl(PR_SET_PDEATHSIG)", errno);
@@ -248,29 +304,7 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
 	int rc = jail_private_mounts();
 	if (rc < 0)
 		fail(sock, "making mounts private", -rc);
-	if (cfg->view_dir && mnt >= 0) {
-		/* The supervisor made the mount and serves it already. */
-		expect(sock, MSG_ACK);
-		if (syscall(SYS_move_mount, mnt, "", AT_FDCWD, cfg->view_dir,
-			    MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			fail(sock, "attaching the project view", errno);
-		close(mnt);
-	} else if (cfg->view_dir) {
-		/* In a user namespace only this side can mount. */
-		int fd = sbx_fuse_mount(cfg->view_dir, uid, gid);
-		if (fd < 0 && access("/dev/fuse", R_OK | W_OK) < 0)
-			fail(sock,
-			     "opening /dev/fuse for the project view (an unprivileged user "
-			     "needs it mode 0666, as Debian's fuse3 package makes it; or run "
-			     "as root, or with --no-view)",
-			     errno);
-		if (fd < 0)
-			fail(sock, "mounting the project view", -fd);
-		if (send_msg(sock, MSG_VIEW, NULL, fd) < 0)
-			_exit(125);
-		close(fd);
-		expect(sock, MSG_ACK);
-	}
+	init_views(cfg, sock, uid, gid, views, nviews);
 	for (size_t i = 0; cfg->hide && cfg->hide[i]; i++) {
 		rc = jail_hide(cfg->hide[i]);
 		if (rc < 0)
@@ -342,6 +376,14 @@ static int make_fuse_mount(int *fuse_fd)
 	return mnt;
 }
 
+static void close_views(struct view_slot *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		wd_close(&v[i].mnt);
+		wd_close(&v[i].fuse);
+	}
+}
+
 static void reap(pid_t pid)
 {
 	if (pid <= 0)
@@ -400,28 +442,42 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	gid_t gid = getgid();
 	bool userns = geteuid() != 0;
 	long flags = CLONE_NEWNS | CLONE_NEWPID | SIGCHLD | (userns ? CLONE_NEWUSER : 0);
-	int fuse_fd = -1, mnt = -1;
-	if (cfg->view_dir && !userns) {
-		mnt = make_fuse_mount(&fuse_fd);
-		if (mnt < 0) {
-			int e = -mnt;
+	struct view_slot views[SBX_MAX_VIEWS];
+	size_t nviews = 0;
+	if (cfg->view_dir)
+		views[nviews++] = (struct view_slot){cfg->view_dir, -1, -1};
+	for (size_t i = 0; cfg->gate_dirs && cfg->gate_dirs[i]; i++) {
+		if (nviews == SBX_MAX_VIEWS) {
 			close(sv[0]);
 			close(sv[1]);
-			*err = wd_asprintf(
-				"cannot create the project view (FUSE mount: %s); warden "
-				"doctor says what is missing",
-				strerror(e));
+			*err = wd_asprintf("more than %d gated places", SBX_MAX_VIEWS - 1);
+			return -E2BIG;
+		}
+		views[nviews++] = (struct view_slot){cfg->gate_dirs[i], -1, -1};
+	}
+	for (size_t i = 0; i < nviews && !userns; i++) {
+		views[i].mnt = make_fuse_mount(&views[i].fuse);
+		if (views[i].mnt < 0) {
+			int e = -views[i].mnt;
+			views[i].mnt = -1;
+			close_views(views, nviews);
+			close(sv[0]);
+			close(sv[1]);
+			*err = wd_asprintf("cannot create %s (FUSE mount: %s); warden doctor says "
+					   "what is missing",
+					   i == 0 && cfg->view_dir ? "the project view"
+								   : "a gated place's view",
+					   strerror(e));
 			return -e;
 		}
 	}
-	out->view_pids_host = mnt >= 0;
+	out->view_pids_host = !userns;
 	pid_t init = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
 	if (init < 0) {
 		int e = errno;
 		close(sv[0]);
 		close(sv[1]);
-		wd_close(&mnt);
-		wd_close(&fuse_fd);
+		close_views(views, nviews);
 		*err = wd_asprintf("cannot create the sandbox's namespaces (clone: %s); warden "
 				   "doctor says what is missing",
 				   strerror(e));
@@ -429,28 +485,34 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	}
 	if (init == 0) {
 		close(sv[0]);
-		if (fuse_fd >= 0)
-			close(fuse_fd); /* the sandbox never holds the FUSE device */
-		init_main(cfg, sv[1], uid, gid, userns, mnt);
+		for (size_t i = 0; i < nviews; i++)
+			if (views[i].fuse >= 0)
+				close(views[i].fuse); /* the sandbox never holds the FUSE device */
+		init_main(cfg, sv[1], uid, gid, userns, views, nviews);
 	}
 	close(sv[1]);
-	wd_close(&mnt);
+	for (size_t i = 0; i < nviews; i++)
+		wd_close(&views[i].mnt);
 	wd_autoclose int sock = sv[0];
 	out->init_pid = init;
-	/* On failure below, a FUSE fd not yet handed to on_view is closed. */
+	/* On failure below, FUSE fds not yet handed to a server are closed. */
 	struct msg m;
 	int rc;
-	if (cfg->view_dir) {
-		if (fuse_fd < 0) {
+	for (size_t i = 0; i < nviews; i++) {
+		if (views[i].fuse < 0) {
 			if ((rc = next(sock, MSG_VIEW, &m, err)) < 0)
 				goto fail;
-			fuse_fd = m.fd;
+			views[i].fuse = m.fd;
 		}
 		/* Serve before init attaches it: nothing can wait on an
 		 * unserved mount. */
-		rc = cfg->on_view(cfg->on_view_arg, wd_steal_fd(&fuse_fd));
+		int fd = wd_steal_fd(&views[i].fuse);
+		bool project = cfg->view_dir && i == 0;
+		rc = project ? cfg->on_view(cfg->on_view_arg, fd)
+			     : cfg->on_gate(cfg->on_view_arg, i - (cfg->view_dir ? 1 : 0), fd);
 		if (rc < 0) {
-			*err = wd_asprintf("the project view could not be served: %s",
+			*err = wd_asprintf("%s could not be served: %s",
+					   project ? "the project view" : views[i].dir,
 					   strerror(-rc));
 			goto fail;
 		}
@@ -503,7 +565,7 @@ fail:
 	kill(init, SIGKILL);
 	if (out->pid > 0)
 		kill(out->pid, SIGKILL);
-	wd_close(&fuse_fd);
+	close_views(views, nviews);
 	wd_close(&out->notify_fd);
 	if (out->pid > 0)
 		reap_traced(out->pid);

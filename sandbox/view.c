@@ -394,9 +394,14 @@ int view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const char
 		unsigned access)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	/* A gated place's paths are shown whole: "/home/u/.ssh/id_rsa". */
+	wd_autofree char *abs = v->prefix ? wd_asprintf("%s/%s", v->prefix, path) : NULL;
+	wd_autofree char *abs2 = v->prefix && path2 && path2[0] != '/'
+					 ? wd_asprintf("%s/%s", v->prefix, path2)
+					 : NULL;
 	struct sbx_view_request r = {
-		.path = path,
-		.path2 = path2,
+		.path = abs ? abs : path,
+		.path2 = abs2 ? abs2 : path2,
 		.access = access,
 		.pid = ctx->pid,
 		.uid = ctx->uid,
@@ -722,6 +727,7 @@ static void view_free(struct sbx_view *v)
 		free(*h);
 	free(v->hidden);
 	free(v->idents);
+	free(v->prefix);
 	pthread_cond_destroy(&v->evict_cond);
 	pthread_mutex_destroy(&v->lock);
 	pthread_mutex_destroy(&v->scan_lock);
@@ -782,6 +788,10 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 	v->root.ino = st.st_ino;
 	v->root.type = S_IFDIR;
 	v->root.wprot = path_write_protected(v, "");
+	if (cfg->prefix)
+		v->prefix = wd_strdup(cfg->prefix);
+	/* Sticky and inherited: every object under the root is sensitive. */
+	v->root.sensitive = cfg->all_sensitive;
 	v->se = fuse_session_new(&args, &view_ops, sizeof(view_ops), v);
 	fuse_opt_free_args(&args);
 	if (!v->se) {

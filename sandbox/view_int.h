@@ -77,6 +77,7 @@ struct sbx_view {
 
 	const struct pol_config *policy;
 	bool read_only;
+	char *prefix;  /* a gated place's absolute path, NULL for the project */
 	char **hidden; /* NULL-terminated, owned */
 	sbx_view_decide_fn decide;
 	void *decide_arg;

@@ -64,11 +64,16 @@ static int stat_index(const char *source)
 	return ST_ERROR;
 }
 
-static const char *tell_skip; /* the project: its files are in the view */
+/* The project and the gated places: their files are in a view. */
+static const char *tell_skip[SBX_MAX_VIEWS + 1];
 
-void sup_tell_skip(const char *project)
+void sup_tell_skip(const char *place)
 {
-	tell_skip = project;
+	for (size_t i = 0; i < SBX_MAX_VIEWS; i++)
+		if (!tell_skip[i]) {
+			tell_skip[i] = place;
+			return;
+		}
 }
 
 void sup_tell(pid_t tgid, const char *fmt, ...)
@@ -90,7 +95,7 @@ void sup_tell(pid_t tgid, const char *fmt, ...)
 	if (n < 0)
 		return;
 
-	/* A stderr inside the project view is not touched at all: even
+	/* A stderr inside a view (the project, a gated place) is not touched at all: even
 	 * closing our copy would send a FUSE flush, and the view's workers may
 	 * all be waiting on this loop. readlink does not reach the view. */
 	char link[64], target[4096];
@@ -99,9 +104,12 @@ void sup_tell(pid_t tgid, const char *fmt, ...)
 	if (tl <= 0)
 		return;
 	target[tl] = '\0';
-	size_t plen = tell_skip ? strlen(tell_skip) : 0;
-	if (plen && strncmp(target, tell_skip, plen) == 0 && (target[plen] == '/' || !target[plen]))
-		return;
+	for (size_t i = 0; tell_skip[i]; i++) {
+		size_t plen = strlen(tell_skip[i]);
+		if (strncmp(target, tell_skip[i], plen) == 0 &&
+		    (target[plen] == '/' || !target[plen]))
+			return;
+	}
 
 	/* The caller's own stderr, the same open file description (so a
 	 * tool runner that captures stderr sees it), taken with pidfd_getfd:

@@ -229,8 +229,78 @@ static int start_view(void *arg, int fuse_fd)
 	return sbx_view_start(&vc, fuse_fd, &r->view);
 }
 
+/* Serves gated place |i| (spawn's on_gate): a read-only view in which
+ * everything is sensitive, named by absolute path. */
+static int start_gate(void *arg, size_t i, int fuse_fd)
+{
+	struct sup_run *r = arg;
+	if (i >= r->ngates) {
+		close(fuse_fd);
+		return -EINVAL;
+	}
+	struct sbx_view_config vc = {
+		.backing_fd = r->gate_fds[i],
+		.policy = r->config,
+		.read_only = true,
+		.decide = sup_view_decide,
+		.decide_arg = r,
+		.prefix = r->gate_dirs[i],
+		.all_sensitive = true,
+	};
+	r->gate_fds[i] = -1; /* the view owns it now, even on failure */
+	return sbx_view_start(&vc, fuse_fd, &r->gates[i]);
+}
+
+/*
+ * The gated places: config entries with "mode": "gate" that are existing
+ * directories outside the project, each opened (O_PATH) now, from the real
+ * file system. A gated file, a place that does not exist, or any gate with
+ * --no-view (no view machinery) is hidden instead, with a warning. Returns
+ * whether |p| is gated.
+ */
+static bool add_gate(struct sup_run *r, const char *p, const char *project)
+{
+	size_t plen = strlen(project);
+	if (r->opts.no_view) {
+		wd_warn("%s: \"gate\" needs the view (--no-view given): hidden instead", p);
+		return false;
+	}
+	if (strncmp(p, project, plen) == 0 && (p[plen] == '/' || p[plen] == '\0')) {
+		wd_warn("%s: \"gate\" is for places outside the project (the project's "
+			"sensitive files are decided already): hidden instead",
+			p);
+		return false;
+	}
+	if (strncmp(project, p, strlen(p)) == 0 && project[strlen(p)] == '/') {
+		wd_warn("%s: the project is inside this gated place: hidden instead", p);
+		return false;
+	}
+	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			wd_warn("%s: \"gate\" needs a directory (%s): hidden instead", p,
+				strerror(errno));
+		return false;
+	}
+	if (r->ngates + 2 >= SBX_MAX_VIEWS) {
+		wd_warn("%s: more than %d gated places: hidden instead", p, SBX_MAX_VIEWS - 2);
+		close(fd);
+		return false;
+	}
+	r->gate_dirs = wd_realloc(r->gate_dirs, (r->ngates + 2) * sizeof(char *));
+	r->gate_fds = wd_realloc(r->gate_fds, (r->ngates + 1) * sizeof(int));
+	r->gates = wd_realloc(r->gates, (r->ngates + 1) * sizeof(struct sbx_view *));
+	r->gate_dirs[r->ngates] = wd_strdup(p);
+	r->gate_dirs[r->ngates + 1] = NULL;
+	r->gate_fds[r->ngates] = fd;
+	r->gates[r->ngates] = NULL;
+	r->ngates++;
+	return true;
+}
+
 /* The places outside the project that the agent must not see. */
-static char **hide_list(const struct pol_config *c, const char *project, const char *audit)
+static char **hide_list(struct sup_run *r, const struct pol_config *c, const char *project,
+			const char *audit)
 {
 	size_t n = pol_config_outside_count(c);
 	char **v = wd_calloc(n + 12, sizeof(char *));
@@ -259,8 +329,8 @@ static char **hide_list(const struct pol_config *c, const char *project, const c
 		const char *p = pol_config_outside(c, i, &mode);
 		if (!p || p[0] != '/')
 			continue;
-		if (mode == POL_OUTSIDE_GATE)
-			wd_warn("%s: \"gate\" is not supported yet; it is hidden instead", p);
+		if (mode == POL_OUTSIDE_GATE && add_gate(r, p, project))
+			continue;
 		v[k++] = wd_strdup(p);
 	}
 	return v;
@@ -721,9 +791,11 @@ int sup_cmd_run(int argc, char **argv)
 			 "used files (three quarters of RLIMIT_NOFILE)",
 			 (unsigned long)want.rlim_cur / 4 * 3);
 	}
-	hide = hide_list(r.config, project, r.opts.audit_path);
+	hide = hide_list(&r, r.config, project, r.opts.audit_path);
 	if (!r.opts.no_view)
 		sup_tell_skip(project);
+	for (size_t i = 0; i < r.ngates; i++)
+		sup_tell_skip(r.gate_dirs[i]);
 	writable = writable_list(r.config, project, r.opts.agent);
 	struct sbx_spawn_config sc = {
 		.path = prog,
@@ -734,6 +806,8 @@ int sup_cmd_run(int argc, char **argv)
 		.view_dir = r.opts.no_view ? NULL : project,
 		.on_view = start_view,
 		.on_view_arg = &r,
+		.gate_dirs = r.gate_dirs,
+		.on_gate = start_gate,
 		.hide = hide,
 		.writable = writable,
 		.nofile_soft = agent_nofile,
@@ -789,6 +863,14 @@ out:
 	sup_judge_free(&r); /* after wind_down this is a no-op */
 	sbx_view_stop(r.view);
 	wd_close(&r.backing_fd);
+	for (size_t i = 0; i < r.ngates; i++) {
+		sbx_view_stop(r.gates[i]);
+		wd_close(&r.gate_fds[i]);
+		free(r.gate_dirs[i]);
+	}
+	free(r.gate_dirs);
+	free(r.gate_fds);
+	free(r.gates);
 	wd_close(&r.view_efd);
 	free_list(hide);
 	free_list(writable);

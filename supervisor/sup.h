@@ -106,6 +106,13 @@ struct sup_run {
 	unsigned view_waiting; /* view requests queued or being decided */
 	struct sbx_view *view;
 	int backing_fd; /* O_PATH fd of the real project, until the view takes it */
+	/* Gated places outside the project (config "mode": "gate"): their
+	 * paths (NULL-terminated), backing fds until their views take them,
+	 * and the views. */
+	char **gate_dirs;
+	int *gate_fds;
+	struct sbx_view **gates;
+	size_t ngates;
 	struct sup_prompt_state *prompt;
 	/* The approvals desk (desk.c). */
 	int desk_fd;	 /* listening socket, -1 when none */
@@ -251,8 +258,9 @@ int sup_cmd_answer(int argc, char **argv, bool approve);
 /* Writes "warden: <msg>\n" to the stderr of |tgid| without ever blocking
  * the supervisor (see decide.c). */
 void sup_tell(pid_t tgid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* sup_tell() never writes to a stderr inside |project| (the view). */
-void sup_tell_skip(const char *project);
+/* sup_tell() never writes to a stderr inside |place| (the project's view or
+ * a gated place's); called once per place, the string must outlive the run. */
+void sup_tell_skip(const char *place);
 
 /* ---- the person at the terminal (prompt.c) ----------------------------- */
 

@@ -844,6 +844,45 @@ static void test_escape_home_ssh_key(void **state)
 	free(prog);
 }
 
+/*
+ * ~/.ssh gated by the config ("mode": "gate") instead of hidden: the agent
+ * sees it through a view of its own in which every file is sensitive. A
+ * read of the key, directly or through a symlink planted in the project,
+ * is decided and audited under its absolute path (passive: refused; the
+ * secret never shows); a write into it is EROFS and nothing is created;
+ * aggressive allows the read, audited.
+ */
+static void test_escape_gated_ssh(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->proj, ".warden/permissions.json",
+		 "{\"outside\": [{\"path\": \"~/.ssh\", \"mode\": \"gate\"}]}\n");
+	char *key = wd_asprintf("%s/.ssh/id_rsa", f->home);
+	char *link = in_proj(f, "k");
+	assert_int_equal(symlink(key, link), 0);
+	struct wt_result r;
+	script(f, &r, "passive",
+	       "read x < ~/.ssh/id_rsa; echo \"got:$x\"\n"
+	       "read y < k; echo \"via-link:$y\"\n"
+	       "echo pwn > ~/.ssh/authorized_keys; echo \"w=$?\"\n");
+	assert_no_secret(&r);
+	assert_non_null(strstr(r.out, "got:\n"));
+	assert_non_null(strstr(r.out, "via-link:\n"));
+	assert_non_null(strstr(r.out, "w=2"));
+	assert_non_null(strstr(r.err, "Read-only file system"));
+	char *ak = wd_asprintf("%s/.ssh/authorized_keys", f->home);
+	assert_false(exists(ak));
+	assert_int_equal(rows(f, "open", "deny", "tier", key, NULL), 2);
+	wt_result_free(&r);
+	script(f, &r, "aggressive", "read x < ~/.ssh/id_rsa; echo \"got:$x\"\n");
+	assert_non_null(strstr(r.out, "got:-----BEGIN KEY-----"));
+	assert_int_equal(rows(f, "open", "allow", "tier", key, NULL), 1);
+	wt_result_free(&r);
+	free(ak);
+	free(link);
+	free(key);
+}
+
 /* An fd 5 on the real project, inherited from whoever ran warden: closed
  * before the agent runs; the agent sees only 0-2 and its own. */
 static void test_escape_inherited_fd(void **state)
@@ -1294,6 +1333,7 @@ int main(void)
 		T(dot_slash_and_long_paths),
 		T(case_tricks),
 		T(home_ssh_key),
+		T(gated_ssh),
 		T(inherited_fd),
 		T(write_permissions_json),
 		T(landlock_write_outside),

@@ -39,6 +39,8 @@
 /* A copy of warden that nobody can run: the build tree may sit in a
  * directory only root can enter. */
 static char *g_dir, *g_bin;
+/* The agent's HOME: root's by default (nothing there nobody can reach). */
+static const char *g_home = "/root";
 
 static void copy_file(const char *from, const char *to, mode_t mode)
 {
@@ -109,7 +111,7 @@ static void run_as_nobody(const char *project, struct wt_result *res, const char
 		if (chdir(project) < 0)
 			_exit(99);
 		/* A HOME nobody can enter, as root's is: nothing to hide there. */
-		setenv("HOME", "/root", 1);
+		setenv("HOME", g_home, 1);
 		unsetenv("WARDEN_JUDGE_URL");
 		unsetenv("WARDEN_JUDGE_MODEL");
 		execv(g_bin, argv);
@@ -252,6 +254,47 @@ static void test_userns_agent_powers(void **state)
 	free(proj);
 }
 
+/* A gated ~/.ssh in a user namespace: init mounts its view, and the read
+ * of the key is decided under its absolute path and the reader's pid. */
+static void test_userns_gated_place(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	char *home = new_project();
+	wt_write(home, ".ssh/id_rsa", "KEY-7c1e\n");
+	give_to_nobody(home, ".ssh");
+	give_to_nobody(home, ".ssh/id_rsa");
+	wt_write(proj, ".warden/permissions.json",
+		 "{\"outside\": [{\"path\": \"~/.ssh\", \"mode\": \"gate\"}]}\n");
+	give_to_nobody(proj, ".warden");
+	give_to_nobody(proj, ".warden/permissions.json");
+	g_home = home;
+	struct wt_result res = {0};
+	run_as_nobody(proj, &res, "read x < ~/.ssh/id_rsa; echo \"got:$x\"", "--tier", "passive",
+		      NULL);
+	assert_null(strstr(res.out, "KEY-7c1e"));
+	wt_result_free(&res);
+	run_as_nobody(proj, &res, "read x < ~/.ssh/id_rsa; echo \"got:$x\"", "--tier", "aggressive",
+		      NULL);
+	assert_non_null(strstr(res.out, "got:KEY-7c1e"));
+	g_home = "/root";
+	char *db = audit_path(proj);
+	char *want = wd_asprintf("=read %s/.ssh/id_rsa", home);
+	assert_int_equal(wt_audit_count(db, "deny", "tier", want, NULL), 1);
+	assert_int_equal(wt_audit_count(db, "allow", "tier", want, NULL), 1);
+	assert_int_equal(audit_int(proj, "SELECT count(*) FROM decisions d WHERE kind = 'open' AND "
+					 "pid = (SELECT pid FROM decisions WHERE source = "
+					 "'startup' AND session = d.session)"),
+			 2);
+	free(want);
+	free(db);
+	wt_result_free(&res);
+	wt_rmtree(proj);
+	wt_rmtree(home);
+	free(proj);
+	free(home);
+}
+
 int main(void)
 {
 	wt_require_sandbox();
@@ -277,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_userns_exec_gate),
 		cmocka_unit_test(test_userns_view_names_the_caller),
 		cmocka_unit_test(test_userns_agent_powers),
+		cmocka_unit_test(test_userns_gated_place),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	wt_rmtree(g_dir);
