@@ -402,6 +402,37 @@ static void test_run_coverage_still_decides_inside(void **state)
 	wt_result_free(&r);
 }
 
+/*
+ * "#!" lines the kernel reads in its own way (binfmt_script): a trailing
+ * space with no newline gives the interpreter an empty argument, and
+ * spaces before a NUL are kept. The exec check compares the new argv byte
+ * for byte with what the decoder predicted, so a decoder that parsed these
+ * differently would kill a script that was allowed (exit 137).
+ */
+static void test_run_shebang_edge_cases_run(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->proj, "s1", "#!/bin/echo ");
+	char *s1 = wd_asprintf("%s/s1", f->proj), *s2 = wd_asprintf("%s/s2", f->proj);
+	static const char nul_line[] = "#!/bin/echo -n  \0\n"; /* a NUL: not wt_write */
+	int fd = open(s2, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, nul_line, sizeof(nul_line) - 1), (ssize_t)sizeof(nul_line) - 1);
+	close(fd);
+	assert_int_equal(chmod(s1, 0755), 0);
+	assert_int_equal(chmod(s2, 0755), 0);
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c",
+		  "./s1; echo \"rc1=$?\"; ./s2; echo \"rc2=$?\"", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, " ./s1\nrc1=0"));
+	assert_non_null(strstr(r.out, "rc2=0"));
+	assert_int_equal(wt_audit_count(f->db, "deny", "integrity", NULL, NULL), 0);
+	wt_result_free(&r);
+	free(s1);
+	free(s2);
+}
+
 /* Issue 2: an argv over 256 KiB in all is refused with a clear reason. */
 static void test_run_argv_over_cap_refused(void **state)
 {
@@ -446,6 +477,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_coverage_still_decides_inside, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_run_argv_over_cap_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_shebang_edge_cases_run, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("run", tests, NULL, NULL);
 }
