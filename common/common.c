@@ -165,6 +165,27 @@ int wd_read_file(const char *path, size_t max, char **out, size_t *len)
 	return 0;
 }
 
+int wd_read_proc(const char *path, size_t max, char **out, size_t *len)
+{
+	wd_autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	char *buf = wd_malloc(max + 1);
+	ssize_t n;
+	while ((n = read(fd, buf, max + 1)) < 0 && errno == EINTR)
+		;
+	if (n < 0 || (size_t)n > max) {
+		int e = n < 0 ? -errno : -EFBIG;
+		free(buf);
+		return e;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = (size_t)n;
+	return 0;
+}
+
 int wd_set_nonblock(int fd, bool on)
 {
 	int fl = fcntl(fd, F_GETFL);

@@ -88,6 +88,11 @@ ssize_t wd_read_all(int fd, void *buf, size_t n);
 /* Reads a whole file into a NUL-terminated buffer of at most |max| bytes.
  * Caller frees *out. 0, -EFBIG when larger, or -errno. */
 int wd_read_file(const char *path, size_t max, char **out, size_t *len);
+/* The same for a /proc file whose read(2) returns everything up to the count
+ * asked in one call (/proc/PID/cmdline, environ and status do): one read
+ * of |max| + 1 bytes instead of reading to EOF, which costs a second
+ * system call on every decision. A short read is the end. */
+int wd_read_proc(const char *path, size_t max, char **out, size_t *len);
 /* Sets or clears O_NONBLOCK / FD_CLOEXEC. 0 or -errno. */
 int wd_set_nonblock(int fd, bool on);
 int wd_set_cloexec(int fd, bool on);

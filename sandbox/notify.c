@@ -368,7 +368,16 @@ static char *kernel_filename(const struct sbx_exec_event *ev, int dirfd, int fla
 
 /* Fills dev/ino, interp, expect_argv and exe_dev/exe_ino: what the exec
  * event must show if the kernel runs what we looked at. */
-static void predict_image(struct sbx_exec_event *ev, int fd, int dirfd, int flags, int cwdfd)
+/* The caller's cwd (O_PATH), opened on first use: most programs are run by
+ * absolute path and never need it. -1 when it cannot be opened. */
+static int caller_cwd(pid_t pid, int *cwdfd)
+{
+	if (*cwdfd < 0)
+		*cwdfd = open_proc(pid, "cwd");
+	return *cwdfd;
+}
+
+static void predict_image(struct sbx_exec_event *ev, int fd, int dirfd, int flags, int *cwdfd)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
@@ -405,7 +414,8 @@ static void predict_image(struct sbx_exec_event *ev, int fd, int dirfd, int flag
 		if (!ev->interp)
 			ev->interp = wd_strdup(interp);
 		close(cur);
-		cur = open_as_caller(ev->pid, cwdfd, interp, false);
+		cur = open_as_caller(ev->pid, interp[0] == '/' ? -1 : caller_cwd(ev->pid, cwdfd),
+				     interp, false);
 		free(interp);
 		free(arg);
 		if (cur >= 0 && fstat(cur, &st) == 0) {
@@ -432,16 +442,18 @@ static void set_refusal(struct sbx_exec_event *ev, int err, const char *why)
 
 static void resolve(struct sbx_exec_event *ev, int dirfd, int flags)
 {
-	wd_autoclose int cwdfd = open_proc(ev->pid, "cwd");
-	wd_autoclose int base = -1;
+	wd_autoclose int cwdfd = -1;
+	wd_autoclose int dirbase = -1; /* execveat's dirfd, as the caller has it */
+	int base = -1;		       /* where a relative path starts: dirbase or cwdfd */
 	char *base_path = NULL;
 	if (ev->syscall_nr == __NR_execveat && dirfd != AT_FDCWD && ev->path_arg[0] != '/') {
 		char what[32];
 		snprintf(what, sizeof(what), "fd/%d", dirfd);
-		base = open_proc(ev->pid, what);
+		base = dirbase = open_proc(ev->pid, what);
 		base_path = proc_link(ev->pid, what);
 	} else {
-		base = cwdfd >= 0 ? dup(cwdfd) : -1;
+		if (ev->path_arg[0] != '/')
+			base = caller_cwd(ev->pid, &cwdfd);
 		base_path = ev->cwd ? wd_strdup(ev->cwd) : NULL;
 	}
 	if (ev->path_arg[0] == '/')
@@ -475,7 +487,7 @@ static void resolve(struct sbx_exec_event *ev, int dirfd, int flags)
 		buf[n] = '\0';
 		ev->resolved = wd_strdup(buf);
 	}
-	predict_image(ev, fd, dirfd, flags, cwdfd);
+	predict_image(ev, fd, dirfd, flags, &cwdfd);
 	close(fd);
 }
 
@@ -485,7 +497,7 @@ char *sbx_proc_cmdline(pid_t pid, size_t max)
 	snprintf(p, sizeof(p), "/proc/%d/cmdline", pid);
 	char *buf = NULL;
 	size_t len = 0;
-	if (wd_read_file(p, max, &buf, &len) == -EFBIG || !buf)
+	if (wd_read_proc(p, max, &buf, &len) == -EFBIG || !buf)
 		return buf ? buf : NULL;
 	struct wd_sb sb = {0};
 	size_t i = 0;
@@ -540,21 +552,6 @@ static uint64_t digest_of(const struct sbx_exec_event *ev)
 	return h;
 }
 
-static pid_t tgid_of(pid_t tid)
-{
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/status", tid);
-	char *buf = NULL;
-	if (wd_read_file(p, 16384, &buf, NULL) < 0)
-		return tid;
-	pid_t tgid = tid;
-	char *t = strstr(buf, "\nTgid:");
-	if (t)
-		tgid = (pid_t)strtol(t + 6, NULL, 10);
-	free(buf);
-	return tgid;
-}
-
 int sbx_notify_recv(int fd, struct sbx_exec_event **out)
 {
 	int rc = load_sizes();
@@ -573,7 +570,6 @@ int sbx_notify_recv(int fd, struct sbx_exec_event **out)
 	ev->id = req->id;
 	ev->pid = (pid_t)req->pid;
 	ev->syscall_nr = req->data.nr;
-	ev->tgid = tgid_of(ev->pid);
 
 	uint64_t path_a, argv_a, envp_a;
 	int dirfd = AT_FDCWD, flags = 0;
@@ -616,7 +612,8 @@ int sbx_notify_recv(int fd, struct sbx_exec_event **out)
 					 : "its environment could not be read");
 	}
 	ev->cwd = proc_link(ev->pid, "cwd");
-	ev->parent_cmdline = sbx_proc_cmdline(ev->tgid, 8192);
+	/* A thread's cmdline is its process's (one mm). */
+	ev->parent_cmdline = sbx_proc_cmdline(ev->pid, 8192);
 	resolve(ev, dirfd, flags);
 	ev->digest = digest_of(ev);
 
@@ -663,14 +660,18 @@ int sbx_notify_deny(int fd, uint64_t id, int err)
 	return respond(fd, id, err > 0 ? err : EACCES, 0);
 }
 
-/* Reads a NUL-separated /proc file and compares it with |want|. */
-static bool proc_vector_equals(pid_t pid, const char *what, char *const *want, size_t max)
+/* Reads a NUL-separated /proc file and compares it with |want|: one read
+ * of exactly what |want| holds plus a byte (the kernel fills the count in
+ * one call; more than |want| is a mismatch either way). */
+static bool proc_vector_equals(pid_t pid, const char *what, char *const *want)
 {
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
 	char *buf = NULL;
-	size_t len = 0;
-	if (wd_read_file(p, max, &buf, &len) < 0)
+	size_t len = 0, need = 0;
+	for (size_t k = 0; want && want[k]; k++)
+		need += strlen(want[k]) + 1;
+	if (wd_read_proc(p, need, &buf, &len) < 0)
 		return false;
 	size_t off = 0, i = 0;
 	bool ok = true;
@@ -706,11 +707,11 @@ int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, char **why)
 		free(exe);
 		return -EPERM;
 	}
-	if (!proc_vector_equals(pid, "cmdline", ev->expect_argv, SBX_ARGV_MAX + 4096)) {
+	if (!proc_vector_equals(pid, "cmdline", ev->expect_argv)) {
 		*why = wd_strdup("its argv changed between the decision and the exec");
 		return -EPERM;
 	}
-	if (!proc_vector_equals(pid, "environ", ev->envp, SBX_ENV_MAX + 4096)) {
+	if (!proc_vector_equals(pid, "environ", ev->envp)) {
 		*why = wd_strdup("its environment changed between the decision and the exec");
 		return -EPERM;
 	}

@@ -177,7 +177,6 @@ int sbx_filter_load(void);
 struct sbx_exec_event {
 	uint64_t id;	/* the notification id */
 	pid_t pid;	/* the calling thread (as the kernel names it to us) */
-	pid_t tgid;	/* its process */
 	int syscall_nr; /* __NR_execve or __NR_execveat */
 	char *path_arg; /* the path argument as passed (may be relative or "") */
 	char *path;	/* absolute path, as the caller's namespace sees it */

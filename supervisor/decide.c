@@ -533,7 +533,7 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	rq->kind = POL_EXEC;
 	rq->ev = ev;
 	rq->pid = ev->pid;
-	rq->tgid = ev->tgid;
+	rq->tgid = p->tgid;
 	rq->t_recv_ns = t0;
 	if (ev->refuse_errno) {
 		/* An argv that could not be read leaves the program path. */

@@ -130,6 +130,7 @@ struct sup_run {
 struct sup_proc {
 	struct sup_proc *next; /* hash chain */
 	pid_t tid;
+	pid_t tgid;    /* its process: tid for a leader, from clone events for threads */
 	pid_t ppid;    /* the process (tgid) that created it */
 	int64_t cover; /* row id of the covering decision, 0 if none */
 	bool startup;  /* the agent's initial process (its exec chain) */

@@ -41,6 +41,7 @@ struct sup_proc *sup_proc_add(struct sup_run *r, pid_t tid, pid_t ppid)
 		return p;
 	p = wd_calloc(1, sizeof(*p));
 	p->tid = tid;
+	p->tgid = tid;
 	p->ppid = ppid;
 	size_t b = bucket(tid);
 	p->next = r->procs[b];
@@ -77,7 +78,7 @@ static void proc_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
 	*tgid = tid;
 	*ppid = 0;
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (wd_read_file(path, 16384, &buf, NULL) < 0)
+	if (wd_read_proc(path, 16384, &buf, NULL) < 0)
 		return;
 	char *t = strstr(buf, "\nTgid:");
 	if (t)
@@ -96,7 +97,7 @@ static pid_t ns_pid(pid_t tid)
 	char *buf = NULL;
 	pid_t id = 0;
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (wd_read_file(path, 16384, &buf, NULL) < 0)
+	if (wd_read_proc(path, 16384, &buf, NULL) < 0)
 		return 0;
 	char *t = strstr(buf, "\nNSpid:");
 	if (t) {
@@ -150,6 +151,7 @@ struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid)
 	pid_t creator = tgid != tid ? tgid : ppid;
 	struct sup_proc *c = creator ? sup_proc_get(r, creator) : NULL;
 	struct sup_proc *p = sup_proc_add(r, tid, ppid);
+	p->tgid = tgid;
 	if (c) {
 		p->cover = c->cover;
 		p->tool_call = c->startup && tgid == tid ? 0 : c->tool_call;
@@ -166,6 +168,9 @@ static void on_new_child(struct sup_run *r, pid_t parent, pid_t child, bool is_t
 	/* New, or held at its first stop until now: its creator is |parent|. */
 	struct sup_proc *p = known ? known : sup_proc_add(r, child, parent);
 	p->ppid = parent;
+	/* fork and vfork make a process; a clone event may be a thread or
+	 * a process (clone without CLONE_THREAD): /proc says which, once. */
+	p->tgid = is_thread ? sup_tgid_of(child) : child;
 	if (par) {
 		p->cover = par->cover;
 		/* A child of the agent starts a new tool call (its threads do
@@ -213,6 +218,7 @@ static void on_exec_event(struct sup_run *r, pid_t pid)
 	if ((pid_t)former != pid && p) {
 		/* A non-leader thread exec'd: it now has the leader's pid. */
 		struct sup_proc *leader = sup_proc_add(r, pid, p->ppid);
+		leader->tgid = pid;
 		leader->cover = p->cover;
 		leader->next_cover = p->next_cover;
 		leader->startup = p->startup;
