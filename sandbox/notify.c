@@ -389,10 +389,13 @@ static void predict_image(struct sbx_exec_event *ev, int fd, int dirfd, int flag
 	ev->exe_ino = st.st_ino;
 	char **argv = dup_vec(ev->argv);
 	char *filename = kernel_filename(ev, dirfd, flags);
-	int cur = dup(fd);
+	/* |fd| is the caller's to close; each interpreter opened here is ours.
+	 * |st| describes |cur| on entry to each round. */
+	int cur = fd;
+	bool owned = false;
 	for (int depth = 0; depth < SCRIPT_DEPTH && cur >= 0; depth++) {
 		char *interp = NULL, *arg = NULL;
-		if (fstat(cur, &st) < 0 || !S_ISREG(st.st_mode) ||
+		if ((depth > 0 && fstat(cur, &st) < 0) || !S_ISREG(st.st_mode) ||
 		    !read_shebang(cur, &interp, &arg))
 			break;
 		/* binfmt_script: argv[0] is replaced by interp [arg] filename. */
@@ -413,9 +416,11 @@ static void predict_image(struct sbx_exec_event *ev, int fd, int dirfd, int flag
 		filename = wd_strdup(interp);
 		if (!ev->interp)
 			ev->interp = wd_strdup(interp);
-		close(cur);
+		if (owned)
+			close(cur);
 		cur = open_as_caller(ev->pid, interp[0] == '/' ? -1 : caller_cwd(ev->pid, cwdfd),
 				     interp, false);
+		owned = true;
 		free(interp);
 		free(arg);
 		if (cur >= 0 && fstat(cur, &st) == 0) {
@@ -426,7 +431,7 @@ static void predict_image(struct sbx_exec_event *ev, int fd, int dirfd, int flag
 			ev->exe_ino = 0;
 		}
 	}
-	if (cur >= 0)
+	if (owned && cur >= 0)
 		close(cur);
 	free(filename);
 	ev->expect_argv = argv;
