@@ -190,8 +190,14 @@ static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r,
 	}
 	if (!ru->glob || !access_matches(ru->access, r->access))
 		return false;
+	/* The project's rules are written for its own (relative) paths: a
+	 * path outside it (a gated place, absolute) matches only a rule whose
+	 * glob is absolute too. */
+	if (r->opath[0] == '/' && ru->glob[0] != '/')
+		return false;
 	return pol_glob_match(ru->glob, r->opath) ||
-	       (deep && r->opath2 && pol_glob_match(ru->glob, r->opath2));
+	       (deep && r->opath2 && (r->opath2[0] != '/' || ru->glob[0] == '/') &&
+		pol_glob_match(ru->glob, r->opath2));
 }
 
 /* ---- deciding ------------------------------------------------------------------- */
@@ -433,9 +439,18 @@ static void decide_open(const struct pol_request *r, const struct pol_config *c,
 	bool sensitive = pol_is_sensitive(c, r->opath, &marker);
 	if (!sensitive && r->opath2)
 		sensitive = pol_is_sensitive(c, r->opath2, &marker);
-	/* Review runs read without a person: the sensitive branch is skipped
-	 * for reads, never for writes. */
-	if (ctx && ctx->review && r->access == POL_ACC_READ) {
+	/* The views name the project's files by relative path; an absolute
+	 * one is in a gated place outside it, where the user asked for every
+	 * open to be decided, whatever its name. */
+	if (!sensitive && r->opath[0] == '/') {
+		sensitive = true;
+		marker = "a gated place outside the project";
+	}
+	/* Review runs read the project without a person: the sensitive branch
+	 * is skipped for reads, never for writes, and never outside the
+	 * project (a gated place's paths are absolute): there the user asked
+	 * for every open to be decided. */
+	if (ctx && ctx->review && r->access == POL_ACC_READ && r->opath[0] != '/') {
 		set(out, POL_ALLOW, POL_SRC_FAST_PATH, sensitive ? marker : "",
 		    "a review run reads files without asking");
 		return;

@@ -68,10 +68,17 @@ struct sbx_view_config {
 	size_t fd_budget;
 	/* A gated place outside the project: every object in it is sensitive
 	 * (every open of a file is decided) and requests name it by absolute
-	 * path, |prefix| + "/" + its path in the view. Copied. */
+	 * path, |prefix| + "/" + its path in the view (|prefix| itself for the
+	 * root). Copied. A gated place may be a single regular file: then
+	 * |backing_fd| is an O_PATH fd of that file and the view's root is it. */
 	const char *prefix;
 	bool all_sensitive;
 };
+
+/* The sandbox is set up (its mounts on entries of the view are made):
+ * entries looked up from now on may be evicted; the ones looked up before
+ * (a mount may sit on them) never are. */
+void sbx_view_seal(struct sbx_view *v);
 
 /* How many objects the view holds now, and how many entries it has asked
  * the kernel to drop so far (for tests and --stats). */
@@ -90,6 +97,9 @@ void sbx_view_stop(struct sbx_view *v);
  * or a user namespace with CAP_SYS_ADMIN over the mount namespace). Options:
  * allow_other, default_permissions off (the backing file system checks). */
 int sbx_fuse_mount(const char *mountpoint, uid_t uid, gid_t gid);
+/* The same with the root's file type: S_IFDIR, or S_IFREG for a view of a
+ * single file (a gated file outside the project, mounted over it). */
+int sbx_fuse_mount_type(const char *mountpoint, uid_t uid, gid_t gid, mode_t type);
 
 /* ======================================================================
  * The agent's start (spawn.c) and its seccomp filter (filter.c).
@@ -113,10 +123,11 @@ struct sbx_spawn_config {
 	const char *view_dir;
 	int (*on_view)(void *arg, int fuse_fd);
 	void *on_view_arg;
-	/* Gated places outside the project (absolute directory paths,
-	 * NULL-terminated, at most SBX_MAX_VIEWS - 1): each gets a FUSE view
-	 * of its own mounted over it the same way, after the project's, and
-	 * handed to |on_gate| (with |on_view_arg|) with its index. */
+	/* Gated places outside the project (absolute paths of directories or
+	 * regular files, NULL-terminated, at most SBX_MAX_VIEWS - 1): each
+	 * gets a FUSE view of its own mounted over it the same way, after the
+	 * project's, and handed to |on_gate| (with |on_view_arg|) with its
+	 * index. A symlink is followed (the view covers what it names). */
 	char *const *gate_dirs;
 	int (*on_gate)(void *arg, size_t i, int fuse_fd);
 	/* Absolute paths outside the project hidden from the agent: a

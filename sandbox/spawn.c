@@ -46,6 +46,7 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -231,6 +232,7 @@ static void __attribute__((noreturn)) agent_main(const struct sbx_spawn_config *
  */
 struct view_slot {
 	const char *dir;
+	mode_t type; /* S_IFDIR, or S_IFREG for a gated file */
 	int mnt, fuse;
 };
 
@@ -249,8 +251,10 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 		if (v[i].mnt >= 0) {
 			/* The supervisor made the mount and serves it already. */
 			expect(sock, MSG_ACK);
+			/* A gated place that is a symlink: the view covers what
+			 * it names, as the supervisor opened it. */
 			if (syscall(SYS_move_mount, v[i].mnt, "", AT_FDCWD, v[i].dir,
-				    MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+				    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_SYMLINKS) < 0) {
 				snprintf(what, sizeof(what), "attaching %s on %s",
 					 view_what(cfg, i), v[i].dir);
 				fail(sock, what, errno);
@@ -259,7 +263,7 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 			continue;
 		}
 		/* In a user namespace only this side can mount. */
-		int fd = sbx_fuse_mount(v[i].dir, uid, gid);
+		int fd = sbx_fuse_mount_type(v[i].dir, uid, gid, v[i].type);
 		if (fd < 0 && access("/dev/fuse", R_OK | W_OK) < 0)
 			fail(sock,
 			     "opening /dev/fuse for the project view (an unprivileged user "
@@ -343,7 +347,7 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
  * sandbox's namespace. init only attaches the detached mount with
  * move_mount(). Returns the mount fd and sets *fuse_fd, or -errno.
  */
-static int make_fuse_mount(int *fuse_fd)
+static int make_fuse_mount(mode_t type, int *fuse_fd)
 {
 	wd_autoclose int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -351,18 +355,16 @@ static int make_fuse_mount(int *fuse_fd)
 	wd_autoclose int fs = (int)syscall(SYS_fsopen, "fuse", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return -errno;
-	char num[16];
+	char num[16], mode[16];
 	snprintf(num, sizeof(num), "%d", fd);
+	snprintf(mode, sizeof(mode), "%o", (unsigned)(type & S_IFMT));
 	struct {
 		unsigned cmd;
 		const char *key, *value;
 	} steps[] = {
-		{FSCONFIG_SET_STRING, "source", "warden"},
-		{FSCONFIG_SET_STRING, "fd", num},
-		{FSCONFIG_SET_STRING, "rootmode", "40000"},
-		{FSCONFIG_SET_STRING, "user_id", "0"},
-		{FSCONFIG_SET_STRING, "group_id", "0"},
-		{FSCONFIG_SET_FLAG, "allow_other", NULL},
+		{FSCONFIG_SET_STRING, "source", "warden"}, {FSCONFIG_SET_STRING, "fd", num},
+		{FSCONFIG_SET_STRING, "rootmode", mode},   {FSCONFIG_SET_STRING, "user_id", "0"},
+		{FSCONFIG_SET_STRING, "group_id", "0"},	   {FSCONFIG_SET_FLAG, "allow_other", NULL},
 		{FSCONFIG_CMD_CREATE, NULL, NULL},
 	};
 	for (size_t i = 0; i < WD_ARRAY_SIZE(steps); i++)
@@ -445,7 +447,7 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	struct view_slot views[SBX_MAX_VIEWS];
 	size_t nviews = 0;
 	if (cfg->view_dir)
-		views[nviews++] = (struct view_slot){cfg->view_dir, -1, -1};
+		views[nviews++] = (struct view_slot){cfg->view_dir, S_IFDIR, -1, -1};
 	for (size_t i = 0; cfg->gate_dirs && cfg->gate_dirs[i]; i++) {
 		if (nviews == SBX_MAX_VIEWS) {
 			close(sv[0]);
@@ -453,10 +455,13 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 			*err = wd_asprintf("more than %d gated places", SBX_MAX_VIEWS - 1);
 			return -E2BIG;
 		}
-		views[nviews++] = (struct view_slot){cfg->gate_dirs[i], -1, -1};
+		struct stat st;
+		mode_t type = stat(cfg->gate_dirs[i], &st) == 0 && S_ISREG(st.st_mode) ? S_IFREG
+										       : S_IFDIR;
+		views[nviews++] = (struct view_slot){cfg->gate_dirs[i], type, -1, -1};
 	}
 	for (size_t i = 0; i < nviews && !userns; i++) {
-		views[i].mnt = make_fuse_mount(&views[i].fuse);
+		views[i].mnt = make_fuse_mount(views[i].type, &views[i].fuse);
 		if (views[i].mnt < 0) {
 			int e = -views[i].mnt;
 			views[i].mnt = -1;

@@ -55,8 +55,10 @@
  * nobody uses and the view closes their fds. A later access looks them up
  * again. It never touches a directory (one may be a process's cwd, and an
  * invalidated busy dentry reads as deleted), a file with an open handle,
- * or a sensitive or write-protected object (their sticky flags must not be
- * lost with the vnode). The evictor calls the kernel from its own thread,
+ * a sensitive or write-protected object (their sticky flags must not be
+ * lost with the vnode), or an object looked up while the sandbox was set
+ * up (sbx_view_seal): a hidden place inside the project is a mount on such
+ * an entry, and dropping the entry would detach the mount. The evictor calls the kernel from its own thread,
  * never from a request, holding no lock of the view: the kernel takes the
  * directory's lock, which a request in that directory may hold while it
  * waits for the view. The parent is pinned (refs) across the call, so its
@@ -395,7 +397,9 @@ int view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const char
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	/* A gated place's paths are shown whole: "/home/u/.ssh/id_rsa". */
-	wd_autofree char *abs = v->prefix ? wd_asprintf("%s/%s", v->prefix, path) : NULL;
+	wd_autofree char *abs = !v->prefix ? NULL
+				: path[0]  ? wd_asprintf("%s/%s", v->prefix, path)
+					   : wd_strdup(v->prefix);
 	wd_autofree char *abs2 = v->prefix && path2 && path2[0] != '/'
 					 ? wd_asprintf("%s/%s", v->prefix, path2)
 					 : NULL;
@@ -472,6 +476,8 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 	n->nlookup++;
 	n->used = ++v->tick;
 	n->evicting = false;
+	if (!atomic_load(&v->sealed))
+		n->pinned = true;
 	if (v->count > v->fd_budget)
 		pthread_cond_signal(&v->evict_cond);
 	n->sensitive |= sens || parent->sensitive || ident_known(v, st.st_dev, st.st_ino);
@@ -549,7 +555,8 @@ static int by_use(const void *a, const void *b)
 static bool evictable(const struct sbx_view *v, const struct vnode *n)
 {
 	return n != &v->root && n->nlookup > 0 && n->refs == 0 && !S_ISDIR(n->type) &&
-	       n->opens == 0 && !n->sensitive && !n->wprot && !n->evicting && n->parent && n->name;
+	       n->opens == 0 && !n->sensitive && !n->wprot && !n->evicting && !n->pinned &&
+	       n->parent && n->name;
 }
 
 /* One round under lock: picks the least recently used files, down to seven
@@ -630,6 +637,12 @@ static void *evictor_loop(void *arg)
 	return NULL;
 }
 
+void sbx_view_seal(struct sbx_view *v)
+{
+	if (v)
+		atomic_store(&v->sealed, true);
+}
+
 void sbx_view_counts(struct sbx_view *v, size_t *nodes, uint64_t *evicted)
 {
 	pthread_mutex_lock(&v->lock);
@@ -642,13 +655,18 @@ void sbx_view_counts(struct sbx_view *v, size_t *nodes, uint64_t *evicted)
 
 int sbx_fuse_mount(const char *mountpoint, uid_t uid, gid_t gid)
 {
+	return sbx_fuse_mount_type(mountpoint, uid, gid, S_IFDIR);
+}
+
+int sbx_fuse_mount_type(const char *mountpoint, uid_t uid, gid_t gid, mode_t type)
+{
 	char opts[128];
 	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=%u,group_id=%u,allow_other", fd,
-		 (unsigned)uid, (unsigned)gid);
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=%o,user_id=%u,group_id=%u,allow_other", fd,
+		 (unsigned)(type & S_IFMT), (unsigned)uid, (unsigned)gid);
 	if (mount("warden", mountpoint, "fuse.warden", MS_NOSUID | MS_NODEV, opts) < 0) {
 		int err = errno;
 
@@ -779,14 +797,16 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 	v->hidden = wd_calloc(nh + 1, sizeof(char *));
 	for (size_t i = 0; i < nh; i++)
 		v->hidden[i] = wd_strdup(cfg->hidden[i]);
-	if (fstat(v->root.fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	/* A directory; or, for a gated place, a single regular file. */
+	if (fstat(v->root.fd, &st) < 0 ||
+	    !(S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && cfg->prefix))) {
 		rc = -ENOTDIR;
 		close(fuse_fd);
 		goto fail;
 	}
 	v->root.dev = st.st_dev;
 	v->root.ino = st.st_ino;
-	v->root.type = S_IFDIR;
+	v->root.type = st.st_mode & S_IFMT;
 	v->root.wprot = path_write_protected(v, "");
 	if (cfg->prefix)
 		v->prefix = wd_strdup(cfg->prefix);

@@ -56,6 +56,10 @@ struct vnode {
 	uint64_t used;
 	unsigned opens;
 	bool evicting;
+	/* Looked up before the agent started (sbx_view_seal): the sandbox's
+	 * own mounts (hidden places) sit on such entries, and dropping the
+	 * entry would detach the mount. Never evicted. */
+	bool pinned;
 	/* What the backing file looked like when the kernel last cached it
 	 * (keep_cache / cache_readdir are granted only if it is unchanged). */
 	bool cache_known;
@@ -106,7 +110,8 @@ struct sbx_view {
 	pthread_cond_t evict_cond;
 	pthread_t evictor;
 	bool evictor_started, evict_stop;
-	uint64_t evicted; /* entries the kernel was asked to drop */
+	atomic_bool sealed; /* set-up is over: later lookups are not pinned */
+	uint64_t evicted;   /* entries the kernel was asked to drop */
 };
 
 /* ---- view.c: inode table and paths ---------------------------------- */

@@ -170,8 +170,19 @@ static void request_free(struct sup_request *rq)
 }
 
 /* Answers a view request: the worker thread waiting for it wakes up. */
+static void free_late(struct sup_view_wait *vw)
+{
+	free(vw->path);
+	free(vw->path2);
+	free(vw);
+}
+
 static void answer_view(struct sup_run *r, struct sup_view_wait *vw, int result)
 {
+	if (vw->late) { /* answered already: only its row was owed */
+		free_late(vw);
+		return;
+	}
 	pthread_mutex_lock(&r->view_lock);
 	vw->result = result;
 	vw->done = true;
@@ -578,21 +589,41 @@ int sup_view_decide(void *arg, const struct sbx_view_request *req)
 		.pid = req->pid,
 	};
 	pthread_mutex_lock(&r->view_lock);
-	/* Too many opens already waiting for a decision: a quarter of the
-	 * view's workers must stay free for everything else (the
-	 * supervisor's own reads included), so that waiting opens can never
-	 * stall the view. Such an open is refused without asking anyone, but
-	 * still goes through the loop, which audits the refusal before
-	 * answering: that wait is one SQLite commit, not a person. */
+	/*
+	 * Workers that wait on the loop. At most 48 opens wait for a decision
+	 * (a person, the judge): a quarter of the view's 64 workers stay free.
+	 * An open over that cap is refused without asking anyone, but still
+	 * goes through the loop, which audits the refusal before answering
+	 * (one SQLite commit, not a person). Those two kinds together never
+	 * take more than 56 workers: every other request is served without
+	 * the loop, and the loop itself may need a worker (it reads a
+	 * script's first line and stats a new image through the view), so a
+	 * worker is always free for it and nothing can wait in a circle. Past
+	 * 56 the open is refused at once and its row is written right after.
+	 */
 	bool counted = r->view_waiting < SBX_VIEW_MAX_THREADS - 16;
+	bool room = r->view_waiting + r->view_over < SBX_VIEW_MAX_THREADS - 8;
 	vw.over_cap = !counted;
 	if (r->view_closing) {
 		/* The session is ending and the loop no longer answers. */
 		vw.done = true;
 		vw.result = -EACCES;
+	} else if (!room) {
+		struct sup_view_wait *late = wd_calloc(1, sizeof(*late));
+		*late = vw;
+		late->late = true;
+		late->over_cap = true;
+		late->next = r->view_queue;
+		r->view_queue = late;
+		uint64_t one = 1;
+		(void)!write(r->view_efd, &one, sizeof(one));
+		pthread_mutex_unlock(&r->view_lock);
+		return -EACCES; /* |late| owns the strings now */
 	} else {
 		if (counted)
 			r->view_waiting++;
+		else
+			r->view_over++;
 		vw.next = r->view_queue;
 		r->view_queue = &vw;
 		uint64_t one = 1;
@@ -603,6 +634,8 @@ int sup_view_decide(void *arg, const struct sbx_view_request *req)
 		pthread_cond_wait(&r->view_cond, &r->view_lock);
 	if (queued && counted)
 		r->view_waiting--;
+	else if (queued)
+		r->view_over--;
 	pthread_mutex_unlock(&r->view_lock);
 	free(vw.path);
 	free(vw.path2);
@@ -641,7 +674,16 @@ void sup_on_view(struct sup_loop *l, int fd, uint32_t events, void *arg)
 			continue;
 		}
 		rq->summary = pol_request_summary(rq->req);
-		if (vw->over_cap)
+		if (vw->late)
+			finish(r, rq,
+			       (struct outcome){
+				       .allow = false,
+				       .source = "limit",
+				       .reason = "the view was saturated by opens waiting on "
+						 "warden; refused at once, this row written "
+						 "right after the answer",
+				       .decided_by = "warden"});
+		else if (vw->over_cap)
 			finish(r, rq,
 			       (struct outcome){.allow = false,
 						.source = "limit",
@@ -658,7 +700,12 @@ void sup_view_close(struct sup_run *r)
 {
 	pthread_mutex_lock(&r->view_lock);
 	r->view_closing = true;
-	for (struct sup_view_wait *q = r->view_queue; q; q = q->next) {
+	for (struct sup_view_wait *q = r->view_queue, *next; q; q = next) {
+		next = q->next;
+		if (q->late) { /* answered already; its row is lost with the run */
+			free_late(q);
+			continue;
+		}
 		q->result = -EACCES;
 		q->done = true;
 	}

@@ -275,11 +275,17 @@ static bool add_gate(struct sup_run *r, const char *p, const char *project)
 		wd_warn("%s: the project is inside this gated place: hidden instead", p);
 		return false;
 	}
-	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno != ENOENT)
-			wd_warn("%s: \"gate\" needs a directory (%s): hidden instead", p,
-				strerror(errno));
+	/* Followed if a symlink: the view covers what it names (the mount
+	 * follows it too). A directory or a regular file; anything else
+	 * (a socket, a device) is hidden. */
+	int fd = open(p, O_PATH | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+		if (fd >= 0 || errno != ENOENT)
+			wd_warn("%s: \"gate\" needs a directory or a regular file: hidden instead",
+				p);
+		if (fd >= 0)
+			close(fd);
 		return false;
 	}
 	if (r->ngates + 2 >= SBX_MAX_VIEWS) {
@@ -819,6 +825,8 @@ int sup_cmd_run(int argc, char **argv)
 		free_env(env);
 		goto out;
 	}
+	/* The hides are mounted: later lookups may be evicted. */
+	sbx_view_seal(r.view);
 	if (r.child.landlock_abi == 0)
 		wd_warn("Landlock is not available on this kernel: nothing but file "
 			"permissions limits where the agent writes outside the project view");

@@ -104,6 +104,7 @@ struct sup_run {
 	int view_efd;
 	bool view_closing;
 	unsigned view_waiting; /* view requests queued or being decided */
+	unsigned view_over;    /* over the cap, waiting for their audit row */
 	struct sbx_view *view;
 	int backing_fd; /* O_PATH fd of the real project, until the view takes it */
 	/* Gated places outside the project (config "mode": "gate"): their
@@ -188,6 +189,9 @@ struct sup_view_wait {
 	int result; /* 0 or -errno, valid when done */
 	bool done;
 	bool over_cap; /* to be refused (and audited) without asking */
+	/* Refused at once, the view being saturated: the loop audits it after
+	 * the answer and frees it (nobody waits on it). */
+	bool late;
 };
 
 /* One request in the pipeline: an exec notification or a view open. */

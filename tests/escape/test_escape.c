@@ -850,13 +850,17 @@ static void test_escape_home_ssh_key(void **state)
  * read of the key, directly or through a symlink planted in the project,
  * is decided and audited under its absolute path (passive: refused; the
  * secret never shows); a write into it is EROFS and nothing is created;
- * aggressive allows the read, audited.
+ * aggressive allows the read, audited. ~/.netrc, a single file, is gated
+ * the same way by a view of that one file.
  */
 static void test_escape_gated_ssh(void **state)
 {
 	struct fx *f = *state;
 	wt_write(f->proj, ".warden/permissions.json",
-		 "{\"outside\": [{\"path\": \"~/.ssh\", \"mode\": \"gate\"}]}\n");
+		 "{\"outside\": [{\"path\": \"~/.ssh\", \"mode\": \"gate\"},"
+		 " {\"path\": \"~/.netrc\", \"mode\": \"gate\"}]}\n");
+	wt_write(f->home, ".netrc", "machine example.com password " SSH_SECRET "\n");
+	char *netrc = wd_asprintf("%s/.netrc", f->home);
 	char *key = wd_asprintf("%s/.ssh/id_rsa", f->home);
 	char *link = in_proj(f, "k");
 	assert_int_equal(symlink(key, link), 0);
@@ -864,7 +868,9 @@ static void test_escape_gated_ssh(void **state)
 	script(f, &r, "passive",
 	       "read x < ~/.ssh/id_rsa; echo \"got:$x\"\n"
 	       "read y < k; echo \"via-link:$y\"\n"
-	       "echo pwn > ~/.ssh/authorized_keys; echo \"w=$?\"\n");
+	       "echo pwn > ~/.ssh/authorized_keys; echo \"w=$?\"\n"
+	       "read n < ~/.netrc; echo \"netrc:$n\"\n"
+	       "echo pwn >> ~/.netrc; echo \"wn=$?\"\n");
 	assert_no_secret(&r);
 	assert_non_null(strstr(r.out, "got:\n"));
 	assert_non_null(strstr(r.out, "via-link:\n"));
@@ -873,11 +879,23 @@ static void test_escape_gated_ssh(void **state)
 	char *ak = wd_asprintf("%s/.ssh/authorized_keys", f->home);
 	assert_false(exists(ak));
 	assert_int_equal(rows(f, "open", "deny", "tier", key, NULL), 2);
+	assert_non_null(strstr(r.out, "netrc:\n"));
+	assert_non_null(strstr(r.out, "wn=2"));
+	assert_int_equal(rows(f, "open", "deny", "tier", netrc, NULL), 1);
 	wt_result_free(&r);
-	script(f, &r, "aggressive", "read x < ~/.ssh/id_rsa; echo \"got:$x\"\n");
+	script(f, &r, "aggressive",
+	       "read x < ~/.ssh/id_rsa; echo \"got:$x\"\n"
+	       "read n < ~/.netrc; echo \"netrc:$n\"\n");
 	assert_non_null(strstr(r.out, "got:-----BEGIN KEY-----"));
+	assert_non_null(strstr(r.out, "netrc:machine example.com password " SSH_SECRET));
 	assert_int_equal(rows(f, "open", "allow", "tier", key, NULL), 1);
+	assert_int_equal(rows(f, "open", "allow", "tier", netrc, NULL), 1);
 	wt_result_free(&r);
+	char *text = NULL;
+	assert_int_equal(wd_read_file(netrc, 4096, &text, NULL), 0);
+	assert_null(strstr(text, "pwn"));
+	free(text);
+	free(netrc);
 	free(ak);
 	free(link);
 	free(key);

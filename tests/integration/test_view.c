@@ -154,6 +154,10 @@ static int setup_common(void **state)
 
 	assert_true(fuse_fd >= 0);
 	assert_int_equal(sbx_view_start(&cfg, fuse_fd, &f->view), 0);
+	/* As warden does once the sandbox's mounts are made (the budget test
+	 * makes one first, then seals). */
+	if (!g_fd_budget)
+		sbx_view_seal(f->view);
 
 	pthread_mutex_lock(&g_dec.lock);
 	g_dec.n = 0;
@@ -274,11 +278,17 @@ static int64_t ms_since(int64_t t0)
  * every file is served, the view stays near its budget because the kernel
  * was asked to drop the least recently used files, and a file held open
  * meanwhile, and the walker's cwd, are left alone (a dropped busy dentry
- * would read as deleted).
+ * would read as deleted). A file hidden by a mount made before the view
+ * was sealed (as warden hides places inside the project) stays hidden:
+ * dropping its entry would detach the mount.
  */
 static void test_view_many_files_within_budget(void **state)
 {
 	struct fx *f = *state;
+	put_real(f, "hidden.txt", "NOT-FOR-THE-AGENT\n");
+	wd_autofree char *hidden = vpath(f, "hidden.txt");
+	assert_int_equal(mount("/dev/null", hidden, NULL, MS_BIND, NULL), 0);
+	sbx_view_seal(f->view);
 	assert_int_equal(mkdirat(f->real, "many", 0755), 0);
 	for (int i = 0; i < 3000; i++) {
 		char name[32];
@@ -315,6 +325,10 @@ static void test_view_many_files_within_budget(void **state)
 		      (unsigned long long)evicted);
 	assert_true(evicted >= 2800);
 	assert_true(nodes <= 200);
+	wd_autofree char *after = read_view(f, "hidden.txt");
+	assert_non_null(after);
+	assert_string_equal(after, "");
+	assert_int_equal(umount2(hidden, MNT_DETACH), 0);
 }
 
 static void test_view_serves_the_project(void **state)

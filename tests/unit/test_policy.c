@@ -473,7 +473,8 @@ static void test_pol_decide_open(void **state)
 	struct pol_config *c = parse_ok(
 		"{\"rules\": ["
 		"{\"action\": \"allow\", \"path\": \"config/*.env\", \"access\": \"read\"},"
-		"{\"action\": \"deny\", \"path\": \"vendor/**\", \"access\": \"write\"}"
+		"{\"action\": \"deny\", \"path\": \"vendor/**\", \"access\": \"write\"},"
+		"{\"action\": \"allow\", \"path\": \"**/*.yml\", \"access\": \"read\"}"
 		"], \"write_protected\": [\"*.lock\"]}");
 	static const struct {
 		const char *path;
@@ -497,6 +498,15 @@ static void test_pol_decide_open(void **state)
 		{"Cargo.lock", POL_ACC_WRITE, false, POL_DENY, POL_SRC_RULE, "write_protected"},
 		{"/etc/passwd", POL_ACC_WRITE, false, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, "/etc"},
 		{"src/new.c", POL_ACC_CREATE, false, POL_UNDECIDED, POL_SRC_NONE, ""},
+		/* A gated place outside the project (absolute): every open is
+		 * sensitive, a review run does not read it unasked, and the
+		 * project's relative rules do not reach it. */
+		{"/home/u/.config/gh/notes.txt", POL_ACC_READ, false, POL_UNDECIDED, POL_SRC_NONE,
+		 "gated place"},
+		{"/home/u/.ssh/id_rsa", POL_ACC_READ, true, POL_UNDECIDED, POL_SRC_NONE, ""},
+		{"/home/u/.config/gh/hosts.yml", POL_ACC_READ, false, POL_UNDECIDED, POL_SRC_NONE,
+		 ""},
+		{"ci/build.yml", POL_ACC_READ, false, POL_ALLOW, POL_SRC_RULE, "rules[2]"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct pol_request *r = pol_request_open(cases[i].path, NULL, cases[i].access, "x");
