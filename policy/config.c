@@ -437,7 +437,14 @@ static void parse_outside(struct parser *p, const cJSON *v, const char *kp)
 			ok = false;
 		}
 		if (ok && path && mode) {
-			c->outside[c->noutside].path = wd_strdup(path);
+			/* "~/.ssh/" is "~/.ssh": the same place, so that this
+			 * entry replaces the built-in one instead of adding a
+			 * second (a hide over the gate). "/" and "~/" stay. */
+			char *clean = wd_strdup(path);
+			size_t len = strlen(clean);
+			while (len > 1 && clean[len - 1] == '/' && strcmp(clean, "~/") != 0)
+				clean[--len] = '\0';
+			c->outside[c->noutside].path = clean;
 			c->outside[c->noutside].mode = m;
 			c->noutside++;
 		}

@@ -478,7 +478,9 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 	n->evicting = false;
 	if (!atomic_load(&v->sealed))
 		n->pinned = true;
-	if (v->count > v->fd_budget)
+	/* Wake the evictor when the budget is crossed; while over it, the
+	 * evictor runs its rounds on its own clock. */
+	if (v->count == v->fd_budget + 1)
 		pthread_cond_signal(&v->evict_cond);
 	n->sensitive |= sens || parent->sensitive || ident_known(v, st.st_dev, st.st_ino);
 	n->wprot |= wprot || parent->wprot;

@@ -258,32 +258,46 @@ static int start_gate(void *arg, size_t i, int fuse_fd)
  * --no-view (no view machinery) is hidden instead, with a warning. Returns
  * whether |p| is gated.
  */
-static bool add_gate(struct sup_run *r, const char *p, const char *project)
+/* Whether the canonical path |outer| is |inner| or one of its ancestors. */
+static bool holds(const char *outer, const char *inner)
 {
-	size_t plen = strlen(project);
+	size_t n = strlen(outer);
+	if (strcmp(outer, "/") == 0)
+		return true;
+	return strncmp(inner, outer, n) == 0 && (inner[n] == '/' || inner[n] == '\0');
+}
+
+static bool add_gate(struct sup_run *r, const char *given, const char *project)
+{
 	if (r->opts.no_view) {
-		wd_warn("%s: \"gate\" needs the view (--no-view given): hidden instead", p);
+		wd_warn("%s: \"gate\" needs the view (--no-view given): hidden instead", given);
 		return false;
 	}
-	if (strncmp(p, project, plen) == 0 && (p[plen] == '/' || p[plen] == '\0')) {
+	/* Compared, mounted and shown as its canonical path: "~/" or a
+	 * symlink must not slip past the checks below. Absent: nothing to
+	 * show (hidden, which for an absent place changes nothing). */
+	wd_autofree char *p = realpath(given, NULL);
+	if (!p)
+		return false;
+	if (holds(project, p)) {
 		wd_warn("%s: \"gate\" is for places outside the project (the project's "
 			"sensitive files are decided already): hidden instead",
-			p);
+			given);
 		return false;
 	}
-	if (strncmp(project, p, strlen(p)) == 0 && project[strlen(p)] == '/') {
-		wd_warn("%s: the project is inside this gated place: hidden instead", p);
-		return false;
+	if (holds(p, project)) {
+		wd_warn("%s: the project is inside this gated place: neither gated nor hidden",
+			given);
+		return true; /* not hidden either: that would hide the project */
 	}
-	/* Followed if a symlink: the view covers what it names (the mount
-	 * follows it too). A directory or a regular file; anything else
-	 * (a socket, a device) is hidden. */
+	/* A directory or a regular file; anything else (a socket, a device)
+	 * is hidden. */
 	int fd = open(p, O_PATH | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
 		if (fd >= 0 || errno != ENOENT)
 			wd_warn("%s: \"gate\" needs a directory or a regular file: hidden instead",
-				p);
+				given);
 		if (fd >= 0)
 			close(fd);
 		return false;
@@ -337,6 +351,13 @@ static char **hide_list(struct sup_run *r, const struct pol_config *c, const cha
 			continue;
 		if (mode == POL_OUTSIDE_GATE && add_gate(r, p, project))
 			continue;
+		/* Hiding a place that holds the project would hide the
+		 * project itself. */
+		wd_autofree char *real = realpath(p, NULL);
+		if (real && holds(real, project)) {
+			wd_warn("%s: the project is inside this place: not hidden", p);
+			continue;
+		}
 		v[k++] = wd_strdup(p);
 	}
 	return v;

@@ -316,8 +316,9 @@ void test_pol_config_add_grant_roundtrip(void **state)
 void test_pol_config_outside_merge(void **state)
 {
 	(void)state;
-	const char *text = "{\"outside\": [{\"path\": \"~/.ssh\", \"mode\": \"gate\"}, "
-			   "{\"path\": \"/srv/keys\", \"mode\": \"hide\"}]}";
+	/* "~/.ssh/" is the built-in "~/.ssh": it replaces it (one entry). */
+	const char *text = "{\"outside\": [{\"path\": \"~/.ssh/\", \"mode\": \"gate\"}, "
+			   "{\"path\": \"/srv/keys//\", \"mode\": \"hide\"}]}";
 	struct pol_config *c;
 	struct pol_config_errors e;
 	assert_int_equal(pol_config_parse(text, strlen(text), "p.json", &c, &e), 0);
