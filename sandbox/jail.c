@@ -32,15 +32,43 @@ int jail_private_mounts(void)
 	return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ? -errno : 0;
 }
 
+/* After EACCES on |path|: whether it stays out of reach for good, i.e. no
+ * directory above it that refuses the search belongs to this user (who
+ * could chmod it open from inside the sandbox: neither Landlock nor the
+ * filter stops chmod). In a user namespace an unmapped owner shows as the
+ * overflow uid: for a user who is that uid (nobody), every closed
+ * directory looks like their own, and the answer is no (fail closed). */
+static bool unreachable_for_good(const char *path)
+{
+	char *d = wd_strdup(path);
+	bool good = true;
+	for (char *s = strrchr(d, '/'); s && s != d; s = strrchr(d, '/')) {
+		*s = '\0';
+		struct stat st;
+		if (stat(d, &st) == 0 && st.st_uid == getuid() && access(d, X_OK) != 0) {
+			good = false;
+			break;
+		}
+	}
+	free(d);
+	return good;
+}
+
 int jail_hide(const char *path)
 {
 	struct stat st;
-	/* Absent is hidden. So is what this process cannot even reach (in a
-	 * user namespace, say a HOME under /root): the agent has the same
-	 * uid and groups and fewer capabilities, so it cannot reach it
-	 * either. */
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT || errno == EACCES ? 0 : -errno;
+	/* Absent is hidden. So is what this process cannot even reach for
+	 * good (in a user namespace, say a HOME under /root): the agent has
+	 * the same uid and groups and fewer capabilities. A place behind a
+	 * directory of the user's own that is merely closed now cannot be
+	 * hidden, and that fails the set-up. */
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno == EACCES)
+			return unreachable_for_good(path) ? 0 : -EACCES;
+		return -errno;
+	}
 	if (S_ISLNK(st.st_mode)) {
 		/* Mounting over a symlink would follow it: hide its target
 		 * when that is a place of its own, else leave it dangling. */

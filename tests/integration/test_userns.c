@@ -39,8 +39,11 @@
 /* A copy of warden that nobody can run: the build tree may sit in a
  * directory only root can enter. */
 static char *g_dir, *g_bin;
-/* The agent's HOME: root's by default (nothing there nobody can reach). */
-static const char *g_home = "/root";
+/* The agent's HOME: the test's own directory by default (root's, which
+ * nobody cannot enter, would look like nobody's own closed directory: in
+ * the namespace an unmapped owner shows as the overflow uid, 65534, which
+ * is nobody's; warden then refuses to start, failing closed). */
+static const char *g_home;
 
 static void copy_file(const char *from, const char *to, mode_t mode)
 {
@@ -110,8 +113,7 @@ static void run_as_nobody(const char *project, struct wt_result *res, const char
 		become_nobody();
 		if (chdir(project) < 0)
 			_exit(99);
-		/* A HOME nobody can enter, as root's is: nothing to hide there. */
-		setenv("HOME", g_home, 1);
+		setenv("HOME", g_home ? g_home : g_dir, 1);
 		unsetenv("WARDEN_JUDGE_URL");
 		unsetenv("WARDEN_JUDGE_MODEL");
 		execv(g_bin, argv);
@@ -277,7 +279,7 @@ static void test_userns_gated_place(void **state)
 	run_as_nobody(proj, &res, "read x < ~/.ssh/id_rsa; echo \"got:$x\"", "--tier", "aggressive",
 		      NULL);
 	assert_non_null(strstr(res.out, "got:KEY-7c1e"));
-	g_home = "/root";
+	g_home = NULL;
 	char *db = audit_path(proj);
 	char *want = wd_asprintf("=read %s/.ssh/id_rsa", home);
 	assert_int_equal(wt_audit_count(db, "deny", "tier", want, NULL), 1);
@@ -288,6 +290,37 @@ static void test_userns_gated_place(void **state)
 			 2);
 	free(want);
 	free(db);
+	wt_result_free(&res);
+	wt_rmtree(proj);
+	wt_rmtree(home);
+	free(proj);
+	free(home);
+}
+
+/* A hidden place behind a directory of the user's own that is closed
+ * (mode 000) and whose group the namespace does not map (so the sandbox's
+ * init has no capability over it): the sandbox cannot mount over the
+ * place, and the agent could chmod the directory open, so warden refuses
+ * to start rather than run with it reachable. */
+static void test_userns_unhideable_place_refuses(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	char *home = new_project();
+	wt_write(home, "locked/.ssh/id_rsa", "KEY-51b2\n");
+	give_to_nobody(home, "locked");
+	char *locked = wd_asprintf("%s/locked", home);
+	assert_int_equal(chown(locked, NOBODY, 0), 0);
+	assert_int_equal(chmod(locked, 0), 0);
+	g_home = locked;
+	struct wt_result res = {0};
+	run_as_nobody(proj, &res, "chmod 700 ~; cat ~/.ssh/id_rsa", "--tier", "aggressive", NULL);
+	g_home = NULL;
+	assert_int_equal(res.status, 125);
+	assert_non_null(strstr(res.err, "Permission denied"));
+	assert_null(strstr(res.out, "KEY-51b2"));
+	assert_int_equal(chmod(locked, 0755), 0);
+	free(locked);
 	wt_result_free(&res);
 	wt_rmtree(proj);
 	wt_rmtree(home);
@@ -321,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_userns_view_names_the_caller),
 		cmocka_unit_test(test_userns_agent_powers),
 		cmocka_unit_test(test_userns_gated_place),
+		cmocka_unit_test(test_userns_unhideable_place_refuses),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	wt_rmtree(g_dir);
