@@ -128,6 +128,26 @@ static int print_tool_calls(struct sto_db *db, const struct sto_filter *f)
 	return rc;
 }
 
+int sup_open_audit(const char *dir, const char *audit, struct sto_db **db)
+{
+	wd_autofree char *def = wd_asprintf("%s/.warden/audit.db", dir);
+	if (!audit)
+		audit = def;
+	*db = NULL;
+	if (access(audit, R_OK) < 0) {
+		wd_err("%s: no audit here (%s); run warden run first, or pass --audit PATH", audit,
+		       strerror(errno));
+		return -errno;
+	}
+	char *err = NULL;
+	int rc = sto_open(audit, db, &err);
+	if (rc < 0) {
+		wd_err("%s", err ? err : strerror(-rc));
+		free(err);
+	}
+	return rc;
+}
+
 int sup_cmd_audit(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -204,23 +224,10 @@ int sup_cmd_audit(int argc, char **argv)
 		wd_err("project %s: %s", project, strerror(errno));
 		return SUP_EXIT_USAGE;
 	}
-	wd_autofree char *def = wd_asprintf("%s/.warden/audit.db", dir);
-	if (!audit)
-		audit = def;
-	if (access(audit, R_OK) < 0) {
-		wd_err("%s: no audit here (%s); run warden run first, or pass --audit PATH", audit,
-		       strerror(errno));
-		return 1;
-	}
 	struct sto_db *db = NULL;
-	char *err = NULL;
-	int rc = sto_open(audit, &db, &err);
-	if (rc < 0) {
-		wd_err("%s", err ? err : strerror(-rc));
-		free(err);
+	if (sup_open_audit(dir, audit, &db) < 0)
 		return 1;
-	}
-	rc = tool_calls ? print_tool_calls(db, &f) : sto_print(db, &f, fmt, stdout);
+	int rc = tool_calls ? print_tool_calls(db, &f) : sto_print(db, &f, fmt, stdout);
 	sto_close(db);
 	if (rc < 0) {
 		wd_err("%s: %s", audit, strerror(-rc));

@@ -160,22 +160,10 @@ static int parse_opts(int argc, char **argv, struct rules_opts *o)
 static int load_proposals(const struct rules_opts *o, const char *dir, struct records *rs,
 			  struct pol_proposals **out)
 {
-	wd_autofree char *def = wd_asprintf("%s/.warden/audit.db", dir);
-	const char *audit = o->audit ? o->audit : def;
-	if (access(audit, R_OK) < 0) {
-		wd_err("%s: no audit here (%s); run warden run first, or pass --audit PATH", audit,
-		       strerror(errno));
-		return 1;
-	}
 	struct sto_db *db = NULL;
-	char *err = NULL;
-	int rc = sto_open(audit, &db, &err);
-	if (rc < 0) {
-		wd_err("%s", err ? err : strerror(-rc));
-		free(err);
+	if (sup_open_audit(dir, o->audit, &db) < 0)
 		return 1;
-	}
-	rc = sto_people_decisions(db, NULL, RULES_MAX_RECORDS, take_row, rs);
+	int rc = sto_people_decisions(db, NULL, RULES_MAX_RECORDS, take_row, rs);
 	if (rc < 0)
 		wd_err("%s", sto_errmsg(db));
 	sto_close(db);

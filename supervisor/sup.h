@@ -316,6 +316,10 @@ void sup_stats_free(struct sup_stats *s);
 int sup_config_load(const char *path, bool missing_ok, struct pol_config **out);
 
 int sup_cmd_run(int argc, char **argv);
+/* Opens the audit of the project in |dir| (or |audit| when given) for the
+ * commands that read it, saying on stderr what to do when there is none.
+ * 0 or -errno. */
+int sup_open_audit(const char *dir, const char *audit, struct sto_db **db);
 int sup_cmd_audit(int argc, char **argv);
 int sup_cmd_doctor(int argc, char **argv);
 int sup_cmd_config(int argc, char **argv);

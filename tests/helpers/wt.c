@@ -102,7 +102,8 @@ static char *slurp_fd(int fd)
 	return wd_sb_steal(&sb);
 }
 
-void wt_wardenv(const char *cwd, char *const argv[], struct wt_result *res)
+void wt_wardenv_prep(const char *cwd, char *const argv[], wt_prep_fn prep, const void *arg,
+		     int timeout_ms, struct wt_result *res)
 {
 	int out = memfd_create("out", MFD_CLOEXEC), err = memfd_create("err", MFD_CLOEXEC);
 	size_t n = 0;
@@ -121,18 +122,46 @@ void wt_wardenv(const char *cwd, char *const argv[], struct wt_result *res)
 		if (cwd && chdir(cwd) < 0)
 			_exit(126);
 		setsid(); /* no controlling terminal: --prompt defaults to none */
+		int rc = prep ? prep(arg) : 0;
+		if (rc < 0) {
+			dprintf(2, "test set-up failed: %s\n", strerror(-rc));
+			_exit(99);
+		}
 		execv(av[0], av);
 		_exit(127);
 	}
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	res->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	bool exited = timeout_ms <= 0;
+	if (exited) {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	} else {
+		int64_t until = wd_now_mono_ns() + (int64_t)timeout_ms * 1000000;
+		while (!exited && wd_now_mono_ns() < until) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			exited = w == pid || (w < 0 && errno != EINTR);
+			if (!exited)
+				usleep(10000);
+		}
+		if (!exited) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+		}
+	}
+	res->status = !exited		  ? -1
+		      : WIFEXITED(status) ? WEXITSTATUS(status)
+					  : 128 + WTERMSIG(status);
 	res->out = slurp_fd(out);
 	res->err = slurp_fd(err);
 	close(out);
 	close(err);
 	free(av);
+}
+
+void wt_wardenv(const char *cwd, char *const argv[], struct wt_result *res)
+{
+	wt_wardenv_prep(cwd, argv, NULL, NULL, 0, res);
 }
 
 void wt_warden(const char *cwd, struct wt_result *res, ...)

@@ -32,6 +32,15 @@ void wt_result_free(struct wt_result *r);
  * /dev/null, waits, captures output. */
 void wt_warden(const char *cwd, struct wt_result *res, ...) __attribute__((sentinel));
 void wt_wardenv(const char *cwd, char *const argv[], struct wt_result *res);
+/* Runs in warden's process before it execs warden (after the chdir), so
+ * that warden starts inside what it set up (a seccomp filter, a mount
+ * namespace, other credentials) and cannot leave it. 0 or -errno; a
+ * failure exits 99 with its reason on the captured stderr. */
+typedef int (*wt_prep_fn)(const void *arg);
+/* wt_wardenv() with |prep| (NULL: none) and, when |timeout_ms| > 0, a
+ * bound: a warden still running then is killed and its status is -1. */
+void wt_wardenv_prep(const char *cwd, char *const argv[], wt_prep_fn prep, const void *arg,
+		     int timeout_ms, struct wt_result *res);
 
 /* Starts `warden ARGS...` on a new pseudo-terminal (its controlling
  * terminal). Returns the pid; *master is the pty master (O_CLOEXEC). */

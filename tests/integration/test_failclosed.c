@@ -81,79 +81,13 @@ static int teardown(void **state)
 /* ---- running warden inside something the test set up ------------------ */
 
 /* Runs in the child between fork and exec of warden; 0 or -errno. */
-typedef int (*prep_fn)(const void *arg);
 
-static char *slurp(int fd)
-{
-	struct wd_sb sb = {0};
-	char buf[4096];
-	ssize_t n;
-	lseek(fd, 0, SEEK_SET);
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		wd_sb_add(&sb, buf, (size_t)n);
-	return wd_sb_steal(&sb);
-}
-
-/*
- * Like wt_wardenv(), but |prep| runs in the child first, so that warden
- * starts inside what it set up (a seccomp filter, a mount namespace) and
- * cannot leave it. A failing prep exits 99 with its reason on the captured
- * stderr: that is never the status a test expects.
- */
-static void run_prepared(const char *cwd, char *const argv[], prep_fn prep, const void *arg,
+/* wt_wardenv_prep() bounded to a minute (a warden that hangs instead of
+ * failing is a failure too), saying what it printed unless it exited 125. */
+static void run_prepared(const char *cwd, char *const argv[], wt_prep_fn prep, const void *arg,
 			 struct wt_result *res)
 {
-	int out = memfd_create("out", MFD_CLOEXEC), err = memfd_create("err", MFD_CLOEXEC);
-	assert_true(out >= 0 && err >= 0);
-	size_t n = 0;
-	while (argv[n])
-		n++;
-	char **av = wd_calloc(n + 2, sizeof(char *));
-	av[0] = (char *)wt_bin();
-	for (size_t i = 0; i < n; i++)
-		av[i + 1] = argv[i];
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		dup2(null, 0);
-		dup2(out, 1);
-		dup2(err, 2);
-		if (chdir(cwd) < 0)
-			_exit(99);
-		setsid();
-		int rc = prep ? prep(arg) : 0;
-		if (rc < 0) {
-			dprintf(2, "test set-up failed: %s\n", strerror(-rc));
-			_exit(99);
-		}
-		execv(av[0], av);
-		_exit(99);
-	}
-	/* A warden that hangs instead of failing is a failure too: at most
-	 * a minute, then it is killed and the status is -1. */
-	int status = 0;
-	bool exited = false;
-	int64_t until = wd_now_mono_ns() + 60 * 1000000000LL;
-	while (!exited && wd_now_mono_ns() < until) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		exited = w == pid || (w < 0 && errno != EINTR);
-		if (!exited)
-			usleep(10000);
-	}
-	if (!exited) {
-		kill(pid, SIGKILL);
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-	}
-	res->status = !exited		  ? -1
-		      : WIFEXITED(status) ? WEXITSTATUS(status)
-					  : 128 + WTERMSIG(status);
-	res->out = slurp(out);
-	res->err = slurp(err);
-	close(out);
-	close(err);
-	free(av);
+	wt_wardenv_prep(cwd, argv, prep, arg, 60000, res);
 	if (res->status != 125)
 		print_message("warden exited %d\nstdout:\n%s\nstderr:\n%s\n", res->status, res->out,
 			      res->err);

@@ -65,22 +65,27 @@ static char *slurp(const char *path)
 	return data;
 }
 
-/* In the child: a private mount namespace whose /dev/fuse anybody may
- * open, then nobody's credentials. Any failure exits 99. */
-static void become_nobody(void)
+/* In warden's process (wt_wardenv_prep): a private mount namespace whose
+ * /dev/fuse anybody may open, the test's HOME, then nobody's credentials. */
+static int become_nobody(const void *arg)
 {
+	(void)arg;
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		_exit(99);
+		return -errno;
 	char *dev = wd_asprintf("%s/dev", g_dir);
 	mkdir(dev, 0755);
 	char *node = wd_asprintf("%s/fuse", dev);
 	if (mount("wt-dev", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=16k,mode=0755") < 0 ||
 	    mknod(node, S_IFCHR | 0666, makedev(10, 229)) < 0 || chmod(node, 0666) < 0 ||
 	    mount(node, "/dev/fuse", NULL, MS_BIND, NULL) < 0)
-		_exit(99);
+		return -errno;
+	setenv("HOME", g_home ? g_home : g_dir, 1);
+	unsetenv("WARDEN_JUDGE_URL");
+	unsetenv("WARDEN_JUDGE_MODEL");
 	if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
 	    setresuid(NOBODY, NOBODY, NOBODY) < 0)
-		_exit(99);
+		return -errno;
+	return 0;
 }
 
 /* Runs `warden run ARGS... -- /bin/sh -c SCRIPT` as nobody in |project|. */
@@ -88,7 +93,6 @@ static void run_as_nobody(const char *project, struct wt_result *res, const char
 {
 	char *argv[32];
 	int n = 0;
-	argv[n++] = g_bin;
 	argv[n++] = "run";
 	va_list ap;
 	va_start(ap, script);
@@ -100,35 +104,10 @@ static void run_as_nobody(const char *project, struct wt_result *res, const char
 	argv[n++] = "-c";
 	argv[n++] = (char *)script;
 	argv[n] = NULL;
-
-	char *out = wd_asprintf("%s/out", g_dir), *err = wd_asprintf("%s/err", g_dir);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int in = open("/dev/null", O_RDONLY);
-		if (o < 0 || e < 0 || in < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-			_exit(99);
-		become_nobody();
-		if (chdir(project) < 0)
-			_exit(99);
-		setenv("HOME", g_home ? g_home : g_dir, 1);
-		unsetenv("WARDEN_JUDGE_URL");
-		unsetenv("WARDEN_JUDGE_MODEL");
-		execv(g_bin, argv);
-		_exit(98);
-	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	res->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	res->out = slurp(out);
-	res->err = slurp(err);
-	free(out);
-	free(err);
+	wt_wardenv_prep(project, argv, become_nobody, NULL, 0, res);
 	if (res->status != 0)
 		fprintf(stderr, "warden as nobody exited %d; stderr:\n%s", res->status, res->err);
-	if (res->status == 99 || res->status == 98)
+	if (res->status == 99 || res->status == 126 || res->status == 127)
 		fail_msg("could not start warden as nobody (status %d)", res->status);
 }
 
@@ -348,6 +327,7 @@ int main(void)
 	chmod(g_dir, 0755);
 	g_bin = wd_asprintf("%s/warden", g_dir);
 	copy_file(wt_bin(), g_bin, 0755);
+	setenv("WARDEN_BIN", g_bin, 1); /* wt_wardenv_prep runs this copy */
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_userns_exec_gate),
