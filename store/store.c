@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -443,7 +444,24 @@ static int open_handle(struct sto_db *db, char **err)
 	sqlite3_db_config(db->h, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
 	sqlite3_db_config(db->h, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
 	sqlite3_db_config(db->h, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
-	int r = pragma(db->h, "PRAGMA journal_mode=WAL", "wal", db->path, err);
+	/* Switching a new file to WAL takes an exclusive lock, and SQLite
+	 * answers SQLITE_BUSY at once, without the busy handler, when another
+	 * connection holds a shared lock meanwhile (several processes opening a
+	 * new audit together): so try again, within the busy timeout. */
+	int r;
+	for (int waited_ms = 0;; waited_ms += 5) {
+		char *why = NULL;
+		r = pragma(db->h, "PRAGMA journal_mode=WAL", "wal", db->path, &why);
+		if (r != -EBUSY || waited_ms >= STO_BUSY_TIMEOUT_MS) {
+			if (err)
+				*err = why;
+			else
+				free(why);
+			break;
+		}
+		free(why);
+		usleep(5000);
+	}
 	if (r == 0)
 		r = pragma(db->h, "PRAGMA synchronous=NORMAL", NULL, db->path, err);
 	return r;

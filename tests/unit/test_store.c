@@ -704,8 +704,11 @@ static void test_concurrent_first_open(void **state)
 			if (read(go[0], &c, 1) != 0) /* released when the pipe closes */
 				_exit(6);
 			struct sto_db *db = NULL;
-			if (sto_open(fx->path, &db, NULL) != 0)
+			char *e = NULL;
+			if (sto_open(fx->path, &db, &e) != 0) {
+				fprintf(stderr, "sto_open: %s\n", e ? e : "?");
 				_exit(2);
+			}
 			for (int k = 0; k < 50; k++) {
 				struct sto_row r = sample(k, "p", "fast_path", "exec", k + 1);
 				if (sto_append(db, &r) != 0)
