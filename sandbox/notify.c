@@ -35,7 +35,10 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <sys/user.h>
+#include <time.h>
 
 #define SCRIPT_DEPTH 4 /* the kernel allows a few nested interpreters */
 #define BINPRM_BUF   256
@@ -70,6 +73,7 @@ static int load_sizes(void)
 struct rmem {
 	sbx_page_reader read;
 	void *ctx;
+	pid_t batch_pid; /* > 0: rmem_prefetch() may read this pid's pages */
 	unsigned next;
 	struct {
 		uint64_t base; /* page address, or 1 when empty */
@@ -91,6 +95,7 @@ static void rmem_init(struct rmem *m, sbx_page_reader read, void *ctx)
 {
 	m->read = read;
 	m->ctx = ctx;
+	m->batch_pid = 0;
 	m->next = 0;
 	for (unsigned i = 0; i < RPAGES; i++)
 		m->page[i].base = 1;
@@ -110,6 +115,53 @@ static const char *rmem_page(struct rmem *m, uint64_t addr)
 	}
 	m->page[slot].base = base;
 	return m->page[slot].data;
+}
+
+/* The cached page holding |addr|, or NULL when it is not cached (no read). */
+static const char *rmem_cached(const struct rmem *m, uint64_t addr)
+{
+	uint64_t base = addr & ~(uint64_t)(SBX_PAGE_SIZE - 1);
+	for (unsigned i = 0; i < RPAGES; i++)
+		if (m->page[i].base == base)
+			return m->page[i].data;
+	return NULL;
+}
+
+/*
+ * Reads the pages holding |addrs| that are not cached yet, in one
+ * process_vm_readv (one iovec per page), into the cache. It only warms the
+ * cache: a page it could not read is read (and fails) again on demand, so
+ * the decode reads the same bytes with or without it. The kernel stops at
+ * the first page that fails, so the count it returns says which succeeded.
+ */
+#define PREFETCH_MAX 4
+
+static void rmem_prefetch(struct rmem *m, const uint64_t *addrs, size_t n)
+{
+	if (m->batch_pid <= 0)
+		return;
+	struct iovec l[PREFETCH_MAX], rv[PREFETCH_MAX];
+	unsigned slot[PREFETCH_MAX];
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < PREFETCH_MAX; i++) {
+		uint64_t base = addrs[i] & ~(uint64_t)(SBX_PAGE_SIZE - 1);
+		bool dup = addrs[i] == 0 || rmem_cached(m, base);
+		for (size_t j = 0; j < k && !dup; j++)
+			dup = (uint64_t)(uintptr_t)rv[j].iov_base == base;
+		if (dup)
+			continue;
+		slot[k] = m->next++ % RPAGES;
+		m->page[slot[k]].base = 1;
+		l[k] = (struct iovec){.iov_base = m->page[slot[k]].data, .iov_len = SBX_PAGE_SIZE};
+		rv[k] = (struct iovec){.iov_base = (void *)(uintptr_t)base,
+				       .iov_len = SBX_PAGE_SIZE};
+		k++;
+	}
+	if (k == 0)
+		return;
+	ssize_t got = process_vm_readv(m->batch_pid, l, k, rv, k, 0);
+	for (size_t j = 0; got > 0 && j < k && (ssize_t)((j + 1) * SBX_PAGE_SIZE) <= got; j++)
+		m->page[slot[j]].base = (uint64_t)(uintptr_t)rv[j].iov_base;
 }
 
 /* Whether the |n| bytes from |addr| run past the top of the address space.
@@ -186,6 +238,22 @@ static int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out
 		*bytes = 0;
 		return 0;
 	}
+	/* Warm the cache with the pages of the first strings whose pointers
+	 * are cached already (argv and envp usually sit in a few pages). */
+	uint64_t want[PREFETCH_MAX * 4] = {0};
+	size_t nwant = 0;
+	for (uint64_t a = addr; nwant < WD_ARRAY_SIZE(want) && !past_top(a, sizeof(uint64_t));
+	     a += sizeof(uint64_t)) {
+		const char *pg = rmem_cached(m, a);
+		uint64_t ptr;
+		if (!pg || (a & (SBX_PAGE_SIZE - 1)) + sizeof(ptr) > SBX_PAGE_SIZE)
+			break;
+		memcpy(&ptr, pg + (a & (SBX_PAGE_SIZE - 1)), sizeof(ptr));
+		if (ptr == 0)
+			break;
+		want[nwant++] = ptr;
+	}
+	rmem_prefetch(m, want, nwant);
 	for (;;) {
 		uint64_t p;
 		if (n >= SBX_VECTOR_MAX_PTRS || budget < sizeof(p)) {
@@ -259,15 +327,17 @@ static int open_proc(pid_t pid, const char *what)
 }
 
 /* Opens |path| (O_PATH) as the caller would find it: absolute paths inside
- * the caller's root (its mount namespace, through /proc/PID/root, with
- * RESOLVE_IN_ROOT so that absolute symlinks stay there), relative ones from
- * |base| (its cwd or its dirfd). */
-static int open_as_caller(pid_t pid, int base, const char *path, bool nofollow)
+ * the caller's root (|root|, else its /proc/PID/root: its mount namespace,
+ * with RESOLVE_IN_ROOT so that absolute symlinks stay there), relative ones
+ * from |base| (its cwd or its dirfd). */
+static int open_as_caller(pid_t pid, int root, int base, const char *path, bool nofollow)
 {
 	int flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
 	if (path[0] != '/')
 		return openat(base, path, flags);
-	wd_autoclose int root = open_proc(pid, "root");
+	wd_autoclose int own = -1;
+	if (root < 0)
+		root = own = open_proc(pid, "root");
 	if (root < 0)
 		return -1;
 	struct open_how how = {.flags = (uint64_t)flags, .resolve = RESOLVE_IN_ROOT};
@@ -340,19 +410,83 @@ bool sbx_parse_shebang(const char *in, size_t len, char **interp, char **arg)
 }
 
 /* Reads the "#!" line of the file behind |fd| (an O_PATH fd of a regular
- * file) as binfmt_script does. Returns true with *interp and *arg (NULL if
- * none; the caller frees both) when it is a script. */
-static bool read_shebang(int fd, char **interp, char **arg)
+ * file) as binfmt_script does. Returns 1 with *interp and *arg (NULL if
+ * none; the caller frees both) when it is a script, 0 when it is not, -1
+ * when it could not be read. */
+static int read_shebang(int fd, char **interp, char **arg)
 {
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
 	/* O_NONBLOCK: never wait on a FIFO; the caller checked S_ISREG. */
 	wd_autoclose int rfd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (rfd < 0)
-		return false;
+		return -1;
 	char buf[BINPRM_BUF];
 	ssize_t n = pread(rfd, buf, sizeof(buf), 0);
+	if (n < 0)
+		return -1;
 	return n > 0 && sbx_parse_shebang(buf, (size_t)n, interp, arg);
+}
+
+/*
+ * What read_shebang() found in recently exec'd files, so that a program run
+ * again and again (a build, a shell loop) is not reopened each time. An
+ * entry is keyed by the file's identity and everything a change of its
+ * content changes: size, mtime and ctime (which no one but the kernel sets).
+ * Only files whose ctime is over a second old are remembered: timestamps are
+ * coarse (a tick), so a file written twice within one tick could otherwise
+ * look unchanged; a later change moves its ctime to now, past the key. The
+ * memo only shapes the prediction: the exec event still compares the image
+ * and argv that really start (sbx_verify_exec), so a stale entry could only
+ * get an exec killed, never let an unchecked one run.
+ */
+#define SHEBANG_MEMO 64
+
+static struct shebang_memo {
+	bool used, script;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	char *interp, *arg;
+} shebang_memo[SHEBANG_MEMO];
+
+static bool memo_key_equal(const struct shebang_memo *m, const struct stat *st)
+{
+	return m->used && m->dev == st->st_dev && m->ino == st->st_ino && m->size == st->st_size &&
+	       m->mtime.tv_sec == st->st_mtim.tv_sec && m->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	       m->ctime.tv_sec == st->st_ctim.tv_sec && m->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+/* read_shebang() through the memo. |st| is fstat() of |fd|. */
+static bool shebang_of(int fd, const struct stat *st, char **interp, char **arg)
+{
+	struct shebang_memo *m =
+		&shebang_memo[((uint64_t)st->st_ino * 31 + (uint64_t)st->st_dev) % SHEBANG_MEMO];
+	if (memo_key_equal(m, st)) {
+		*interp = m->script ? wd_strdup(m->interp) : NULL;
+		*arg = m->script && m->arg ? wd_strdup(m->arg) : NULL;
+		return m->script;
+	}
+	int rc = read_shebang(fd, interp, arg);
+	struct timespec now;
+	if (rc < 0 || clock_gettime(CLOCK_REALTIME, &now) < 0 ||
+	    st->st_ctim.tv_sec >= now.tv_sec - 1)
+		return rc > 0;
+	free(m->interp);
+	free(m->arg);
+	*m = (struct shebang_memo){
+		.used = true,
+		.script = rc > 0,
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.size = st->st_size,
+		.mtime = st->st_mtim,
+		.ctime = st->st_ctim,
+		.interp = rc > 0 ? wd_strdup(*interp) : NULL,
+		.arg = rc > 0 && *arg ? wd_strdup(*arg) : NULL,
+	};
+	return rc > 0;
 }
 
 /* The name the kernel gives the script to its interpreter (bprm->filename). */
@@ -377,7 +511,8 @@ static int caller_cwd(pid_t pid, int *cwdfd)
 	return *cwdfd;
 }
 
-static void predict_image(struct sbx_exec_event *ev, int fd, int dirfd, int flags, int *cwdfd)
+static void predict_image(struct sbx_exec_event *ev, int root, int fd, int dirfd, int flags,
+			  int *cwdfd)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
@@ -396,7 +531,7 @@ static void predict_image(struct sbx_exec_event *ev, int fd, int dirfd, int flag
 	for (int depth = 0; depth < SCRIPT_DEPTH && cur >= 0; depth++) {
 		char *interp = NULL, *arg = NULL;
 		if ((depth > 0 && fstat(cur, &st) < 0) || !S_ISREG(st.st_mode) ||
-		    !read_shebang(cur, &interp, &arg))
+		    !shebang_of(cur, &st, &interp, &arg))
 			break;
 		/* binfmt_script: argv[0] is replaced by interp [arg] filename. */
 		size_t n = 0;
@@ -418,8 +553,9 @@ static void predict_image(struct sbx_exec_event *ev, int fd, int dirfd, int flag
 			ev->interp = wd_strdup(interp);
 		if (owned)
 			close(cur);
-		cur = open_as_caller(ev->pid, interp[0] == '/' ? -1 : caller_cwd(ev->pid, cwdfd),
-				     interp, false);
+		cur = open_as_caller(ev->pid, root,
+				     interp[0] == '/' ? -1 : caller_cwd(ev->pid, cwdfd), interp,
+				     false);
 		owned = true;
 		free(interp);
 		free(arg);
@@ -445,7 +581,7 @@ static void set_refusal(struct sbx_exec_event *ev, int err, const char *why)
 	}
 }
 
-static void resolve(struct sbx_exec_event *ev, int dirfd, int flags)
+static void resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags)
 {
 	wd_autoclose int cwdfd = -1;
 	wd_autoclose int dirbase = -1; /* execveat's dirfd, as the caller has it */
@@ -475,7 +611,7 @@ static void resolve(struct sbx_exec_event *ev, int dirfd, int flags)
 		if (flags & AT_EMPTY_PATH)
 			fd = base >= 0 ? dup(base) : -1;
 	} else if (base >= 0 || ev->path_arg[0] == '/') {
-		fd = open_as_caller(ev->pid, base, ev->path_arg,
+		fd = open_as_caller(ev->pid, root, base, ev->path_arg,
 				    (flags & AT_SYMLINK_NOFOLLOW) != 0);
 	}
 	if (fd < 0) {
@@ -492,7 +628,7 @@ static void resolve(struct sbx_exec_event *ev, int dirfd, int flags)
 		buf[n] = '\0';
 		ev->resolved = wd_strdup(buf);
 	}
-	predict_image(ev, fd, dirfd, flags, &cwdfd);
+	predict_image(ev, root, fd, dirfd, flags, &cwdfd);
 	close(fd);
 }
 
@@ -557,7 +693,7 @@ static uint64_t digest_of(const struct sbx_exec_event *ev)
 	return h;
 }
 
-int sbx_notify_recv(int fd, struct sbx_exec_event **out)
+int sbx_notify_recv(int fd, int root_fd, struct sbx_exec_event **out)
 {
 	int rc = load_sizes();
 	if (rc < 0)
@@ -592,6 +728,9 @@ int sbx_notify_recv(int fd, struct sbx_exec_event **out)
 	size_t budget = 4096, envbytes = 0;
 	struct rmem *m = wd_malloc(sizeof(*m));
 	rmem_init(m, read_pid_page, &ev->pid);
+	m->batch_pid = ev->pid;
+	uint64_t first[] = {path_a, argv_a, envp_a};
+	rmem_prefetch(m, first, WD_ARRAY_SIZE(first));
 	rc = peek_string(m, path_a, 4096, &budget, &ev->path_arg);
 	if (rc < 0) {
 		ev->path_arg = wd_strdup("");
@@ -619,7 +758,7 @@ int sbx_notify_recv(int fd, struct sbx_exec_event **out)
 	ev->cwd = proc_link(ev->pid, "cwd");
 	/* A thread's cmdline is its process's (one mm). */
 	ev->parent_cmdline = sbx_proc_cmdline(ev->pid, 8192);
-	resolve(ev, dirfd, flags);
+	resolve(ev, root_fd, dirfd, flags);
 	ev->digest = digest_of(ev);
 
 	/* Everything above may have read a recycled pid if the caller died:
@@ -694,6 +833,99 @@ static bool proc_vector_equals(pid_t pid, const char *what, char *const *want)
 	return ok;
 }
 
+#if defined(__x86_64__)
+/* The string at |addr| in |buf| (the |got| bytes read from |start|), when it
+ * lies whole in it. */
+static const char *stack_string(const char *buf, uint64_t start, size_t got, uint64_t addr)
+{
+	if (addr < start || addr - start >= got)
+		return NULL;
+	size_t off = addr - start;
+	return memchr(buf + off, '\0', got - off) ? buf + off : NULL;
+}
+
+/* Whether the NULL-terminated pointer array at |off| in |buf| names exactly
+ * the strings of |want|. */
+static bool stack_vector_equals(const char *buf, uint64_t start, size_t got, size_t off,
+				char *const *want)
+{
+	size_t i = 0;
+	for (;; i++) {
+		uint64_t ptr;
+		if (off + (i + 1) * sizeof(ptr) > got)
+			return false;
+		memcpy(&ptr, buf + off + i * sizeof(ptr), sizeof(ptr));
+		if (!want || !want[i])
+			return ptr == 0;
+		const char *s = stack_string(buf, start, got, ptr);
+		if (!s || strcmp(s, want[i]) != 0)
+			return false;
+	}
+}
+
+/*
+ * At the exec event the new image has not run an instruction: from its
+ * stack pointer up lie argc, the argv pointers and a NULL, the envp pointers
+ * and a NULL, the auxiliary vector, and above them the strings those
+ * pointers name (fs/binfmt_elf.c, create_elf_tables). One read of that span
+ * shows exactly the argv and envp the program will see, where the /proc
+ * files cost two opens. Returns true only when everything is there and
+ * equal; anything else (a smaller read, a 32-bit image, a difference) sends
+ * the caller to the /proc check, which decides.
+ */
+static bool stack_matches(pid_t pid, char *const *argv, char *const *envp)
+{
+	struct user_regs_struct regs;
+	if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
+		return false;
+	size_t argc = 0, envc = 0, bytes = 0;
+	for (; argv && argv[argc]; argc++)
+		bytes += strlen(argv[argc]) + 1;
+	for (; envp && envp[envc]; envc++)
+		bytes += strlen(envp[envc]) + 1;
+	uint64_t sp = regs.rsp, start = sp & ~(uint64_t)(SBX_PAGE_SIZE - 1);
+	/* Pointers, then room for the auxiliary vector and the random bytes
+	 * and platform string the kernel puts below the strings. */
+	size_t span =
+		(sp - start) + (argc + envc + 3) * sizeof(uint64_t) + 2 * SBX_PAGE_SIZE + bytes;
+	size_t npages = (span + SBX_PAGE_SIZE - 1) / SBX_PAGE_SIZE;
+	if (npages > 1024) /* IOV_MAX */
+		return false;
+	char *buf = wd_malloc(npages * SBX_PAGE_SIZE);
+	struct iovec *l = wd_calloc(npages, sizeof(*l)), *rv = wd_calloc(npages, sizeof(*rv));
+	for (size_t i = 0; i < npages; i++) {
+		l[i] = (struct iovec){.iov_base = buf + i * SBX_PAGE_SIZE,
+				      .iov_len = SBX_PAGE_SIZE};
+		rv[i] = (struct iovec){.iov_base = (void *)(uintptr_t)(start + i * SBX_PAGE_SIZE),
+				       .iov_len = SBX_PAGE_SIZE};
+	}
+	/* Page by page: the read stops at the top of the stack. */
+	ssize_t got = process_vm_readv(pid, l, npages, rv, npages, 0);
+	free(l);
+	free(rv);
+	bool ok = false;
+	size_t off = sp - start;
+	uint64_t n;
+	if (got > 0 && off + sizeof(n) <= (size_t)got) {
+		memcpy(&n, buf + off, sizeof(n));
+		ok = n == argc &&
+		     stack_vector_equals(buf, start, (size_t)got, off + sizeof(n), argv) &&
+		     stack_vector_equals(buf, start, (size_t)got,
+					 off + sizeof(n) + (argc + 1) * sizeof(uint64_t), envp);
+	}
+	free(buf);
+	return ok;
+}
+#else
+static bool stack_matches(pid_t pid, char *const *argv, char *const *envp)
+{
+	(void)pid;
+	(void)argv;
+	(void)envp;
+	return false;
+}
+#endif
+
 int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, char **why)
 {
 	char p[64];
@@ -712,6 +944,8 @@ int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, char **why)
 		free(exe);
 		return -EPERM;
 	}
+	if (stack_matches(pid, ev->expect_argv, ev->envp))
+		return 0;
 	if (!proc_vector_equals(pid, "cmdline", ev->expect_argv)) {
 		*why = wd_strdup("its argv changed between the decision and the exec");
 		return -EPERM;

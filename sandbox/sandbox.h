@@ -142,10 +142,13 @@ struct sbx_spawn_config {
 };
 
 struct sbx_child {
-	pid_t pid;	   /* the agent's initial process (also its process group) */
-	pid_t init_pid;	   /* the sandbox's init (PID 1 of the agent's namespace) */
-	int notify_fd;	   /* the seccomp listener: the supervisor owns it */
-	int pidfd;	   /* pidfd of the agent's initial process */
+	pid_t pid;	/* the agent's initial process (also its process group) */
+	pid_t init_pid; /* the sandbox's init (PID 1 of the agent's namespace) */
+	int notify_fd;	/* the seccomp listener: the supervisor owns it */
+	int pidfd;	/* pidfd of the agent's initial process */
+	/* O_PATH fd of the sandbox's root as its processes see it (the agent's
+	 * /proc/PID/root): where the exec decoder resolves absolute paths. */
+	int root_fd;
 	bool has_terminal; /* the agent's group was given the terminal */
 	int landlock_abi;  /* the Landlock ABI applied, 0 when none */
 	/* The view's request pids are the supervisor's (root: it mounted the
@@ -216,8 +219,10 @@ struct sbx_exec_event {
 
 /* Waits for no notification: receives one that is ready on |fd|. Returns 0
  * and an event (caller frees), -ENOENT when the caller vanished before it
- * could be decoded (nothing to answer), or another -errno. */
-int sbx_notify_recv(int fd, struct sbx_exec_event **out);
+ * could be decoded (nothing to answer), or another -errno. Absolute paths
+ * resolve under |root_fd| (sbx_child.root_fd; -1: the caller's own root,
+ * opened for each exec). Not thread-safe: one thread decodes. */
+int sbx_notify_recv(int fd, int root_fd, struct sbx_exec_event **out);
 
 void sbx_exec_event_free(struct sbx_exec_event *ev);
 

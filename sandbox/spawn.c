@@ -430,7 +430,7 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	int sv[2];
 	*err = NULL;
 	memset(out, 0, sizeof(*out));
-	out->notify_fd = out->pidfd = -1;
+	out->notify_fd = out->pidfd = out->root_fd = -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		*err = wd_asprintf("socketpair: %s", strerror(errno));
 		return -errno;
@@ -545,6 +545,17 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	out->notify_fd = m.fd;
 	sscanf(m.text, "landlock=%d", &out->landlock_abi);
 	send_msg(sock, MSG_ACK, NULL, -1);
+	/* The agent's root is every sandboxed process's: chroot, pivot_root,
+	 * setns, unshare and mount are refused by the filter. (Were it not,
+	 * a path resolved elsewhere would only fail the exec check.) */
+	char rootp[64];
+	snprintf(rootp, sizeof(rootp), "/proc/%d/root", agent);
+	out->root_fd = open(rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (out->root_fd < 0) {
+		rc = -errno;
+		*err = wd_asprintf("%s: %s", rootp, strerror(errno));
+		goto fail;
+	}
 	out->pidfd = (int)syscall(SYS_pidfd_open, agent, 0);
 	if (out->pidfd < 0) {
 		rc = -errno;
@@ -572,6 +583,7 @@ fail:
 		kill(out->pid, SIGKILL);
 	close_views(views, nviews);
 	wd_close(&out->notify_fd);
+	wd_close(&out->root_fd);
 	if (out->pid > 0)
 		reap_traced(out->pid);
 	reap(init);

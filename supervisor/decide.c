@@ -517,7 +517,7 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	struct sup_run *r = arg;
 	struct sbx_exec_event *ev = NULL;
 	int64_t t0 = wd_now_mono_ns();
-	int rc = sbx_notify_recv(fd, &ev);
+	int rc = sbx_notify_recv(fd, r->child.root_fd, &ev);
 	if (rc < 0) {
 		if (rc != -ENOENT && rc != -EAGAIN)
 			wd_warn("receiving a notification failed: %s", strerror(-rc));

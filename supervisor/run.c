@@ -167,16 +167,25 @@ static void on_signal(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	(void)l;
 	(void)events;
 	struct sup_run *r = arg;
-	struct signalfd_siginfo si;
-	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD) {
-			sup_trace_reap(r);
-			continue;
+	/* Read until nothing is pending: a SIGCHLD raised while the reap below
+	 * runs is consumed by the next read and reaped again, and one raised
+	 * after the last read wakes the next round. */
+	struct signalfd_siginfo si[8];
+	ssize_t n;
+	while ((n = read(fd, si, sizeof(si))) >= (ssize_t)sizeof(si[0])) {
+		bool chld = false;
+		for (ssize_t i = 0; i < n / (ssize_t)sizeof(si[0]); i++) {
+			if (si[i].ssi_signo == SIGCHLD) {
+				chld = true;
+				continue;
+			}
+			/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: the agent's group
+			 * gets them, and warden follows the agent's fate. */
+			if (r->child.pid > 0)
+				kill(-r->child.pid, (int)si[i].ssi_signo);
 		}
-		/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: the agent's group gets them,
-		 * and warden follows the agent's fate. */
-		if (r->child.pid > 0)
-			kill(-r->child.pid, (int)si.ssi_signo);
+		if (chld)
+			sup_trace_reap(r);
 	}
 }
 
@@ -659,7 +668,7 @@ int sup_cmd_run(int argc, char **argv)
 	char **hide = NULL, **writable = NULL;
 	/* Declared before any goto out: the cleanup frees it. */
 	wd_autofree char *cmdline = NULL;
-	r.child.notify_fd = r.child.pidfd = -1;
+	r.child.notify_fd = r.child.pidfd = r.child.root_fd = -1;
 	if (parse_run_options(argc, argv, &r.opts) < 0)
 		return SUP_EXIT_NOSTART;
 
@@ -905,6 +914,7 @@ out:
 	free_list(writable);
 	sup_stats_free(&r.stats);
 	wd_close(&r.child.notify_fd);
+	wd_close(&r.child.root_fd);
 	wd_close(&r.child.pidfd);
 	wd_close(&r.sigfd);
 	sup_loop_free(r.loop);
