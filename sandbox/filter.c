@@ -10,7 +10,9 @@
  *    filter), kill the process: `int 0x80` and x32 execs cannot go around
  *    the notification;
  *  - the side doors of DESIGN.md fail with EPERM (clone3 with ENOSYS, so
- *    that libc falls back to clone(), whose flags the filter can read);
+ *    that libc falls back to clone(), whose flags the filter can read), and
+ *    so do clone(CLONE_PARENT) and PR_SET_CHILD_SUBREAPER, which would give
+ *    a process a parent other than its creator;
  *  - everything else is an argument-free ALLOW, so that the kernel's
  *    filter cache answers it without running the program.
  *
@@ -33,6 +35,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <termios.h>
 
@@ -124,6 +127,18 @@ static int add_refusals(scmp_filter_ctx ctx)
 		if (rc < 0)
 			return rc;
 	}
+	/* A process whose parent is not its creator: the supervisor names a
+	 * process's creator by /proc's PPid (supervisor/trace.c), which
+	 * CLONE_PARENT and a subreaper would make lie. */
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+			      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_PARENT, CLONE_PARENT));
+	if (rc < 0)
+		return rc;
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 2,
+			      SCMP_A0(SCMP_CMP_EQ, PR_SET_CHILD_SUBREAPER),
+			      SCMP_A1(SCMP_CMP_NE, 0));
+	if (rc < 0)
+		return rc;
 	/* An agent's own listener would be consulted before warden's. */
 	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(seccomp), 1,
 			      SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,

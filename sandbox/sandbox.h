@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/ptrace.h>
 #include <sys/types.h>
 
 struct pol_config;
@@ -161,7 +162,7 @@ struct sbx_child {
  * mount and PID namespace (and user namespace when not root) whose init
  * mounts the view, hides the outside secrets, mounts its own /proc and a
  * minimal /dev; the agent is traced from its first instruction (PTRACE_SEIZE
- * with fork/vfork/clone/exec events and EXITKILL), runs with no
+ * with SBX_TRACE_EXEC, so that each exec of its own is checked), runs with no
  * capabilities, NO_NEW_PRIVS, Landlock and warden's filter, and execs
  * |cfg->path|. That exec is the first notification the supervisor answers.
  *
@@ -170,6 +171,14 @@ struct sbx_child {
  * started: nothing runs unconfined.
  */
 int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **err);
+
+/* ptrace options: SBX_TRACE_EXEC for a process whose exec is checked at its
+ * exec event (sbx_verify_exec), SBX_TRACE_FOLLOW for one whose children must
+ * be followed from their first instruction too. Both kill the tracee if the
+ * tracer dies. */
+#define SBX_TRACE_EXEC (PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)
+#define SBX_TRACE_FOLLOW                                                                           \
+	(SBX_TRACE_EXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE)
 
 /* Installs warden's seccomp filter on the calling thread: execve/execveat
  * notify the listener; other architectures and the x32 ABI kill the process;

@@ -19,10 +19,12 @@
  *
  * agent: says hello; the kernel attaches its pid, as the supervisor's
  *   namespace names it, because the supervisor's end has SO_PASSCRED. The
- *   supervisor attaches with PTRACE_SEIZE (fork, vfork, clone and exec
- *   events, EXITKILL) before the agent runs any code of the agent's: every
- *   descendant is traced from its first instruction, and if the supervisor
- *   dies, for any reason, the kernel kills every tracee. The agent then
+ *   supervisor attaches with PTRACE_SEIZE (exec events, EXITKILL) before
+ *   the agent runs any code of the agent's, so that each exec of its own is
+ *   checked at its exec event (the supervisor attaches to every other
+ *   process at its exec: supervisor/trace.c). If the supervisor dies, for
+ *   any reason, init dies with it and the kernel kills the namespace; it
+ *   also kills every tracee (EXITKILL). The agent then
  *   re-enters its cwd by path (so that it is inside the view, not in the
  *   directory under it), sets NO_NEW_PRIVS, applies Landlock, drops every
  *   capability, installs the seccomp filter, hands the listener to the
@@ -526,9 +528,7 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	if ((rc = next(sock, MSG_HELLO, &m, err)) < 0)
 		goto fail;
 	pid_t agent = m.pid;
-	long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
-		    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
-	if (agent <= 0 || ptrace(PTRACE_SEIZE, agent, 0, opts) < 0) {
+	if (agent <= 0 || ptrace(PTRACE_SEIZE, agent, 0, SBX_TRACE_EXEC) < 0) {
 		rc = -errno;
 		*err = wd_asprintf("cannot trace the agent (ptrace: %s); check "
 				   "/proc/sys/kernel/yama/ptrace_scope (must be 0, 1 or 2)",

@@ -209,6 +209,23 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 	if (rq->kind == POL_EXEC && !p)
 		p = sup_proc_adopt(r, rq->pid);
 	struct sup_proc *covering = p ? p : sup_proc_get(r, rq->pid);
+	/* The cover once the exec has happened: the decision's own row when it
+	 * covers (set below, once the row exists), the caller's cover for a
+	 * covered command, else nothing. */
+	bool covers_next = rq->kind == POL_EXEC && o.allow && o.covers;
+	/* An allowed exec is checked at its exec event, so warden must be the
+	 * caller's tracer before the answer lets it go on. The caller is
+	 * blocked in the exec (only a fatal signal ends that wait, see
+	 * filter.c), so it cannot run, fork or exec meanwhile. */
+	if (rq->kind == POL_EXEC && o.allow) {
+		int src = sup_trace_seize(r, p, covers_next);
+		if (src < 0) {
+			o.allow = false;
+			o.reason = "warden could not attach to it to check the exec";
+			o.err = src == -ESRCH ? ESRCH : EPERM;
+			wd_warn("pid %d: PTRACE_SEIZE: %s", rq->pid, strerror(-src));
+		}
+	}
 	char *json = rq->req ? pol_request_json(rq->req) : NULL;
 	int64_t t_dec = wd_now_mono_ns();
 	struct sto_row row = {
@@ -271,10 +288,12 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 					 rq->kind == POL_EXEC ? "exec of " : "", rq->summary,
 					 o.reason);
 		}
-		if (rq->kind == POL_EXEC)
+		if (rq->kind == POL_EXEC) {
 			sbx_notify_deny(r->child.notify_fd, rq->ev->id, o.err ? o.err : EACCES);
-		else
+			sup_proc_keep_untraced(r, p); /* for the retry above */
+		} else {
 			answer_view(r, rq->vw, -(o.err ? o.err : EACCES));
+		}
 		request_free(rq);
 		return;
 	}
@@ -292,7 +311,7 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 	sbx_exec_event_free(p->decided);
 	p->decided = ev;
 	p->decided_row = row.id;
-	p->next_cover = o.covers ? (strcmp(o.source, "covered") == 0 ? p->cover : row.id) : 0;
+	p->next_cover = covers_next ? (strcmp(o.source, "covered") == 0 ? p->cover : row.id) : 0;
 	if (sbx_notify_allow(r->child.notify_fd, id) < 0) {
 		sbx_exec_event_free(p->decided); /* the caller is gone */
 		p->decided = NULL;
@@ -398,8 +417,9 @@ static void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup
 	 * runs. They cover nothing: what they start (env, a pager, a helper
 	 * found through PATH) is decided on its own. */
 	if (!startup && rq->kind == POL_EXEC && r->opts.agent != POL_HARNESS_NONE && p &&
-	    p->tool_call == 0 && d->verdict != POL_DENY_CRITICAL && d->verdict != POL_DENY &&
-	    system_program(rq->ev) && !pol_request_env_changes_program(rq->req) &&
+	    p->tool_call == 0 && !p->orphan && d->verdict != POL_DENY_CRITICAL &&
+	    d->verdict != POL_DENY && system_program(rq->ev) &&
+	    !pol_request_env_changes_program(rq->req) &&
 	    pol_is_harness_startup(r->opts.agent, rq->ev->argv, r->config)) {
 		char reason[256];
 		snprintf(reason, sizeof(reason), "%s's own start-up, run by %s",
@@ -531,6 +551,7 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		 * without continuing it. Not a decision, so not audited. */
 		sbx_notify_deny(r->child.notify_fd, ev->id, ev->open_errno);
 		sbx_exec_event_free(ev);
+		sup_proc_keep_untraced(r, p);
 		return;
 	}
 	if (p->refused_digest == ev->digest && wd_now_mono_ns() - p->refused_at_ns < 2000000000LL) {
@@ -538,6 +559,7 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		 * PATH entry (dash, bash and execvp all do): same answer. */
 		sbx_notify_deny(r->child.notify_fd, ev->id, EACCES);
 		sbx_exec_event_free(ev);
+		sup_proc_keep_untraced(r, p);
 		return;
 	}
 	struct sup_request *rq = wd_calloc(1, sizeof(*rq));

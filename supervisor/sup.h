@@ -94,7 +94,12 @@ struct sup_run {
 	int tty_fd;		      /* --prompt tty: /dev/tty, or -1 */
 	pid_t saved_fg;		      /* the terminal's foreground group before us */
 	struct sup_proc *procs[1024]; /* hash table by tid */
-	size_t nprocs;
+	size_t nprocs;		      /* traced entries (their exits reach us) */
+	size_t nuntraced;	      /* untraced entries (each holds a pidfd) */
+	/* An untraced entry was dropped while its process lived (more than
+	 * SUP_UNTRACED_MAX at once): from then on no untraced process counts
+	 * as a direct child of the agent (see sup_proc.orphan). */
+	bool lost_track;
 	struct sup_pending *pending; /* requests waiting for a person */
 	/* The view's hand-off: FUSE workers queue a sup_view_wait and wake
 	 * the loop through view_efd; the loop answers under view_lock. */
@@ -127,10 +132,22 @@ struct sup_run {
 /* ---- processes (trace.c) ----------------------------------------------- */
 
 /* What covers a process: the audit row of the allowed command whose tree it
- * is in (0: nothing covers it). */
+ * is in (0: nothing covers it). trace.c says which processes are traced and
+ * why every process without an entry is one that nothing covers. */
 struct sup_proc {
 	struct sup_proc *next; /* hash chain */
 	pid_t tid;
+	/* We are its tracer: its stops and its exit reach us, so the entry is
+	 * exact for as long as it exists. */
+	bool traced;
+	bool follows; /* traced with fork, vfork and clone events (a covered tree) */
+	/* An untraced entry (a process seen at an exec, then let go) holds a
+	 * pidfd of its process: the entry is used only while that process is
+	 * alive, so a recycled pid never inherits it. -1 when traced. */
+	int pidfd;
+	/* Its ancestry could not be followed back to the agent (an orphan, or
+	 * an entry was dropped): it never counts as the agent's direct child. */
+	bool orphan;
 	pid_t tgid;    /* its process: tid for a leader, from clone events for threads */
 	pid_t ppid;    /* the process (tgid) that created it */
 	int64_t cover; /* row id of the covering decision, 0 if none */
@@ -152,12 +169,24 @@ struct sup_proc {
 	int64_t refused_at_ns;
 };
 
+/* Untraced entries kept at once (each holds a pidfd). */
+#define SUP_UNTRACED_MAX 512
+
+/* The entry of |tid|, or NULL. An untraced entry whose process has exited
+ * is dropped here and NULL returned. */
 struct sup_proc *sup_proc_get(struct sup_run *r, pid_t tid);
+/* A new traced entry (the agent, an auto-attached child). */
 struct sup_proc *sup_proc_add(struct sup_run *r, pid_t tid, pid_t ppid);
 void sup_proc_del(struct sup_run *r, pid_t tid);
-/* The entry of |tid|, created from /proc (inheriting its creator's cover)
- * when its creation event has not been seen yet. */
+/* The entry of |tid|, created from /proc when it has none: an untraced
+ * process nothing covers, whose tool call comes from its ancestry. */
 struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid);
+/* Attaches to |p|, a thread stopped in an allowed exec, so that its exec
+ * event is checked; |follow| adds fork events (the exec covers its tree).
+ * 0 or -errno. */
+int sup_trace_seize(struct sup_run *r, struct sup_proc *p, bool follow);
+/* Keeps |p| (untraced, not seized) as a pidfd-checked entry, or drops it. */
+void sup_proc_keep_untraced(struct sup_run *r, struct sup_proc *p);
 /* The process (thread group) of thread |tid|, from /proc; |tid| when unknown. */
 pid_t sup_tgid_of(pid_t tid);
 /* The supervisor's pid of the traced thread whose pid in the sandbox's PID

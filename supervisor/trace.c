@@ -1,32 +1,68 @@
 /*
  * trace.c: the process table and the ptrace side of the supervisor.
  *
- * Every process of the agent's tree is traced from its first instruction
- * (fork/vfork/clone events auto-attach, see spawn.c). That gives warden
- * three things: it follows forks, so it knows which allowed command covers
- * each process (DESIGN.md "Process trees"); it sees each exec event, where
- * the image about to run is checked against the decision (notify.c explains
- * why that closes the argv race); and PTRACE_O_EXITKILL kills the whole
- * tree if the supervisor dies. A traced process also cannot be traced by
- * another process of the tree, which closes ptrace as a side door.
+ * What warden must know of each process is what covers it (DESIGN.md
+ * "Process trees": the allowed command whose tree it is in, or nothing) and
+ * the tool call it belongs to. Following every fork with ptrace gives both
+ * exactly, but makes the supervisor a party to every fork, exit and signal
+ * of the tree. So only covered trees are followed:
  *
- * Signals sent to tracees are passed on unchanged; group stops are kept
- * (PTRACE_LISTEN), so job control works as without warden.
+ *  - The agent is traced with exec events only (SBX_TRACE_EXEC): its own
+ *    exec chain is its start-up, and its exit status reaches us.
+ *  - A process whose exec is allowed is seized while it waits in that exec
+ *    (sup_trace_seize, before the answer): its exec event is where the new
+ *    image is checked against the decision (notify.c says why that closes
+ *    the argv race). If the exec covers its tree, the process is seized
+ *    with fork, vfork and clone events (SBX_TRACE_FOLLOW): everything it
+ *    starts is traced from its first instruction and inherits the cover,
+ *    exactly as it was when it was created.
+ *  - At an exec event whose new cover is nothing, the process is detached:
+ *    its forks, exits and signals are the kernel's business again.
+ *
+ * Why a process without an entry is one that nothing covers: a cover is
+ * only ever given at an exec event, to a traced process, which is traced
+ * with fork events from then on; each process it creates is attached by the
+ * kernel before its first instruction and gets an entry at its first stop.
+ * A process is detached only when its cover becomes nothing. So a process
+ * we did not see created descends from a process nothing covered when it
+ * was created, through processes nothing covered, and nothing covers it.
+ * The filter refuses the two ways of creating a process whose parent is not
+ * its creator (clone's CLONE_PARENT; clone3, whose flags it cannot read)
+ * and PR_SET_CHILD_SUBREAPER, so that /proc's PPid names the creator of a
+ * process, or, once that creator has exited, the sandbox's init.
+ *
+ * The tool call of such a process comes from its ancestry (PPid upwards to
+ * the first process with an entry, or to the agent). Entries of untraced
+ * processes (seen at an exec, then detached) hold a pidfd and count only
+ * while that process lives, so a recycled pid never inherits one. When the
+ * ancestry breaks (an orphan) the process starts a tool call of its own but
+ * never counts as the agent's direct child (sup_proc.orphan), which is what
+ * the harness start-up shortcut requires (decide.c).
+ *
+ * A traced process cannot be traced by another (ptrace is refused anyway by
+ * the filter). Signals sent to tracees are passed on unchanged; group stops
+ * are kept (PTRACE_LISTEN), so job control works as without warden. If the
+ * supervisor dies, PTRACE_O_EXITKILL kills every tracee and init's
+ * PDEATHSIG ends the namespace with everything else in it.
  */
 #include "sup.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <dirent.h>
+#include <stdlib.h>
 
 static size_t bucket(pid_t tid)
 {
 	return (size_t)tid % WD_ARRAY_SIZE(((struct sup_run *)0)->procs);
 }
 
-struct sup_proc *sup_proc_get(struct sup_run *r, pid_t tid)
+static struct sup_proc *find(struct sup_run *r, pid_t tid)
 {
 	for (struct sup_proc *p = r->procs[bucket(tid)]; p; p = p->next)
 		if (p->tid == tid)
@@ -34,25 +70,64 @@ struct sup_proc *sup_proc_get(struct sup_run *r, pid_t tid)
 	return NULL;
 }
 
-struct sup_proc *sup_proc_add(struct sup_run *r, pid_t tid, pid_t ppid)
+/* Whether the process behind |pidfd| has exited (it becomes readable). */
+static bool pidfd_exited(int pidfd)
 {
-	struct sup_proc *p = sup_proc_get(r, tid);
-	if (p)
-		return p;
-	p = wd_calloc(1, sizeof(*p));
+	struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+	return poll(&pfd, 1, 0) != 0; /* readable, or an error: gone either way */
+}
+
+struct sup_proc *sup_proc_get(struct sup_run *r, pid_t tid)
+{
+	struct sup_proc *p = find(r, tid);
+	if (p && !p->traced && p->pidfd >= 0 && pidfd_exited(p->pidfd)) {
+		sup_proc_del(r, tid);
+		return NULL;
+	}
+	return p;
+}
+
+static struct sup_proc *insert(struct sup_run *r, pid_t tid, pid_t ppid, bool traced)
+{
+	struct sup_proc *p = wd_calloc(1, sizeof(*p));
 	p->tid = tid;
 	p->tgid = tid;
 	p->ppid = ppid;
+	p->traced = traced;
+	p->pidfd = -1;
 	size_t b = bucket(tid);
 	p->next = r->procs[b];
 	r->procs[b] = p;
-	r->nprocs++;
+	if (traced)
+		r->nprocs++;
+	else
+		r->nuntraced++;
 	return p;
+}
+
+/* A traced thread's entry. An untraced entry under its tid is stale: the
+ * process it stood for has exited and the pid now names a tracee. */
+static struct sup_proc *traced_get(struct sup_run *r, pid_t tid)
+{
+	struct sup_proc *p = find(r, tid);
+	if (p && !p->traced) {
+		sup_proc_del(r, tid);
+		p = NULL;
+	}
+	return p;
+}
+
+struct sup_proc *sup_proc_add(struct sup_run *r, pid_t tid, pid_t ppid)
+{
+	struct sup_proc *p = traced_get(r, tid);
+	return p ? p : insert(r, tid, ppid, true);
 }
 
 static void proc_free(struct sup_proc *p)
 {
 	sbx_exec_event_free(p->decided);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
 	free(p);
 }
 
@@ -62,11 +137,89 @@ void sup_proc_del(struct sup_run *r, pid_t tid)
 		if ((*pp)->tid == tid) {
 			struct sup_proc *p = *pp;
 			*pp = p->next;
+			if (p->traced)
+				r->nprocs--;
+			else
+				r->nuntraced--;
 			proc_free(p);
-			r->nprocs--;
 			return;
 		}
 	}
+}
+
+/* Keeps the untraced entries within SUP_UNTRACED_MAX: drops those whose
+ * process has exited, then, if that was not enough, any (and from then on
+ * no untraced process counts as the agent's direct child). */
+static void prune_untraced(struct sup_run *r)
+{
+	if (r->nuntraced < SUP_UNTRACED_MAX)
+		return;
+	for (int pass = 0; pass < 2 && r->nuntraced >= SUP_UNTRACED_MAX / 2; pass++) {
+		for (size_t b = 0; b < WD_ARRAY_SIZE(r->procs); b++) {
+			struct sup_proc **pp = &r->procs[b];
+			while (*pp) {
+				struct sup_proc *p = *pp;
+				/* Entries without a pidfd wait for a decision:
+				 * their process is blocked in its exec. */
+				if (!p->traced && p->pidfd >= 0 &&
+				    (pass == 1 || pidfd_exited(p->pidfd))) {
+					*pp = p->next;
+					r->nuntraced--;
+					if (pass == 1)
+						r->lost_track = true;
+					proc_free(p);
+					continue;
+				}
+				pp = &p->next;
+			}
+		}
+	}
+}
+
+void sup_proc_keep_untraced(struct sup_run *r, struct sup_proc *p)
+{
+	if (p->traced || p->pidfd >= 0)
+		return;
+	/* Only a process's own entry: a pidfd names a process, and a thread's
+	 * tid may be recycled while its process lives on. */
+	if (p->tgid == p->tid)
+		p->pidfd = (int)syscall(SYS_pidfd_open, p->tid, 0);
+	if (p->pidfd < 0) {
+		sup_proc_del(r, p->tid);
+		return;
+	}
+	prune_untraced(r);
+}
+
+int sup_trace_seize(struct sup_run *r, struct sup_proc *p, bool follow)
+{
+	if (p->traced)
+		return 0;
+	if (ptrace(PTRACE_SEIZE, p->tid, 0, follow ? SBX_TRACE_FOLLOW : SBX_TRACE_EXEC) < 0)
+		return -errno;
+	if (p->pidfd >= 0) {
+		close(p->pidfd);
+		p->pidfd = -1;
+	}
+	p->traced = true;
+	p->follows = follow;
+	r->nuntraced--;
+	r->nprocs++;
+	return 0;
+}
+
+/* Lets |p| go at its exec event: nothing covers its new image. Its entry
+ * stays, checked by a pidfd, for the tool call of what it starts. */
+static void detach(struct sup_run *r, struct sup_proc *p)
+{
+	/* The pidfd first, while the process is stopped and surely there. */
+	p->traced = false;
+	p->follows = false;
+	r->nprocs--;
+	r->nuntraced++;
+	pid_t tid = p->tid;
+	sup_proc_keep_untraced(r, p); /* may drop |p| */
+	ptrace(PTRACE_DETACH, tid, 0, 0);
 }
 
 /* Tgid and PPid of |tid| from /proc, for a process whose creation event we
@@ -115,14 +268,40 @@ static pid_t ns_pid(pid_t tid)
 	return id;
 }
 
+/* Whether |tid|'s innermost pid is |nstid|. */
+static bool has_ns_pid(pid_t tid, pid_t nstid)
+{
+	return ns_pid(tid) == nstid;
+}
+
+/* Looks for |nstid| among the threads of process |pid| (host pids). */
+static pid_t thread_with_ns_pid(pid_t pid, pid_t nstid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	pid_t found = 0;
+	struct dirent *e;
+	while (!found && (e = readdir(d))) {
+		pid_t t = (pid_t)strtol(e->d_name, NULL, 10);
+		if (t > 0 && has_ns_pid(t, nstid))
+			found = t;
+	}
+	closedir(d);
+	return found;
+}
+
 /*
  * In a user namespace the view is mounted by the sandbox's init, so FUSE
- * names the caller by its pid in the sandbox's PID namespace. Every thread
- * of the tree is traced, so the caller is in the table: the entry whose
- * innermost pid is |nstid|. The caller is blocked in its FUSE request
- * while this runs, so its pid cannot be reused meanwhile, and pids are
- * unique in the namespace: at most one entry matches. Only sensitive opens
- * come here (rare), so a walk of the table is cheap enough.
+ * names the caller by its pid in the sandbox's PID namespace. The caller is
+ * blocked in its FUSE request while this runs, so its pid cannot be reused
+ * meanwhile, and pids are unique in the namespace: at most one thread
+ * matches. First the table (traced entries, and untraced ones whose process
+ * the pidfd shows alive: both are in the sandbox), then the sandbox's
+ * processes from init down (/proc/PID/task/TID/children), for a process
+ * that never exec'd under warden. Only sensitive opens come here (rare).
  */
 pid_t sup_host_tid(struct sup_run *r, pid_t nstid)
 {
@@ -130,9 +309,46 @@ pid_t sup_host_tid(struct sup_run *r, pid_t nstid)
 		return 0;
 	for (size_t b = 0; b < WD_ARRAY_SIZE(r->procs); b++)
 		for (struct sup_proc *p = r->procs[b]; p; p = p->next)
-			if (ns_pid(p->tid) == nstid)
+			if ((p->traced || (p->pidfd >= 0 && !pidfd_exited(p->pidfd))) &&
+			    has_ns_pid(p->tid, nstid))
 				return p->tid;
-	return 0;
+	/* A breadth-first walk of the sandbox's processes, at most 8192. */
+	size_t cap = 8192, head = 0, tail = 0;
+	pid_t *queue = wd_calloc(cap, sizeof(pid_t));
+	pid_t found = 0;
+	if (r->child.init_pid > 0)
+		queue[tail++] = r->child.init_pid;
+	while (!found && head < tail) {
+		pid_t pid = queue[head++];
+		if (pid != r->child.init_pid && (found = thread_with_ns_pid(pid, nstid)))
+			break;
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		DIR *d = opendir(path);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			char cpath[320], *kids = NULL;
+			snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", pid, e->d_name);
+			if (wd_read_proc(cpath, 1 << 20, &kids, NULL) < 0)
+				continue;
+			for (char *c = kids; *c;) {
+				char *next;
+				long v = strtol(c, &next, 10);
+				if (next == c)
+					break;
+				if (v > 0 && tail < cap)
+					queue[tail++] = (pid_t)v;
+				c = next;
+			}
+			free(kids);
+		}
+		if (d)
+			closedir(d);
+	}
+	free(queue);
+	return found;
 }
 
 pid_t sup_tgid_of(pid_t tid)
@@ -142,40 +358,69 @@ pid_t sup_tgid_of(pid_t tid)
 	return tgid;
 }
 
-/* A process we have not seen: it inherits the cover of its creator (the
- * thread group for a thread, the parent for a process). */
+/*
+ * A process without an entry: nothing covers it (see the top of this file).
+ * A thread belongs to its process's tool call. A process belongs to the
+ * tool call of its nearest ancestor with an entry; a direct child of the
+ * agent, or a process whose ancestors up to the agent have none (they
+ * forked but never exec'd), starts a new one (tool_call 0 until its first
+ * exec is audited). An ancestry that ends elsewhere (an orphan, adopted by
+ * init) starts one too, but is marked: it is not the agent's child.
+ */
 struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid)
 {
 	pid_t tgid, ppid;
 	proc_ids(tid, &tgid, &ppid);
-	pid_t creator = tgid != tid ? tgid : ppid;
-	struct sup_proc *c = creator ? sup_proc_get(r, creator) : NULL;
-	struct sup_proc *p = sup_proc_add(r, tid, ppid);
+	struct sup_proc *p = insert(r, tid, ppid, false);
 	p->tgid = tgid;
-	if (c) {
-		p->cover = c->cover;
-		p->tool_call = c->startup && tgid == tid ? 0 : c->tool_call;
+	p->orphan = r->lost_track;
+	if (tgid != tid) {
+		struct sup_proc *g = sup_proc_get(r, tgid);
+		if (g) {
+			p->tool_call = g->startup ? 0 : g->tool_call;
+			p->orphan = p->orphan || g->orphan;
+			return p;
+		}
 	}
+	pid_t a = ppid;
+	for (int depth = 0; depth < 256; depth++) {
+		if (a <= 0 || a == r->child.init_pid) {
+			p->orphan = true;
+			return p;
+		}
+		if (a == r->child.pid)
+			return p; /* the agent's: a new tool call */
+		struct sup_proc *e = sup_proc_get(r, a);
+		if (e) {
+			p->tool_call = e->tool_call;
+			p->orphan = p->orphan || e->orphan;
+			return p;
+		}
+		pid_t t, pp;
+		proc_ids(a, &t, &pp);
+		a = pp;
+	}
+	p->orphan = true;
 	return p;
 }
 
 static void on_new_child(struct sup_run *r, pid_t parent, pid_t child, bool is_thread)
 {
-	struct sup_proc *par = sup_proc_get(r, parent);
-	struct sup_proc *known = sup_proc_get(r, child);
+	struct sup_proc *par = traced_get(r, parent);
+	struct sup_proc *known = traced_get(r, child);
 	if (known && !known->held)
 		return;
 	/* New, or held at its first stop until now: its creator is |parent|. */
 	struct sup_proc *p = known ? known : sup_proc_add(r, child, parent);
 	p->ppid = parent;
+	p->follows = true; /* it inherited its creator's options */
 	/* fork and vfork make a process; a clone event may be a thread or
 	 * a process (clone without CLONE_THREAD): /proc says which, once. */
 	p->tgid = is_thread ? sup_tgid_of(child) : child;
 	if (par) {
 		p->cover = par->cover;
-		/* A child of the agent starts a new tool call (its threads do
-		 * not: they are the agent). */
-		p->tool_call = par->startup && !is_thread ? 0 : par->tool_call;
+		p->tool_call = par->tool_call;
+		p->orphan = par->orphan;
 	}
 	if (p->held) {
 		p->held = false;
@@ -223,6 +468,8 @@ static void on_exec_event(struct sup_run *r, pid_t pid)
 		leader->next_cover = p->next_cover;
 		leader->startup = p->startup;
 		leader->tool_call = p->tool_call;
+		leader->follows = p->follows;
+		leader->orphan = p->orphan;
 		sup_proc_del(r, (pid_t)former);
 		p = leader;
 	}
@@ -243,6 +490,21 @@ static void on_exec_event(struct sup_run *r, pid_t pid)
 	p->cover = p->next_cover;
 	if (pid == r->child.pid)
 		r->agent_started = true;
+	if (p->cover == 0 && pid != r->child.pid) {
+		/* Nothing covers the new image: what it starts needs no
+		 * following (the top of this file says why). */
+		detach(r, p);
+		return;
+	}
+	if (p->cover != 0 && !p->follows) {
+		/* It covers its tree now: follow it before its first
+		 * instruction (options may change at any ptrace stop). */
+		if (ptrace(PTRACE_SETOPTIONS, pid, 0, SBX_TRACE_FOLLOW) < 0) {
+			exec_mismatch(r, pid, NULL, "its tree could not be followed");
+			return;
+		}
+		p->follows = true;
+	}
 	ptrace(PTRACE_CONT, pid, 0, 0);
 }
 
@@ -251,18 +513,25 @@ static void on_stop(struct sup_run *r, pid_t pid, int status)
 	int event = (status >> 16) & 0xff;
 	int sig = WSTOPSIG(status);
 	unsigned long msg = 0;
-	if (!sup_proc_get(r, pid)) {
+	if (!traced_get(r, pid)) {
 		if (event == PTRACE_EVENT_STOP && sig == SIGTRAP) {
 			/* A new tracee's first stop, before its creator's event
 			 * (the kernel may report them in either order): keep it
 			 * stopped until on_new_child() says who created it, so
-			 * that its cover is never guessed (clone(CLONE_PARENT)
-			 * makes /proc's PPid lie about the creator). */
+			 * that its cover is never guessed. */
 			struct sup_proc *p = sup_proc_add(r, pid, 0);
 			p->held = true;
 			return;
 		}
-		sup_proc_adopt(r, pid);
+		/* An exec event of a thread that took its leader's pid finds
+		 * its entry under the former tid (on_exec_event). Any other
+		 * stop of a tracee without an entry: make one. */
+		if (event != PTRACE_EVENT_EXEC) {
+			struct sup_proc *p = sup_proc_adopt(r, pid);
+			p->traced = true;
+			r->nuntraced--;
+			r->nprocs++;
+		}
 	}
 	switch (event) {
 	case PTRACE_EVENT_FORK:
@@ -315,7 +584,14 @@ void sup_trace_kill_all(struct sup_run *r)
 {
 	if (r->child.pid > 0)
 		kill(-r->child.pid, SIGKILL);
+	/* A traced entry's pid is exact; an untraced one is reached through
+	 * its pidfd only, never by a pid that may have been recycled. The
+	 * rest of the namespace dies with init. */
 	for (size_t b = 0; b < WD_ARRAY_SIZE(r->procs); b++)
-		for (struct sup_proc *p = r->procs[b]; p; p = p->next)
-			kill(p->tid, SIGKILL);
+		for (struct sup_proc *p = r->procs[b]; p; p = p->next) {
+			if (p->traced)
+				kill(p->tid, SIGKILL);
+			else if (p->pidfd >= 0)
+				syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+		}
 }
