@@ -1196,7 +1196,7 @@ static void test_escape_sigkill_supervisor_pending(void **state)
  * (as the host sees it), as wt_wardenv does otherwise. */
 static void run_with_sup_pid(const struct fx *f, struct wt_result *res, char *const args[])
 {
-	int out = memfd_create("out", MFD_CLOEXEC), err = memfd_create("err", MFD_CLOEXEC);
+	int out = wt_capture_fd("out"), err = wt_capture_fd("err");
 	pid_t pid = fork();
 	if (pid == 0) {
 		char self[32];

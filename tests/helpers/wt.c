@@ -102,10 +102,20 @@ static char *slurp_fd(int fd)
 	return wd_sb_steal(&sb);
 }
 
+int wt_capture_fd(const char *name)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd >= 0 && fcntl(fd, F_SETFL, O_APPEND) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 void wt_wardenv_prep(const char *cwd, char *const argv[], wt_prep_fn prep, const void *arg,
 		     int timeout_ms, struct wt_result *res)
 {
-	int out = memfd_create("out", MFD_CLOEXEC), err = memfd_create("err", MFD_CLOEXEC);
+	int out = wt_capture_fd("out"), err = wt_capture_fd("err");
 	size_t n = 0;
 	while (argv[n])
 		n++;
@@ -287,8 +297,8 @@ int wt_audit_rows(const char *db)
 
 void wt_warden_bg(const char *cwd, char *const argv[], struct wt_bg *bg)
 {
-	bg->out = memfd_create("out", MFD_CLOEXEC);
-	bg->err = memfd_create("err", MFD_CLOEXEC);
+	bg->out = wt_capture_fd("out");
+	bg->err = wt_capture_fd("err");
 	size_t n = 0;
 	while (argv[n])
 		n++;

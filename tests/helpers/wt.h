@@ -61,6 +61,12 @@ char *wt_helper(const char *name);
 /* The warden binary under test. */
 const char *wt_bin(void);
 
+/* A memfd that captures a child's stdout or stderr, in O_APPEND mode: a
+ * memfd's file position is not locked across processes, so without it two
+ * processes that write at once (50 background echoes) overwrite each
+ * other's lines. */
+int wt_capture_fd(const char *name);
+
 /* A warden started in the background (stdin /dev/null, no controlling
  * terminal, so --prompt defaults to the desk), its stdout and stderr
  * captured, so that the test can act as a second terminal meanwhile. */

@@ -153,12 +153,12 @@ static void test_run_concurrent_execs_each_audited_once(void **state)
 {
 	struct fx *f = *state;
 	struct wt_result r;
-	/* The shell waits twice and says how the first wait ended: twice in
-	 * CI (never here) a few echo lines were missing while their execs had
-	 * been allowed and audited, as if the first wait had returned early
-	 * and the sandbox had ended under them. The second wait tells an
-	 * early return (its lines then arrive, and wait1 is printed) from
-	 * processes lost for good (they still would not). */
+	/* The shell waits twice and says how the first wait ended, so that a
+	 * wait that returned early could be told from lost output. Lines did
+	 * go missing once in a while: the echoes wrote at once to a memfd,
+	 * whose file position is not locked across processes, so two lines
+	 * could land at the same offset. The capture is O_APPEND now
+	 * (wt_capture_fd). */
 	wt_warden(f->proj, &r, "run", "--tier", "passive", "--", "/bin/sh", "-c",
 		  "i=0; while [ $i -lt 50 ]; do /bin/echo x$i & i=$((i+1)); done; wait; "
 		  "echo wait1=$?; wait",
