@@ -11,8 +11,9 @@
  * kernel copies it in execve(). So allowing here is not the end: the
  * supervisor keeps the decoded event and, at the PTRACE_EVENT_EXEC stop of
  * the new image, sbx_verify_exec() compares the image that is about to run
- * (/proc/PID/exe, and /proc/PID/cmdline and environ, which the kernel copied
- * into the new, private mm before the stop) with what was decided. At that
+ * (/proc/PID/exe, and the argv and envp the kernel copied into the new,
+ * private mm before the stop: read from its stack, or from /proc/PID/cmdline
+ * and environ) with what was decided. At that
  * stop no instruction of the new image has run, its memory is shared with
  * nobody (a fresh mm; the other threads are gone) and the tracer is warden,
  * so nothing can change it between the check and the first instruction. A

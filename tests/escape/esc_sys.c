@@ -19,6 +19,10 @@
  *   unshare          unshare(CLONE_NEWUSER), unshare(CLONE_NEWNS)
  *   clonens          clone(CLONE_NEWUSER|CLONE_NEWNS)
  *   clone3           clone3 (flags in memory: must be ENOSYS)
+ *   reparent         clone(CLONE_PARENT) and PR_SET_CHILD_SUBREAPER: a
+ *                    child whose parent is not its creator (the supervisor
+ *                    names a process's creator by its PPid); clearing the
+ *                    subreaper flag stays allowed
  *   mount            mount a tmpfs, fsopen, open_tree
  *   chroot           chroot("/tmp")
  *   bpf              bpf(BPF_MAP_CREATE)
@@ -37,6 +41,7 @@
 #include <linux/perf_event.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -247,6 +252,18 @@ static int do_clone3(void)
 	return 0;
 }
 
+static int do_reparent(void)
+{
+	errno = 0;
+	long rc = syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), NULL, NULL, NULL, 0);
+	if (rc == 0)
+		_exit(0);
+	show("clone_parent", rc, errno);
+	TRY("set_subreaper", prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0));
+	TRY("clear_subreaper", prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0));
+	return 0;
+}
+
 static int do_clonens(void)
 {
 	errno = 0;
@@ -410,6 +427,8 @@ int main(int argc, char **argv)
 		return do_clonens();
 	if (!strcmp(m, "clone3"))
 		return do_clone3();
+	if (!strcmp(m, "reparent"))
+		return do_reparent();
 	if (!strcmp(m, "mount"))
 		return do_mount();
 	if (!strcmp(m, "chroot")) {

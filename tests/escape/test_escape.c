@@ -356,9 +356,19 @@ static void test_escape_process_vm_writev(void **state)
 	sys_case(state, "vmwrite", want);
 }
 
+/* A process whose parent is not its creator: clone(CLONE_PARENT) (a child
+ * that looks like its grandparent's, the agent's: a new tool call) and a
+ * subreaper (orphans that look like the subreaper's children). The
+ * supervisor names an untraced process's creator by its PPid. */
+static void test_escape_reparent(void **state)
+{
+	const char *want[] = {"clone_parent rc=-1 errno=EPERM", "set_subreaper rc=-1 errno=EPERM",
+			      "clear_subreaper rc=0", NULL};
+	sys_case(state, "reparent", want);
+}
+
 /* Writing a sibling's memory through /proc/PID/mem (to change a process
- * after its exec was checked): the kernel refuses (the agent has no
- * capabilities; the sibling is warden's tracee). */
+ * after its exec was checked): the kernel refuses the open. */
 static void test_escape_proc_pid_mem_write(void **state)
 {
 	struct fx *f = *state;
@@ -1336,6 +1346,7 @@ int main(void)
 		T(unshare_newuser),
 		T(clone_namespace_flags),
 		T(clone3),
+		T(reparent),
 		T(mount),
 		T(chroot),
 		T(bpf),

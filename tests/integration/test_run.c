@@ -117,6 +117,42 @@ static void test_run_cannot_start_exits_125(void **state)
 	wt_result_free(&r);
 }
 
+/* Only covered trees are traced (supervisor/trace.c): a shell reading its
+ * commands from a pipe covers nothing, so it is let go at its exec event,
+ * and what it starts (a command, a subshell's command) is unknown to the
+ * supervisor until it execs. Those execs are still decided and audited, as
+ * part of the shell's tool call (found through PPid), and a later command
+ * of the agent is a tool call of its own. */
+static void test_run_untraced_descendants_keep_their_tool_call(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c",
+		  "echo '/bin/echo inner; (/bin/echo sub)' | /bin/sh; /bin/echo outer", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "inner\nsub\nouter\n"));
+	wt_result_free(&r);
+	assert_int_equal(wt_audit_count(f->db, "allow", "tier", "=/bin/sh", NULL), 1);
+	assert_int_equal(wt_audit_count(f->db, "allow", "fast_path", "=/bin/echo inner", NULL), 1);
+	assert_int_equal(wt_audit_count(f->db, "allow", "fast_path", "=/bin/echo sub", NULL), 1);
+	struct wt_result a;
+	wt_warden(f->proj, &a, "audit", "--tool-calls", NULL);
+	assert_int_equal(a.status, 0);
+	const char *sh = strstr(a.out, "/bin/sh\n");
+	assert_non_null(sh);
+	const char *under = strstr(sh, "under it: 2 execs");
+	const char *outer = strstr(sh, "/bin/echo outer");
+	if (!under || !outer || under > outer || !strstr(under, "/bin/echo inner") ||
+	    !strstr(under, "/bin/echo sub"))
+		fail_msg("the shell's tool call should hold both echoes:\n%s", a.out);
+	/* "outer" is a tool call of its own, not under the shell */
+	const char *line = outer;
+	while (line > a.out && line[-1] != '\n')
+		line--;
+	assert_null(strstr(line, "under it"));
+	wt_result_free(&a);
+}
+
 static void test_run_tier_notes(void **state)
 {
 	struct fx *f = *state;
@@ -474,6 +510,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_exit_status_passed_through, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_run_cannot_start_exits_125, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_untraced_descendants_keep_their_tool_call,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_tier_notes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_concurrent_execs_each_audited_once, setup,
 						teardown),
