@@ -899,6 +899,7 @@ out:
 	sup_prompt_close(&r);
 	sup_desk_close(&r);
 	sup_judge_free(&r); /* after wind_down this is a no-op */
+	sup_trace_free(&r);
 	sbx_view_stop(r.view);
 	wd_close(&r.backing_fd);
 	for (size_t i = 0; i < r.ngates; i++) {

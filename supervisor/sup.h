@@ -194,8 +194,10 @@ pid_t sup_tgid_of(pid_t tid);
 pid_t sup_host_tid(struct sup_run *r, pid_t nstid);
 /* Handles every ptrace/wait event that is ready (after SIGCHLD). */
 void sup_trace_reap(struct sup_run *r);
-/* Kills every traced process. */
+/* Kills every traced process, and every untraced one with an entry. */
 void sup_trace_kill_all(struct sup_run *r);
+/* Frees the process table (at the end of a run). */
+void sup_trace_free(struct sup_run *r);
 
 /* ---- the pipeline (decide.c) ------------------------------------------- */
 

@@ -595,3 +595,16 @@ void sup_trace_kill_all(struct sup_run *r)
 				syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
 		}
 }
+
+void sup_trace_free(struct sup_run *r)
+{
+	for (size_t b = 0; b < WD_ARRAY_SIZE(r->procs); b++) {
+		while (r->procs[b]) {
+			struct sup_proc *p = r->procs[b];
+			r->procs[b] = p->next;
+			proc_free(p);
+		}
+	}
+	r->nprocs = 0;
+	r->nuntraced = 0;
+}
