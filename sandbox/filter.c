@@ -135,8 +135,8 @@ static int add_refusals(scmp_filter_ctx ctx)
 	if (rc < 0)
 		return rc;
 	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 2,
-			      SCMP_A0(SCMP_CMP_EQ, PR_SET_CHILD_SUBREAPER),
-			      SCMP_A1(SCMP_CMP_NE, 0));
+			      SCMP_A0(SCMP_CMP_EQ, PR_SET_CHILD_SUBREAPER, 0),
+			      SCMP_A1(SCMP_CMP_NE, 0, 0));
 	if (rc < 0)
 		return rc;
 	/* An agent's own listener would be consulted before warden's. */
