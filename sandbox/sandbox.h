@@ -150,6 +150,9 @@ struct sbx_child {
 	/* O_PATH fd of the sandbox's root as its processes see it (the agent's
 	 * /proc/PID/root): where the exec decoder resolves absolute paths. */
 	int root_fd;
+	/* init's end of the set-up socket: readable once the agent's initial
+	 * process has exited (sbx_child_exit), or when init is gone. */
+	int exit_fd;
 	bool has_terminal; /* the agent's group was given the terminal */
 	int landlock_abi;  /* the Landlock ABI applied, 0 when none */
 	/* The view's request pids are the supervisor's (root: it mounted the
@@ -171,6 +174,11 @@ struct sbx_child {
  * started: nothing runs unconfined.
  */
 int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **err);
+
+/* Reads the agent's wait status from |exit_fd| (sbx_child.exit_fd) once it
+ * is readable: 0 and *status (a SIGKILL death when init died without
+ * saying), or -EAGAIN when nothing is there yet. */
+int sbx_child_exit(int exit_fd, int *status);
 
 /* ptrace options: SBX_TRACE_EXEC for a process whose exec is checked at its
  * exec event (sbx_verify_exec), SBX_TRACE_FOLLOW for one whose children must

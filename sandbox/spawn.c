@@ -60,6 +60,7 @@ enum {
 	MSG_GO = 'G',	    /* sup -> agent: attached */
 	MSG_ACK = 'A',	    /* sup -> init/agent: go on */
 	MSG_FAIL = 'E',	    /* init/agent -> sup: what failed */
+	MSG_EXIT = 'X',	    /* init -> sup: the agent's wait status, text "%d" */
 };
 
 /* One message: a type byte, optional text, optional fd. */
@@ -329,14 +330,24 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
 		fail(sock, "fork", errno);
 	if (agent == 0)
 		agent_main(cfg, sock);
-	close(sock);
-	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
-		for (int fd = 3; fd < 1024; fd++)
+	/* init keeps only the socket, as fd 3: the agent is not traced for
+	 * its whole life, so its wait status reaches the supervisor from here
+	 * (sbx_child_exit). */
+	if (sock != 3 && dup2(sock, 3) < 0)
+		_exit(1);
+	if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
+		for (int fd = 4; fd < 1024; fd++)
 			close(fd);
 	for (;;) {
 		int status;
 		pid_t pid = waitpid(-1, &status, 0);
-		if (pid == agent || (pid < 0 && errno == ECHILD))
+		if (pid == agent) {
+			char text[16];
+			snprintf(text, sizeof(text), "%d", status);
+			send_msg(3, MSG_EXIT, text, -1);
+			_exit(0);
+		}
+		if (pid < 0 && errno == ECHILD)
 			_exit(0);
 	}
 }
@@ -432,7 +443,7 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	int sv[2];
 	*err = NULL;
 	memset(out, 0, sizeof(*out));
-	out->notify_fd = out->pidfd = out->root_fd = -1;
+	out->notify_fd = out->pidfd = out->root_fd = out->exit_fd = -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		*err = wd_asprintf("socketpair: %s", strerror(errno));
 		return -errno;
@@ -569,6 +580,7 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 		if (tcsetpgrp(STDIN_FILENO, agent) == 0)
 			out->has_terminal = true;
 	}
+	out->exit_fd = wd_steal_fd(&sock);
 	return 0;
 fail:
 	/* PID 1 gone: the kernel kills the whole namespace. Killed before the
@@ -589,4 +601,21 @@ fail:
 	reap(init);
 	out->pid = 0;
 	return rc < 0 ? rc : -EPERM;
+}
+
+int sbx_child_exit(int exit_fd, int *status)
+{
+	struct msg m = {.fd = -1};
+	int rc = recv_msg(exit_fd, &m);
+	if (m.fd >= 0 && rc == 0)
+		close(m.fd);
+	if (rc == -EAGAIN || rc == -EWOULDBLOCK)
+		return -EAGAIN;
+	if (rc == 0 && m.type == MSG_EXIT) {
+		*status = (int)strtol(m.text, NULL, 10);
+		return 0;
+	}
+	/* init is gone without saying (killed): so is the agent. */
+	*status = SIGKILL; /* as waitpid() reports a death by SIGKILL */
+	return 0;
 }

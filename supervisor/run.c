@@ -189,14 +189,21 @@ static void on_signal(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	}
 }
 
-static void on_pidfd(struct sup_loop *l, int fd, uint32_t events, void *arg)
+/* The agent's initial process has exited: init says how (the agent is not
+ * traced between its execs, so its status is init's to report). */
+static void on_agent_exit(struct sup_loop *l, int fd, uint32_t events, void *arg)
 {
-	(void)fd;
 	(void)events;
 	struct sup_run *r = arg;
-	sup_trace_reap(r);
-	if (r->agent_exited)
-		sup_loop_del(l, r->child.pidfd);
+	int status;
+	if (sbx_child_exit(fd, &status) < 0)
+		return;
+	sup_loop_del(l, fd);
+	sup_trace_reap(r); /* a status still owed to us, the tracer, comes first */
+	if (!r->agent_exited) {
+		r->agent_exited = true;
+		r->agent_status = status;
+	}
 }
 
 static void on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
@@ -627,7 +634,7 @@ static int run_loop(struct sup_run *r)
 	if (rc == 0)
 		rc = sup_loop_add(r->loop, r->sigfd, EPOLLIN, on_signal, r);
 	if (rc == 0)
-		rc = sup_loop_add(r->loop, r->child.pidfd, EPOLLIN, on_pidfd, r);
+		rc = sup_loop_add(r->loop, r->child.exit_fd, EPOLLIN, on_agent_exit, r);
 	if (rc == 0)
 		rc = sup_prompt_watch(r);
 	if (rc == 0 && r->view)
@@ -668,7 +675,7 @@ int sup_cmd_run(int argc, char **argv)
 	char **hide = NULL, **writable = NULL;
 	/* Declared before any goto out: the cleanup frees it. */
 	wd_autofree char *cmdline = NULL;
-	r.child.notify_fd = r.child.pidfd = r.child.root_fd = -1;
+	r.child.notify_fd = r.child.pidfd = r.child.root_fd = r.child.exit_fd = -1;
 	if (parse_run_options(argc, argv, &r.opts) < 0)
 		return SUP_EXIT_NOSTART;
 
@@ -916,6 +923,7 @@ out:
 	sup_stats_free(&r.stats);
 	wd_close(&r.child.notify_fd);
 	wd_close(&r.child.root_fd);
+	wd_close(&r.child.exit_fd);
 	wd_close(&r.child.pidfd);
 	wd_close(&r.sigfd);
 	sup_loop_free(r.loop);

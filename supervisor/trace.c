@@ -7,8 +7,10 @@
  * exactly, but makes the supervisor a party to every fork, exit and signal
  * of the tree. So only covered trees are followed:
  *
- *  - The agent is traced with exec events only (SBX_TRACE_EXEC): its own
- *    exec chain is its start-up, and its exit status reaches us.
+ *  - The agent is attached before its first exec (spawn.c) and, like any
+ *    process, at each exec of its own; its pid (sup_run.child.pid) marks its
+ *    exec chain as its start-up, and init reports its exit status
+ *    (sbx_child_exit), so it needs no tracing in between.
  *  - A process whose exec is allowed is seized while it waits in that exec
  *    (sup_trace_seize, before the answer): its exec event is where the new
  *    image is checked against the decision (notify.c says why that closes
@@ -161,7 +163,7 @@ static void prune_untraced(struct sup_run *r)
 				struct sup_proc *p = *pp;
 				/* Entries without a pidfd wait for a decision:
 				 * their process is blocked in its exec. */
-				if (!p->traced && p->pidfd >= 0 &&
+				if (!p->traced && p->pidfd >= 0 && !p->startup &&
 				    (pass == 1 || pidfd_exited(p->pidfd))) {
 					*pp = p->next;
 					r->nuntraced--;
@@ -374,6 +376,8 @@ struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid)
 	struct sup_proc *p = insert(r, tid, ppid, false);
 	p->tgid = tgid;
 	p->orphan = r->lost_track;
+	/* The agent's pid names it for as long as the session lasts. */
+	p->startup = tid == r->child.pid;
 	if (tgid != tid) {
 		struct sup_proc *g = sup_proc_get(r, tgid);
 		if (g) {
@@ -490,7 +494,7 @@ static void on_exec_event(struct sup_run *r, pid_t pid)
 	p->cover = p->next_cover;
 	if (pid == r->child.pid)
 		r->agent_started = true;
-	if (p->cover == 0 && pid != r->child.pid) {
+	if (p->cover == 0) {
 		/* Nothing covers the new image: what it starts needs no
 		 * following (the top of this file says why). */
 		detach(r, p);
