@@ -225,13 +225,36 @@ static void detach(struct sup_run *r, struct sup_proc *p)
 }
 
 /* Tgid and PPid of |tid| from /proc, for a process whose creation event we
- * have not seen yet. */
+ * have not seen. /proc/TID/stat is half the kernel's work of status; it has
+ * no Tgid, but a thread group of one thread is led by that thread, so only
+ * a multi-threaded caller needs status as well. */
 static void proc_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
 {
 	char path[64];
 	char *buf = NULL;
 	*tgid = tid;
 	*ppid = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	long threads = 0;
+	if (wd_read_proc(path, 4096, &buf, NULL) == 0) {
+		/* pid (comm) state ppid pgrp ... num_threads is the 20th field;
+		 * comm may hold anything, so count from its last ')'. */
+		char *c = strrchr(buf, ')');
+		for (int field = 2; c && *c && field < 20;) {
+			c++;
+			if (*c == ' ') {
+				field++;
+				if (field == 4)
+					*ppid = (pid_t)strtol(c + 1, NULL, 10);
+				else if (field == 20)
+					threads = strtol(c + 1, NULL, 10);
+			}
+		}
+	}
+	free(buf);
+	buf = NULL;
+	if (threads == 1)
+		return;
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
 	if (wd_read_proc(path, 16384, &buf, NULL) < 0)
 		return;
