@@ -13,8 +13,10 @@
  *   which starts serving it before init goes on; hides the secrets outside
  *   the project; mounts a /proc of the new PID namespace (no /proc/PID of a
  *   process outside is reachable) and, as root, a minimal /dev. Then it forks
- *   the agent and only reaps: when the agent exits, init exits and the kernel
- *   kills whatever is left in the namespace. init dies with the supervisor
+ *   the agent and only reaps: when the agent exits, init sends its wait
+ *   status on the set-up socket (the agent is not traced between its execs,
+ *   so the supervisor learns it there: sbx_child_exit), init exits and the
+ *   kernel kills whatever is left in the namespace. init dies with the supervisor
  *   (PDEATHSIG), which ends the namespace too.
  *
  * agent: says hello; the kernel attaches its pid, as the supervisor's
