@@ -12,7 +12,8 @@
  *  - the side doors of DESIGN.md fail with EPERM (clone3 with ENOSYS, so
  *    that libc falls back to clone(), whose flags the filter can read), and
  *    so do clone(CLONE_PARENT) and PR_SET_CHILD_SUBREAPER, which would give
- *    a process a parent other than its creator;
+ *    a process a parent other than its creator, and clone(CLONE_UNTRACED or
+ *    CLONE_PTRACE), which would escape or confuse the supervisor's tracing;
  *  - everything else is an argument-free ALLOW, so that the kernel's
  *    filter cache answers it without running the program.
  *
@@ -130,10 +131,16 @@ static int add_refusals(scmp_filter_ctx ctx)
 	/* A process whose parent is not its creator: the supervisor names a
 	 * process's creator by /proc's PPid (supervisor/trace.c), which
 	 * CLONE_PARENT and a subreaper would make lie. */
-	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-			      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_PARENT, CLONE_PARENT));
-	if (rc < 0)
-		return rc;
+	/* CLONE_UNTRACED would start a child of a followed (covered) process
+	 * outside the supervisor's sight, CLONE_PTRACE one traced without
+	 * its creator's events: neither is needed by anything but a tracer. */
+	const unsigned long odd_clone[] = {CLONE_PARENT, CLONE_UNTRACED, CLONE_PTRACE};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(odd_clone); i++) {
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, odd_clone[i], odd_clone[i]));
+		if (rc < 0)
+			return rc;
+	}
 	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 2,
 			      SCMP_A0(SCMP_CMP_EQ, PR_SET_CHILD_SUBREAPER, 0),
 			      SCMP_A1(SCMP_CMP_NE, 0, 0));

@@ -668,6 +668,8 @@ void sbx_exec_event_free(struct sbx_exec_event *ev)
 	free_vec(ev->expect_argv);
 	free(ev->refuse_reason);
 	free(ev->parent_cmdline);
+	if (ev->pidfd >= 0)
+		close(ev->pidfd);
 	free(ev);
 }
 
@@ -709,6 +711,7 @@ int sbx_notify_recv(int fd, int root_fd, struct sbx_exec_event **out)
 		return -errno; /* ENOENT: the caller died before we got it */
 	}
 	struct sbx_exec_event *ev = wd_calloc(1, sizeof(*ev));
+	ev->pidfd = -1;
 	ev->id = req->id;
 	ev->pid = (pid_t)req->pid;
 	ev->syscall_nr = req->data.nr;
@@ -761,9 +764,11 @@ int sbx_notify_recv(int fd, int root_fd, struct sbx_exec_event **out)
 	ev->parent_cmdline = sbx_proc_cmdline(ev->pid, 8192);
 	resolve(ev, root_fd, dirfd, flags);
 	ev->digest = digest_of(ev);
+	ev->pidfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);
 
 	/* Everything above may have read a recycled pid if the caller died:
-	 * the id check says whether it was still our caller all along. */
+	 * the id check says whether it was still our caller all along (and
+	 * so whose the pidfd is). */
 	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &ev->id) < 0) {
 		sbx_exec_event_free(ev);
 		return -ENOENT;

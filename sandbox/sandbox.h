@@ -209,6 +209,11 @@ struct sbx_exec_event {
 	uint64_t id;	/* the notification id */
 	pid_t pid;	/* the calling thread (as the kernel names it to us) */
 	int syscall_nr; /* __NR_execve or __NR_execveat */
+	/* A pidfd of the caller, opened before the notification id was
+	 * checked, so it names the caller and no recycled pid; -1 when the
+	 * caller is not its process's leader. The caller may take it (set it
+	 * to -1); sbx_exec_event_free() closes it otherwise. */
+	int pidfd;
 	char *path_arg; /* the path argument as passed (may be relative or "") */
 	char *path;	/* absolute path, as the caller's namespace sees it */
 	char *resolved; /* the final file after symlinks, or NULL */

@@ -546,6 +546,13 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	struct sup_proc *p = sup_proc_get(r, ev->pid);
 	if (!p)
 		p = sup_proc_adopt(r, ev->pid);
+	if (!p->traced && p->pidfd < 0 && p->tgid == p->tid && ev->pidfd >= 0) {
+		/* The entry is checked by this pidfd from now on, even while a
+		 * decision is pending: a caller killed meanwhile never lends it
+		 * to the process that gets its pid. */
+		p->pidfd = ev->pidfd;
+		ev->pidfd = -1;
+	}
 	if (!ev->found && !ev->refuse_errno) {
 		/* Nothing there to run: fail the exec as the kernel would,
 		 * without continuing it. Not a decision, so not audited. */

@@ -184,8 +184,13 @@ void sup_proc_keep_untraced(struct sup_run *r, struct sup_proc *p)
 		return;
 	/* Only a process's own entry: a pidfd names a process, and a thread's
 	 * tid may be recycled while its process lives on. */
-	if (p->tgid == p->tid)
+	if (p->tgid == p->tid) {
 		p->pidfd = (int)syscall(SYS_pidfd_open, p->tid, 0);
+		/* A live process dropped from the table (out of fds): its
+		 * descendants could pass for the agent's own children. */
+		if (p->pidfd < 0 && errno != ESRCH)
+			r->lost_track = true;
+	}
 	if (p->pidfd < 0) {
 		sup_proc_del(r, p->tid);
 		return;
@@ -435,9 +440,9 @@ static void on_new_child(struct sup_run *r, pid_t parent, pid_t child, bool is_t
 {
 	struct sup_proc *par = traced_get(r, parent);
 	struct sup_proc *known = traced_get(r, child);
-	if (known && !known->held)
-		return;
-	/* New, or held at its first stop until now: its creator is |parent|. */
+	/* New, or held at its first stop until now: its creator is |parent|.
+	 * (An entry that is neither would be stale: its fields are reset from
+	 * the creator all the same.) */
 	struct sup_proc *p = known ? known : sup_proc_add(r, child, parent);
 	p->ppid = parent;
 	p->follows = true; /* it inherited its creator's options */
@@ -482,7 +487,13 @@ static void exec_mismatch(struct sup_run *r, pid_t pid, struct sbx_exec_event *e
 static void on_exec_event(struct sup_run *r, pid_t pid)
 {
 	unsigned long former = 0;
-	ptrace(PTRACE_GETEVENTMSG, pid, 0, &former);
+	if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) < 0) {
+		/* Without the former tid, the exec'ing thread's entry (its
+		 * decision, its cover) could outlive it under a tid the kernel
+		 * hands out again: nothing of this exec can be trusted. */
+		exec_mismatch(r, pid, NULL, "its exec event could not be read");
+		return;
+	}
 	struct sup_proc *p = sup_proc_get(r, (pid_t)former);
 	if (!p)
 		p = sup_proc_get(r, pid);
@@ -493,7 +504,7 @@ static void on_exec_event(struct sup_run *r, pid_t pid)
 		leader->tgid = pid;
 		leader->cover = p->cover;
 		leader->next_cover = p->next_cover;
-		leader->startup = p->startup;
+		leader->startup = p->startup || pid == r->child.pid;
 		leader->tool_call = p->tool_call;
 		leader->follows = p->follows;
 		leader->orphan = p->orphan;

@@ -22,7 +22,8 @@
  *   reparent         clone(CLONE_PARENT) and PR_SET_CHILD_SUBREAPER: a
  *                    child whose parent is not its creator (the supervisor
  *                    names a process's creator by its PPid); clearing the
- *                    subreaper flag stays allowed
+ *                    subreaper flag stays allowed; clone(CLONE_UNTRACED)
+ *                    and clone(CLONE_PTRACE), around the tracing
  *   mount            mount a tmpfs, fsopen, open_tree
  *   chroot           chroot("/tmp")
  *   bpf              bpf(BPF_MAP_CREATE)
@@ -259,6 +260,20 @@ static int do_reparent(void)
 	if (rc == 0)
 		_exit(0);
 	show("clone_parent", rc, errno);
+	errno = 0;
+	rc = syscall(SYS_clone, (unsigned long)(CLONE_UNTRACED | SIGCHLD), NULL, NULL, NULL, 0);
+	if (rc == 0)
+		_exit(0);
+	show("clone_untraced", rc, errno);
+	if (rc > 0)
+		waitpid((pid_t)rc, NULL, 0);
+	errno = 0;
+	rc = syscall(SYS_clone, (unsigned long)(CLONE_PTRACE | SIGCHLD), NULL, NULL, NULL, 0);
+	if (rc == 0)
+		_exit(0);
+	show("clone_ptrace", rc, errno);
+	if (rc > 0)
+		waitpid((pid_t)rc, NULL, 0);
 	TRY("set_subreaper", prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0));
 	TRY("clear_subreaper", prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0));
 	return 0;

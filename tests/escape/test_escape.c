@@ -359,11 +359,14 @@ static void test_escape_process_vm_writev(void **state)
 /* A process whose parent is not its creator: clone(CLONE_PARENT) (a child
  * that looks like its grandparent's, the agent's: a new tool call) and a
  * subreaper (orphans that look like the subreaper's children). The
- * supervisor names an untraced process's creator by its PPid. */
+ * supervisor names an untraced process's creator by its PPid. And children
+ * around the tracing: CLONE_UNTRACED (unseen under a covered tree),
+ * CLONE_PTRACE (traced without its creator's events). */
 static void test_escape_reparent(void **state)
 {
-	const char *want[] = {"clone_parent rc=-1 errno=EPERM", "set_subreaper rc=-1 errno=EPERM",
-			      "clear_subreaper rc=0", NULL};
+	const char *want[] = {"clone_parent rc=-1 errno=EPERM", "clone_untraced rc=-1 errno=EPERM",
+			      "clone_ptrace rc=-1 errno=EPERM", "set_subreaper rc=-1 errno=EPERM",
+			      "clear_subreaper rc=0",		NULL};
 	sys_case(state, "reparent", want);
 }
 
