@@ -369,6 +369,14 @@ char *wd_argv_join(char *const argv[])
 	return wd_sb_steal(&sb);
 }
 
+bool wd_path_within(const char *path, const char *dir)
+{
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/';
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
 bool wd_str_has_prefix(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;

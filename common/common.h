@@ -136,6 +136,9 @@ char *wd_hex_decode(const char *hex);
 char *wd_argv_join(char *const argv[]);
 
 bool wd_str_has_prefix(const char *s, const char *prefix);
+/* Whether |path| is |dir| or lies under it, by components ("/a/b" is under
+ * "/a", "/ab" is not); "/" holds every absolute path. Lexical only. */
+bool wd_path_within(const char *path, const char *dir);
 bool wd_str_has_suffix(const char *s, const char *suffix);
 
 /* ---- time ------------------------------------------------------------- */

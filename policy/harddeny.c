@@ -39,12 +39,7 @@ bool hd_is_system_path(const char *path, const char **dir)
 /* True when |a| equals |b| or is one of its ancestors (both lexical). */
 static bool is_self_or_ancestor(const char *a, const char *b)
 {
-	if (!b || !b[0])
-		return false;
-	if (strcmp(a, "/") == 0)
-		return true;
-	size_t l = strlen(a);
-	return strncmp(a, b, l) == 0 && (b[l] == '\0' || b[l] == '/');
+	return b && b[0] && wd_path_within(b, a);
 }
 
 /* The absolute, lexical form of |t| seen from |e| (NULL when it depends on

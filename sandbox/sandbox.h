@@ -150,8 +150,8 @@ struct sbx_child {
 	/* O_PATH fd of the sandbox's root as its processes see it (the agent's
 	 * /proc/PID/root): where the exec decoder resolves absolute paths. */
 	int root_fd;
-	/* init's end of the set-up socket: readable once the agent's initial
-	 * process has exited (sbx_child_exit), or when init is gone. */
+	/* The set-up socket, where init reports the agent's exit
+	 * (sbx_child_exit). */
 	int exit_fd;
 	bool has_terminal; /* the agent's group was given the terminal */
 	int landlock_abi;  /* the Landlock ABI applied, 0 when none */
@@ -175,9 +175,11 @@ struct sbx_child {
  */
 int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **err);
 
-/* Reads the agent's wait status from |exit_fd| (sbx_child.exit_fd) once it
- * is readable: 0 and *status (a SIGKILL death when init died without
- * saying), or -EAGAIN when nothing is there yet. */
+/* Reads the agent's wait status from |exit_fd| (sbx_child.exit_fd), which
+ * init sends once it has reaped the agent: call it when the agent's pidfd
+ * says it exited. 0 and *status (a SIGKILL death when init died without
+ * saying), or -EAGAIN when init said nothing within the socket's 30 s
+ * receive timeout. */
 int sbx_child_exit(int exit_fd, int *status);
 
 /* ptrace options: SBX_TRACE_EXEC for a process whose exec is checked at its

@@ -367,12 +367,9 @@ void view_name_flags(struct sbx_view *v, struct vnode *parent, const char *name,
 
 bool view_is_hidden(const struct sbx_view *v, const char *path)
 {
-	for (char **h = v->hidden; h && *h; h++) {
-		size_t l = strlen(*h);
-
-		if (strncmp(path, *h, l) == 0 && (path[l] == '\0' || path[l] == '/'))
+	for (char **h = v->hidden; h && *h; h++)
+		if (wd_path_within(path, *h))
 			return true;
-	}
 	return false;
 }
 

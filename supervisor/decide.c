@@ -104,12 +104,9 @@ void sup_tell(pid_t tgid, const char *fmt, ...)
 	if (tl <= 0)
 		return;
 	target[tl] = '\0';
-	for (size_t i = 0; tell_skip[i]; i++) {
-		size_t plen = strlen(tell_skip[i]);
-		if (strncmp(target, tell_skip[i], plen) == 0 &&
-		    (target[plen] == '/' || !target[plen]))
+	for (size_t i = 0; tell_skip[i]; i++)
+		if (wd_path_within(target, tell_skip[i]))
 			return;
-	}
 
 	/* The caller's own stderr, the same open file description (so a
 	 * tool runner that captures stderr sees it), taken with pidfd_getfd:
@@ -169,7 +166,7 @@ static void request_free(struct sup_request *rq)
 	free(rq);
 }
 
-/* Answers a view request: the worker thread waiting for it wakes up. */
+/* A view request answered already (over the cap), whose row was owed. */
 static void free_late(struct sup_view_wait *vw)
 {
 	free(vw->path);
@@ -177,6 +174,7 @@ static void free_late(struct sup_view_wait *vw)
 	free(vw);
 }
 
+/* Answers a view request: the worker thread waiting for it wakes up. */
 static void answer_view(struct sup_run *r, struct sup_view_wait *vw, int result)
 {
 	if (vw->late) { /* answered already: only its row was owed */
@@ -546,10 +544,10 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	struct sup_proc *p = sup_proc_get(r, ev->pid);
 	if (!p)
 		p = sup_proc_adopt(r, ev->pid);
-	if (!p->traced && p->pidfd < 0 && p->tgid == p->tid && ev->pidfd >= 0) {
-		/* The entry is checked by this pidfd from now on, even while a
-		 * decision is pending: a caller killed meanwhile never lends it
-		 * to the process that gets its pid. */
+	if (p->pidfd < 0 && p->tgid == p->tid && ev->pidfd >= 0) {
+		/* The entry is checked by this pidfd whenever it is untraced,
+		 * even while a decision is pending: a caller killed meanwhile
+		 * never lends it to the process that gets its pid. */
 		p->pidfd = ev->pidfd;
 		ev->pidfd = -1;
 	}

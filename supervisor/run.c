@@ -189,21 +189,24 @@ static void on_signal(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	}
 }
 
-/* The agent's initial process has exited: init says how (the agent is not
- * traced between its execs, so its status is init's to report). */
-static void on_agent_exit(struct sup_loop *l, int fd, uint32_t events, void *arg)
+/* The agent's pidfd: its initial process has exited. While it is traced
+ * (before its first exec event) its status is ours to reap; otherwise init,
+ * its parent, reports it (sbx_child_exit), right after its own wait. */
+static void on_pidfd(struct sup_loop *l, int fd, uint32_t events, void *arg)
 {
 	(void)events;
 	struct sup_run *r = arg;
-	int status;
-	if (sbx_child_exit(fd, &status) < 0)
-		return;
 	sup_loop_del(l, fd);
-	sup_trace_reap(r); /* a status still owed to us, the tracer, comes first */
-	if (!r->agent_exited) {
-		r->agent_exited = true;
-		r->agent_status = status;
+	sup_trace_reap(r);
+	if (r->agent_exited)
+		return;
+	int status;
+	if (sbx_child_exit(r->child.exit_fd, &status) < 0) {
+		wd_warn("the sandbox's init did not say how the agent ended");
+		status = SIGKILL;
 	}
+	r->agent_exited = true;
+	r->agent_status = status;
 }
 
 static void on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
@@ -274,15 +277,6 @@ static int start_gate(void *arg, size_t i, int fuse_fd)
  * --no-view (no view machinery) is hidden instead, with a warning. Returns
  * whether |p| is gated.
  */
-/* Whether the canonical path |outer| is |inner| or one of its ancestors. */
-static bool holds(const char *outer, const char *inner)
-{
-	size_t n = strlen(outer);
-	if (strcmp(outer, "/") == 0)
-		return true;
-	return strncmp(inner, outer, n) == 0 && (inner[n] == '/' || inner[n] == '\0');
-}
-
 static bool add_gate(struct sup_run *r, const char *given, const char *project)
 {
 	if (r->opts.no_view) {
@@ -295,13 +289,13 @@ static bool add_gate(struct sup_run *r, const char *given, const char *project)
 	wd_autofree char *p = realpath(given, NULL);
 	if (!p)
 		return false;
-	if (holds(project, p)) {
+	if (wd_path_within(p, project)) {
 		wd_warn("%s: \"gate\" is for places outside the project (the project's "
 			"sensitive files are decided already): hidden instead",
 			given);
 		return false;
 	}
-	if (holds(p, project)) {
+	if (wd_path_within(project, p)) {
 		wd_warn("%s: the project is inside this gated place: neither gated nor hidden",
 			given);
 		return true; /* not hidden either: that would hide the project */
@@ -370,7 +364,7 @@ static char **hide_list(struct sup_run *r, const struct pol_config *c, const cha
 		/* Hiding a place that holds the project would hide the
 		 * project itself. */
 		wd_autofree char *real = realpath(p, NULL);
-		if (real && holds(real, project)) {
+		if (real && wd_path_within(project, real)) {
 			wd_warn("%s: the project is inside this place: not hidden", p);
 			continue;
 		}
@@ -634,7 +628,7 @@ static int run_loop(struct sup_run *r)
 	if (rc == 0)
 		rc = sup_loop_add(r->loop, r->sigfd, EPOLLIN, on_signal, r);
 	if (rc == 0)
-		rc = sup_loop_add(r->loop, r->child.exit_fd, EPOLLIN, on_agent_exit, r);
+		rc = sup_loop_add(r->loop, r->child.pidfd, EPOLLIN, on_pidfd, r);
 	if (rc == 0)
 		rc = sup_prompt_watch(r);
 	if (rc == 0 && r->view)

@@ -141,9 +141,10 @@ struct sup_proc {
 	 * exact for as long as it exists. */
 	bool traced;
 	bool follows; /* traced with fork, vfork and clone events (a covered tree) */
-	/* An untraced entry (a process seen at an exec, then let go) holds a
-	 * pidfd of its process: the entry is used only while that process is
-	 * alive, so a recycled pid never inherits it. -1 when traced. */
+	/* A pidfd of its process (-1 for a thread's entry). An untraced entry
+	 * (a process seen at an exec, then let go) is used only while that
+	 * process is alive, so a recycled pid never inherits it; a traced one
+	 * keeps its pidfd for the day it is let go. */
 	int pidfd;
 	/* Its ancestry could not be followed back to the agent (an orphan, or
 	 * an entry was dropped): it never counts as the agent's direct child. */

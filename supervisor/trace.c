@@ -180,11 +180,12 @@ static void prune_untraced(struct sup_run *r)
 
 void sup_proc_keep_untraced(struct sup_run *r, struct sup_proc *p)
 {
-	if (p->traced || p->pidfd >= 0)
+	if (p->traced)
 		return;
 	/* Only a process's own entry: a pidfd names a process, and a thread's
-	 * tid may be recycled while its process lives on. */
-	if (p->tgid == p->tid) {
+	 * tid may be recycled while its process lives on. Most entries have
+	 * theirs already, from the notification (sup_on_notify). */
+	if (p->pidfd < 0 && p->tgid == p->tid) {
 		p->pidfd = (int)syscall(SYS_pidfd_open, p->tid, 0);
 		/* A live process dropped from the table (out of fds): its
 		 * descendants could pass for the agent's own children. */
@@ -198,20 +199,32 @@ void sup_proc_keep_untraced(struct sup_run *r, struct sup_proc *p)
 	prune_untraced(r);
 }
 
+/* Moves |p| between the traced and the untraced entries (the two counts). */
+static void set_traced(struct sup_run *r, struct sup_proc *p, bool traced)
+{
+	if (p->traced == traced)
+		return;
+	p->traced = traced;
+	if (traced) {
+		r->nuntraced--;
+		r->nprocs++;
+	} else {
+		p->follows = false;
+		r->nprocs--;
+		r->nuntraced++;
+	}
+}
+
 int sup_trace_seize(struct sup_run *r, struct sup_proc *p, bool follow)
 {
 	if (p->traced)
 		return 0;
 	if (ptrace(PTRACE_SEIZE, p->tid, 0, follow ? SBX_TRACE_FOLLOW : SBX_TRACE_EXEC) < 0)
 		return -errno;
-	if (p->pidfd >= 0) {
-		close(p->pidfd);
-		p->pidfd = -1;
-	}
-	p->traced = true;
+	/* Its pidfd stays: if it is let go at its exec event, the entry goes
+	 * on being checked by it (detach). */
+	set_traced(r, p, true);
 	p->follows = follow;
-	r->nuntraced--;
-	r->nprocs++;
 	return 0;
 }
 
@@ -219,11 +232,9 @@ int sup_trace_seize(struct sup_run *r, struct sup_proc *p, bool follow)
  * stays, checked by a pidfd, for the tool call of what it starts. */
 static void detach(struct sup_run *r, struct sup_proc *p)
 {
-	/* The pidfd first, while the process is stopped and surely there. */
-	p->traced = false;
-	p->follows = false;
-	r->nprocs--;
-	r->nuntraced++;
+	/* The pidfd, if the entry has none yet, before the detach: the
+	 * process is stopped, so it is surely there. */
+	set_traced(r, p, false);
 	pid_t tid = p->tid;
 	sup_proc_keep_untraced(r, p); /* may drop |p| */
 	ptrace(PTRACE_DETACH, tid, 0, 0);
@@ -298,31 +309,6 @@ static pid_t ns_pid(pid_t tid)
 	return id;
 }
 
-/* Whether |tid|'s innermost pid is |nstid|. */
-static bool has_ns_pid(pid_t tid, pid_t nstid)
-{
-	return ns_pid(tid) == nstid;
-}
-
-/* Looks for |nstid| among the threads of process |pid| (host pids). */
-static pid_t thread_with_ns_pid(pid_t pid, pid_t nstid)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return 0;
-	pid_t found = 0;
-	struct dirent *e;
-	while (!found && (e = readdir(d))) {
-		pid_t t = (pid_t)strtol(e->d_name, NULL, 10);
-		if (t > 0 && has_ns_pid(t, nstid))
-			found = t;
-	}
-	closedir(d);
-	return found;
-}
-
 /*
  * In a user namespace the view is mounted by the sandbox's init, so FUSE
  * names the caller by its pid in the sandbox's PID namespace. The caller is
@@ -340,7 +326,7 @@ pid_t sup_host_tid(struct sup_run *r, pid_t nstid)
 	for (size_t b = 0; b < WD_ARRAY_SIZE(r->procs); b++)
 		for (struct sup_proc *p = r->procs[b]; p; p = p->next)
 			if ((p->traced || (p->pidfd >= 0 && !pidfd_exited(p->pidfd))) &&
-			    has_ns_pid(p->tid, nstid))
+			    ns_pid(p->tid) == nstid)
 				return p->tid;
 	/* A breadth-first walk of the sandbox's processes, at most 8192. */
 	size_t cap = 8192, head = 0, tail = 0;
@@ -349,16 +335,21 @@ pid_t sup_host_tid(struct sup_run *r, pid_t nstid)
 	if (r->child.init_pid > 0)
 		queue[tail++] = r->child.init_pid;
 	while (!found && head < tail) {
+		/* Each thread of the process: is it the caller, and whom did
+		 * it create. */
 		pid_t pid = queue[head++];
-		if (pid != r->child.init_pid && (found = thread_with_ns_pid(pid, nstid)))
-			break;
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%d/task", pid);
 		DIR *d = opendir(path);
 		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			if (e->d_name[0] == '.')
+		while (d && !found && (e = readdir(d))) {
+			pid_t t = (pid_t)strtol(e->d_name, NULL, 10);
+			if (t <= 0)
 				continue;
+			if (pid != r->child.init_pid && ns_pid(t) == nstid) {
+				found = t;
+				break;
+			}
 			char cpath[320], *kids = NULL;
 			snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", pid, e->d_name);
 			if (wd_read_proc(cpath, 1 << 20, &kids, NULL) < 0)
@@ -534,7 +525,7 @@ static void on_exec_event(struct sup_run *r, pid_t pid)
 		detach(r, p);
 		return;
 	}
-	if (p->cover != 0 && !p->follows) {
+	if (!p->follows) {
 		/* It covers its tree now: follow it before its first
 		 * instruction (options may change at any ptrace stop). */
 		if (ptrace(PTRACE_SETOPTIONS, pid, 0, SBX_TRACE_FOLLOW) < 0) {
@@ -564,12 +555,8 @@ static void on_stop(struct sup_run *r, pid_t pid, int status)
 		/* An exec event of a thread that took its leader's pid finds
 		 * its entry under the former tid (on_exec_event). Any other
 		 * stop of a tracee without an entry: make one. */
-		if (event != PTRACE_EVENT_EXEC) {
-			struct sup_proc *p = sup_proc_adopt(r, pid);
-			p->traced = true;
-			r->nuntraced--;
-			r->nprocs++;
-		}
+		if (event != PTRACE_EVENT_EXEC)
+			set_traced(r, sup_proc_adopt(r, pid), true);
 	}
 	switch (event) {
 	case PTRACE_EVENT_FORK:

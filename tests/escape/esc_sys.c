@@ -253,27 +253,23 @@ static int do_clone3(void)
 	return 0;
 }
 
-static int do_reparent(void)
+/* clone(|flags| | SIGCHLD): the child exits at once; prints the result. */
+static void try_clone(const char *what, unsigned long flags)
 {
 	errno = 0;
-	long rc = syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), NULL, NULL, NULL, 0);
+	long rc = syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 	if (rc == 0)
 		_exit(0);
-	show("clone_parent", rc, errno);
-	errno = 0;
-	rc = syscall(SYS_clone, (unsigned long)(CLONE_UNTRACED | SIGCHLD), NULL, NULL, NULL, 0);
-	if (rc == 0)
-		_exit(0);
-	show("clone_untraced", rc, errno);
+	show(what, rc, errno);
 	if (rc > 0)
-		waitpid((pid_t)rc, NULL, 0);
-	errno = 0;
-	rc = syscall(SYS_clone, (unsigned long)(CLONE_PTRACE | SIGCHLD), NULL, NULL, NULL, 0);
-	if (rc == 0)
-		_exit(0);
-	show("clone_ptrace", rc, errno);
-	if (rc > 0)
-		waitpid((pid_t)rc, NULL, 0);
+		waitpid((pid_t)rc, NULL, 0); /* ECHILD for CLONE_PARENT's: not ours */
+}
+
+static int do_reparent(void)
+{
+	try_clone("clone_parent", CLONE_PARENT);
+	try_clone("clone_untraced", CLONE_UNTRACED);
+	try_clone("clone_ptrace", CLONE_PTRACE);
 	TRY("set_subreaper", prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0));
 	TRY("clear_subreaper", prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0));
 	return 0;
@@ -281,13 +277,7 @@ static int do_reparent(void)
 
 static int do_clonens(void)
 {
-	errno = 0;
-	long rc = syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, NULL, NULL, NULL, NULL);
-	if (rc == 0)
-		_exit(0);
-	show("clone_newuser", rc, errno);
-	if (rc > 0)
-		waitpid((pid_t)rc, NULL, 0);
+	try_clone("clone_newuser", CLONE_NEWUSER | CLONE_NEWNS);
 	return 0;
 }
 

@@ -153,6 +153,29 @@ static void test_run_untraced_descendants_keep_their_tool_call(void **state)
 	wt_result_free(&a);
 }
 
+/* The decoder remembers a file's "#!" line by its identity, size, mtime and
+ * ctime, and only once its ctime is over a second old. A script rewritten
+ * in place with the same size, to another interpreter, has a new ctime:
+ * its next exec is predicted from the new line, so it runs (a stale
+ * prediction would get it killed at its exec event). */
+static void test_run_rewritten_script_runs_its_new_interpreter(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->proj, "s.sh", "#!/bin/sh\necho one\n");
+	char *path = wd_asprintf("%s/s.sh", f->proj);
+	assert_int_equal(chmod(path, 0755), 0);
+	free(path);
+	usleep(2100 * 1000); /* old enough to be remembered */
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c",
+		  "./s.sh; printf '#!/bin/bash\\necho 2\\n' > s.sh; ./s.sh", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "one\n2\n"));
+	assert_null(strstr(r.err, "killed"));
+	wt_result_free(&r);
+	assert_int_equal(wt_audit_count(f->db, NULL, "integrity", NULL, NULL), 0);
+}
+
 static void test_run_tier_notes(void **state)
 {
 	struct fx *f = *state;
@@ -511,6 +534,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_run_cannot_start_exits_125, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_untraced_descendants_keep_their_tool_call,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_rewritten_script_runs_its_new_interpreter,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_tier_notes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_concurrent_execs_each_audited_once, setup,
