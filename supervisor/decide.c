@@ -205,7 +205,7 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 {
 	struct sup_proc *p = rq->kind == POL_EXEC ? sup_proc_get(r, rq->pid) : NULL;
 	if (rq->kind == POL_EXEC && !p)
-		p = sup_proc_adopt(r, rq->pid);
+		p = sup_proc_adopt(r, rq->pid, -1);
 	struct sup_proc *covering = p ? p : sup_proc_get(r, rq->pid);
 	/* The cover once the exec has happened: the decision's own row when it
 	 * covers (set below, once the row exists), the caller's cover for a
@@ -528,29 +528,9 @@ static struct pol_request *request_of(struct sup_run *r, const struct sbx_exec_e
 	return pol_request_exec(&d, r->opts.project);
 }
 
-void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
+/* The exec of |ev| (taken), whose caller's entry is |p|. */
+static void on_exec(struct sup_run *r, struct sbx_exec_event *ev, struct sup_proc *p, int64_t t0)
 {
-	(void)l;
-	(void)events;
-	struct sup_run *r = arg;
-	struct sbx_exec_event *ev = NULL;
-	int64_t t0 = wd_now_mono_ns();
-	int rc = sbx_notify_recv(fd, r->child.root_fd, &ev);
-	if (rc < 0) {
-		if (rc != -ENOENT && rc != -EAGAIN)
-			wd_warn("receiving a notification failed: %s", strerror(-rc));
-		return;
-	}
-	struct sup_proc *p = sup_proc_get(r, ev->pid);
-	if (!p)
-		p = sup_proc_adopt(r, ev->pid);
-	if (p->pidfd < 0 && p->tgid == p->tid && ev->pidfd >= 0) {
-		/* The entry is checked by this pidfd whenever it is untraced,
-		 * even while a decision is pending: a caller killed meanwhile
-		 * never lends it to the process that gets its pid. */
-		p->pidfd = ev->pidfd;
-		ev->pidfd = -1;
-	}
 	if (!ev->found && !ev->refuse_errno) {
 		/* Nothing there to run: fail the exec as the kernel would,
 		 * without continuing it. Not a decision, so not audited. */
@@ -592,6 +572,38 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	}
 	rq->summary = pol_request_summary(rq->req);
 	run_pipeline(r, rq, p->startup);
+}
+
+void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
+{
+	(void)l;
+	(void)events;
+	struct sup_run *r = arg;
+	struct sbx_exec_event *ev = NULL;
+	int64_t t0 = wd_now_mono_ns();
+	int rc = sbx_notify_recv(fd, r->child.root_fd, &ev);
+	if (rc < 0) {
+		if (rc != -ENOENT && rc != -EAGAIN)
+			wd_warn("receiving a notification failed: %s", strerror(-rc));
+		return;
+	}
+	struct sup_proc *p = sup_proc_get(r, ev->pid);
+	if (!p)
+		p = sup_proc_adopt(r, ev->pid, ev->pidfd);
+	if (p->pidfd < 0 && p->tgid == p->tid && ev->pidfd >= 0) {
+		/* The entry is checked by this pidfd whenever it is untraced,
+		 * even while a decision is pending: a caller killed meanwhile
+		 * never lends it to the process that gets its pid. */
+		p->pidfd = ev->pidfd;
+		ev->pidfd = -1;
+	}
+	/* Until this notification is handled (answered, or left pending),
+	 * the caller's entry is known to be its own (sup_run.live). A
+	 * pending decision looks the entry up again, with its check, when
+	 * it is answered. */
+	r->live = p;
+	on_exec(r, ev, p, t0);
+	r->live = NULL;
 }
 
 /* Whether |tid| is one of the supervisor's own threads (its decoder reads

@@ -167,9 +167,9 @@ static void on_signal(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	(void)l;
 	(void)events;
 	struct sup_run *r = arg;
-	/* Read until nothing is pending: a SIGCHLD raised while the reap below
-	 * runs is consumed by the next read and reaped again, and one raised
-	 * after the last read wakes the next round. */
+	/* Read until a read comes back short (nothing more was pending then).
+	 * A SIGCHLD raised while the reap below runs stays pending, and the
+	 * signalfd, level-triggered, wakes the next round for it. */
 	struct signalfd_siginfo si[8];
 	ssize_t n;
 	while ((n = read(fd, si, sizeof(si))) >= (ssize_t)sizeof(si[0])) {
@@ -186,6 +186,8 @@ static void on_signal(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		}
 		if (chld)
 			sup_trace_reap(r);
+		if (n < (ssize_t)sizeof(si))
+			break;
 	}
 }
 

@@ -100,6 +100,11 @@ struct sup_run {
 	 * SUP_UNTRACED_MAX at once): from then on no untraced process counts
 	 * as a direct child of the agent (see sup_proc.orphan). */
 	bool lost_track;
+	/* The entry of the caller whose notification is being handled, for
+	 * as long as that handling lasts (decide.c): the caller is blocked in
+	 * its exec and its pidfd, opened before the notification's id check,
+	 * showed it alive, so sup_proc_get() need not ask its pidfd again. */
+	struct sup_proc *live;
 	struct sup_pending *pending; /* requests waiting for a person */
 	/* The view's hand-off: FUSE workers queue a sup_view_wait and wake
 	 * the loop through view_efd; the loop answers under view_lock. */
@@ -179,9 +184,10 @@ struct sup_proc *sup_proc_get(struct sup_run *r, pid_t tid);
 /* A new traced entry (the agent, an auto-attached child). */
 struct sup_proc *sup_proc_add(struct sup_run *r, pid_t tid, pid_t ppid);
 void sup_proc_del(struct sup_run *r, pid_t tid);
-/* The entry of |tid|, created from /proc when it has none: an untraced
- * process nothing covers, whose tool call comes from its ancestry. */
-struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid);
+/* The entry of |tid|, created when it has none: an untraced process
+ * nothing covers, whose tool call comes from its ancestry. |pidfd| (or -1)
+ * is a pidfd of |tid|'s process, which names its parent without /proc. */
+struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid, int pidfd);
 /* Attaches to |p|, a thread stopped in an allowed exec, so that its exec
  * event is checked; |follow| adds fork events (the exec covers its tree).
  * 0 or -errno. */
