@@ -220,6 +220,27 @@ static int peek_string(struct rmem *m, uint64_t addr, size_t max, size_t *budget
 	return 0;
 }
 
+/* Puts in |want| (room for |max|) the addresses of the first strings of
+ * the vector at |addr| whose pointers are in the cache already, for
+ * rmem_prefetch(): argv, envp and their strings usually sit in a few pages.
+ * Returns how many. */
+static size_t string_pages(const struct rmem *m, uint64_t addr, uint64_t *want, size_t max)
+{
+	size_t n = 0;
+	for (uint64_t a = addr; a && n < max && !past_top(a, sizeof(uint64_t));
+	     a += sizeof(uint64_t)) {
+		const char *pg = rmem_cached(m, a);
+		uint64_t ptr;
+		if (!pg || (a & (SBX_PAGE_SIZE - 1)) + sizeof(ptr) > SBX_PAGE_SIZE)
+			break;
+		memcpy(&ptr, pg + (a & (SBX_PAGE_SIZE - 1)), sizeof(ptr));
+		if (ptr == 0)
+			break;
+		want[n++] = ptr;
+	}
+	return n;
+}
+
 static void free_vec(char **v)
 {
 	for (size_t i = 0; v && v[i]; i++)
@@ -239,22 +260,8 @@ static int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out
 		*bytes = 0;
 		return 0;
 	}
-	/* Warm the cache with the pages of the first strings whose pointers
-	 * are cached already (argv and envp usually sit in a few pages). */
 	uint64_t want[PREFETCH_MAX * 4] = {0};
-	size_t nwant = 0;
-	for (uint64_t a = addr; nwant < WD_ARRAY_SIZE(want) && !past_top(a, sizeof(uint64_t));
-	     a += sizeof(uint64_t)) {
-		const char *pg = rmem_cached(m, a);
-		uint64_t ptr;
-		if (!pg || (a & (SBX_PAGE_SIZE - 1)) + sizeof(ptr) > SBX_PAGE_SIZE)
-			break;
-		memcpy(&ptr, pg + (a & (SBX_PAGE_SIZE - 1)), sizeof(ptr));
-		if (ptr == 0)
-			break;
-		want[nwant++] = ptr;
-	}
-	rmem_prefetch(m, want, nwant);
+	rmem_prefetch(m, want, string_pages(m, addr, want, WD_ARRAY_SIZE(want)));
 	for (;;) {
 		uint64_t p;
 		if (n >= SBX_VECTOR_MAX_PTRS || budget < sizeof(p)) {
@@ -735,6 +742,12 @@ int sbx_notify_recv(int fd, int root_fd, struct sbx_exec_event **out)
 	m->batch_pid = ev->pid;
 	uint64_t first[] = {path_a, argv_a, envp_a};
 	rmem_prefetch(m, first, WD_ARRAY_SIZE(first));
+	/* Then the pages of the strings of both vectors, in one more read
+	 * (peek_vector() finds them cached and reads nothing itself). */
+	uint64_t strs[PREFETCH_MAX * 8] = {0};
+	size_t nstrs = string_pages(m, argv_a, strs, WD_ARRAY_SIZE(strs) / 2);
+	nstrs += string_pages(m, envp_a, strs + nstrs, WD_ARRAY_SIZE(strs) - nstrs);
+	rmem_prefetch(m, strs, nstrs);
 	rc = peek_string(m, path_a, 4096, &budget, &ev->path_arg);
 	if (rc < 0) {
 		ev->path_arg = wd_strdup("");
