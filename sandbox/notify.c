@@ -646,8 +646,22 @@ char *sbx_proc_cmdline(pid_t pid, size_t max)
 	snprintf(p, sizeof(p), "/proc/%d/cmdline", pid);
 	char *buf = NULL;
 	size_t len = 0;
-	if (wd_read_proc(p, max, &buf, &len) == -EFBIG || !buf)
-		return buf ? buf : NULL;
+	if (max > SBX_CMDLINE_MAX)
+		max = SBX_CMDLINE_MAX;
+	/* Read on the stack, like the decoder's pages (see there). */
+	char stackbuf[SBX_CMDLINE_MAX + 1];
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	ssize_t n;
+	while ((n = read(fd, stackbuf, max + 1)) < 0 && errno == EINTR)
+		;
+	close(fd);
+	if (n < 0 || (size_t)n > max)
+		return NULL;
+	stackbuf[n] = '\0';
+	buf = stackbuf;
+	len = (size_t)n;
 	struct wd_sb sb = {0};
 	size_t i = 0;
 	while (i < len) {
@@ -657,7 +671,6 @@ char *sbx_proc_cmdline(pid_t pid, size_t max)
 		wd_sb_shell_quote(&sb, s);
 		i += strlen(s) + 1;
 	}
-	free(buf);
 	return wd_sb_steal(&sb);
 }
 
@@ -737,7 +750,9 @@ int sbx_notify_recv(int fd, int root_fd, struct sbx_exec_event **out)
 		envp_a = req->data.args[2];
 	}
 	size_t budget = 4096, envbytes = 0;
-	struct rmem *m = wd_malloc(sizeof(*m));
+	/* On the stack (8 pages): a heap block this size, taken and given back
+	 * for every exec, costs malloc a consolidation each time. */
+	struct rmem mem, *m = &mem;
 	rmem_init(m, read_pid_page, &ev->pid);
 	m->batch_pid = ev->pid;
 	uint64_t first[] = {path_a, argv_a, envp_a};
@@ -765,7 +780,6 @@ int sbx_notify_recv(int fd, int root_fd, struct sbx_exec_event **out)
 		set_refusal(ev, EINVAL, "an exec with an empty argv hides what it runs");
 	}
 	rc = peek_vector(m, envp_a, SBX_ENV_MAX, &ev->envp, &envbytes);
-	free(m);
 	if (rc < 0) {
 		ev->envp = wd_calloc(1, sizeof(char *));
 		set_refusal(ev, rc == -E2BIG ? E2BIG : EFAULT,
@@ -774,7 +788,7 @@ int sbx_notify_recv(int fd, int root_fd, struct sbx_exec_event **out)
 	}
 	ev->cwd = proc_link(ev->pid, "cwd");
 	/* A thread's cmdline is its process's (one mm). */
-	ev->parent_cmdline = sbx_proc_cmdline(ev->pid, 8192);
+	ev->parent_cmdline = sbx_proc_cmdline(ev->pid, SBX_CMDLINE_MAX);
 	resolve(ev, root_fd, dirfd, flags);
 	ev->digest = digest_of(ev);
 	ev->pidfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);

@@ -263,8 +263,12 @@ bool sbx_notify_id_valid(int fd, uint64_t id);
  * match, -EPERM with a reason in |why| (caller frees) when not, or -errno. */
 int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, char **why);
 
-/* Reads /proc/PID/cmdline shell-quoted (at most |max| bytes). Caller frees;
- * NULL when the process is gone. */
+/* The longest command line sbx_proc_cmdline() reads. */
+#define SBX_CMDLINE_MAX 8192
+
+/* Reads /proc/PID/cmdline shell-quoted (at most |max| bytes, and at most
+ * SBX_CMDLINE_MAX). Caller frees; NULL when the process is gone or its
+ * command line is longer. */
 char *sbx_proc_cmdline(pid_t pid, size_t max);
 
 #endif
