@@ -69,7 +69,7 @@ static int load_sizes(void)
  * notification. Pages come from a sbx_page_reader: the caller's memory
  * (read_pid_page) here, a made-up address space in the fuzz target.
  */
-#define RPAGES 8
+#define RPAGES 12
 
 struct rmem {
 	sbx_page_reader read;
@@ -135,7 +135,7 @@ static const char *rmem_cached(const struct rmem *m, uint64_t addr)
  * the decode reads the same bytes with or without it. The kernel stops at
  * the first page that fails, so the count it returns says which succeeded.
  */
-#define PREFETCH_MAX 4
+#define PREFETCH_MAX 6
 
 static void rmem_prefetch(struct rmem *m, const uint64_t *addrs, size_t n)
 {
@@ -640,6 +640,22 @@ static void resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags)
 	close(fd);
 }
 
+/* |len| bytes of NUL-separated arguments (buf[len] is a NUL), shell-quoted
+ * and joined by spaces, as a command line is shown. */
+static char *quote_args(const char *buf, size_t len)
+{
+	struct wd_sb sb = {0};
+	size_t i = 0;
+	while (i < len) {
+		const char *s = buf + i;
+		if (sb.len)
+			wd_sb_putc(&sb, ' ');
+		wd_sb_shell_quote(&sb, s);
+		i += strlen(s) + 1;
+	}
+	return wd_sb_steal(&sb);
+}
+
 char *sbx_proc_cmdline(pid_t pid, size_t max)
 {
 	char p[64];
@@ -662,16 +678,7 @@ char *sbx_proc_cmdline(pid_t pid, size_t max)
 	stackbuf[n] = '\0';
 	buf = stackbuf;
 	len = (size_t)n;
-	struct wd_sb sb = {0};
-	size_t i = 0;
-	while (i < len) {
-		const char *s = buf + i;
-		if (sb.len)
-			wd_sb_putc(&sb, ' ');
-		wd_sb_shell_quote(&sb, s);
-		i += strlen(s) + 1;
-	}
-	return wd_sb_steal(&sb);
+	return quote_args(buf, len);
 }
 
 void sbx_exec_event_free(struct sbx_exec_event *ev)
@@ -716,7 +723,64 @@ static uint64_t digest_of(const struct sbx_exec_event *ev)
 	return h;
 }
 
-int sbx_notify_recv(int fd, int root_fd, struct sbx_exec_event **out)
+/* PIDFD_GET_INFO (Linux 6.13, linux/pidfd.h; defined here for older
+ * headers). */
+struct wd_pidfd_info {
+	uint64_t mask;
+	uint64_t cgroupid;
+	uint32_t pid, tgid, ppid;
+	uint32_t ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	uint32_t spare0;
+};
+#define WD_PIDFD_INFO_PID (1ULL << 0)
+#define WD_PIDFD_GET_INFO _IOWR(0xFF, 11, struct wd_pidfd_info)
+
+bool sbx_pidfd_ids(int pidfd, pid_t *tgid, pid_t *ppid)
+{
+	static bool unsupported;
+	if (pidfd < 0 || unsupported)
+		return false;
+	struct wd_pidfd_info info = {.mask = WD_PIDFD_INFO_PID};
+	if (ioctl(pidfd, WD_PIDFD_GET_INFO, &info) < 0) {
+		if (errno == ENOTTY || errno == EINVAL)
+			unsupported = true;
+		return false;
+	}
+	if (!(info.mask & WD_PIDFD_INFO_PID) || info.tgid == 0)
+		return false;
+	*tgid = (pid_t)info.tgid;
+	*ppid = (pid_t)info.ppid;
+	return true;
+}
+
+/*
+ * The caller's command line, for the request shown to the decision. Where
+ * warden saw the caller's arguments at its own exec event, or its parent's
+ * (a process made by fork keeps its creator's arg_start and arg_end), it
+ * reads the caller's memory there, in the same reads as the rest: if the
+ * bytes are exactly the ones seen, they are what /proc/PID/cmdline would
+ * show (it reads from arg_start to arg_end, and stops at the last NUL, which
+ * the bytes end with), and the /proc file, which the kernel builds a dentry
+ * and an inode for at a new pid's first exec, is not needed. Any other
+ * bytes (a caller that rewrote its arguments, one forked before its
+ * parent's last exec) send it to the /proc file. A caller can write what it
+ * likes into its own arguments either way: the command line is what the
+ * caller says it is, shown to the decision, never enforced.
+ */
+static char *caller_cmdline(struct rmem *m, pid_t pid, const struct sbx_args *hint)
+{
+	char buf[SBX_CMDLINE_MAX + 1];
+	if (hint && hint->bytes && hint->len > 0 && hint->len <= SBX_CMDLINE_MAX &&
+	    rmem_read(m, hint->at, buf, hint->len) == 0 &&
+	    memcmp(buf, hint->bytes, hint->len) == 0) {
+		buf[hint->len] = '\0';
+		return quote_args(buf, hint->len);
+	}
+	return sbx_proc_cmdline(pid, SBX_CMDLINE_MAX);
+}
+
+int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
+		    struct sbx_exec_event **out)
 {
 	int rc = load_sizes();
 	if (rc < 0)
@@ -749,13 +813,21 @@ int sbx_notify_recv(int fd, int root_fd, struct sbx_exec_event **out)
 		argv_a = req->data.args[1];
 		envp_a = req->data.args[2];
 	}
+	/* The pidfd first: opened before the id check below, it names the
+	 * caller (see there), and it names its parent without /proc. */
+	ev->pidfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);
+	if (!sbx_pidfd_ids(ev->pidfd, &ev->tgid, &ev->ppid))
+		ev->tgid = ev->ppid = 0;
+	const struct sbx_args *args = hint ? hint(hint_ctx, ev->pid, ev->ppid) : NULL;
+	uint64_t args_at = args && args->bytes ? args->at : 0;
+	uint64_t args_end = args_at ? args->at + args->len - 1 : 0;
 	size_t budget = 4096, envbytes = 0;
 	/* On the stack (8 pages): a heap block this size, taken and given back
 	 * for every exec, costs malloc a consolidation each time. */
 	struct rmem mem, *m = &mem;
 	rmem_init(m, read_pid_page, &ev->pid);
 	m->batch_pid = ev->pid;
-	uint64_t first[] = {path_a, argv_a, envp_a};
+	uint64_t first[] = {path_a, argv_a, envp_a, args_at, args_end};
 	rmem_prefetch(m, first, WD_ARRAY_SIZE(first));
 	/* Then the pages of the strings of both vectors, in one more read
 	 * (peek_vector() finds them cached and reads nothing itself). */
@@ -788,10 +860,9 @@ int sbx_notify_recv(int fd, int root_fd, struct sbx_exec_event **out)
 	}
 	ev->cwd = proc_link(ev->pid, "cwd");
 	/* A thread's cmdline is its process's (one mm). */
-	ev->parent_cmdline = sbx_proc_cmdline(ev->pid, SBX_CMDLINE_MAX);
+	ev->parent_cmdline = caller_cmdline(m, ev->pid, args);
 	resolve(ev, root_fd, dirfd, flags);
 	ev->digest = digest_of(ev);
-	ev->pidfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);
 
 	/* Everything above may have read a recycled pid if the caller died:
 	 * the id check says whether it was still our caller all along (and
@@ -906,7 +977,39 @@ static bool stack_vector_equals(const char *buf, uint64_t start, size_t got, siz
  * equal; anything else (a smaller read, a 32-bit image, a difference) sends
  * the caller to the /proc check, which decides.
  */
-static bool stack_matches(pid_t pid, char *const *argv, char *const *envp)
+/* Where the strings of the argv at |off| in |buf| start, when they lie end
+ * to end as the kernel copies them (so that they are exactly the bytes
+ * from arg_start to arg_end): fills |args| and returns true. */
+static bool stack_args(const char *buf, size_t got, size_t off, char *const *argv,
+		       struct sbx_args *args)
+{
+	uint64_t first = 0;
+	size_t len = 0;
+	for (size_t i = 0; argv && argv[i]; i++) {
+		uint64_t ptr;
+		if (off + (i + 1) * sizeof(ptr) > got)
+			return false;
+		memcpy(&ptr, buf + off + i * sizeof(ptr), sizeof(ptr));
+		if (i == 0)
+			first = ptr;
+		if (ptr != first + len)
+			return false;
+		len += strlen(argv[i]) + 1;
+	}
+	if (len == 0 || len > SBX_CMDLINE_MAX)
+		return false;
+	args->at = first;
+	args->len = len;
+	args->bytes = wd_malloc(len);
+	for (size_t i = 0, o = 0; argv[i]; i++) {
+		size_t n = strlen(argv[i]) + 1;
+		memcpy(args->bytes + o, argv[i], n);
+		o += n;
+	}
+	return true;
+}
+
+static bool stack_matches(pid_t pid, char *const *argv, char *const *envp, struct sbx_args *args)
 {
 	struct user_regs_struct regs;
 	if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
@@ -945,25 +1048,30 @@ static bool stack_matches(pid_t pid, char *const *argv, char *const *envp)
 		     stack_vector_equals(buf, start, (size_t)got, off + sizeof(n), argv) &&
 		     stack_vector_equals(buf, start, (size_t)got,
 					 off + sizeof(n) + (argc + 1) * sizeof(uint64_t), envp);
+		if (ok && args)
+			stack_args(buf, (size_t)got, off + sizeof(n), argv, args);
 	}
 	free(buf);
 	return ok;
 }
 #else
-static bool stack_matches(pid_t pid, char *const *argv, char *const *envp)
+static bool stack_matches(pid_t pid, char *const *argv, char *const *envp, struct sbx_args *args)
 {
 	(void)pid;
 	(void)argv;
 	(void)envp;
+	(void)args;
 	return false;
 }
 #endif
 
-int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, char **why)
+int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, struct sbx_args *args, char **why)
 {
 	char p[64];
 	struct stat st;
 	*why = NULL;
+	if (args)
+		*args = (struct sbx_args){0};
 	snprintf(p, sizeof(p), "/proc/%d/exe", pid);
 	if (stat(p, &st) < 0) {
 		*why = wd_asprintf("the new image of pid %d cannot be checked: %s", pid,
@@ -977,7 +1085,7 @@ int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, char **why)
 		free(exe);
 		return -EPERM;
 	}
-	if (stack_matches(pid, ev->expect_argv, ev->envp))
+	if (stack_matches(pid, ev->expect_argv, ev->envp, args))
 		return 0;
 	if (!proc_vector_equals(pid, "cmdline", ev->expect_argv)) {
 		*why = wd_strdup("its argv changed between the decision and the exec");

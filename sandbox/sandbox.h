@@ -204,6 +204,8 @@ int sbx_filter_load(void);
 /* Caps. An argv (strings and pointers) over SBX_ARGV_MAX bytes is refused. */
 #define SBX_ARGV_MAX (256 * 1024)
 #define SBX_ENV_MAX  (1024 * 1024)
+/* The longest command line warden reads (sbx_proc_cmdline, sbx_args). */
+#define SBX_CMDLINE_MAX 8192
 
 /* One exec as read from the stopped caller. Every string is owned by the
  * event; free with sbx_exec_event_free(). */
@@ -239,14 +241,38 @@ struct sbx_exec_event {
 	char *refuse_reason;
 	char *parent_cmdline; /* the caller's /proc/PID/cmdline, shell-quoted */
 	uint64_t digest;      /* FNV-1a of the file identity, argv and envp */
+	/* The caller's process and parent, from its pidfd (Linux 6.13's
+	 * PIDFD_GET_INFO); 0 when unknown (no pidfd, an older kernel). */
+	pid_t tgid;
+	pid_t ppid;
 };
+
+/* Where a process's arguments sit in its memory (the kernel's arg_start
+ * and arg_end, which /proc/PID/cmdline reads) and what they were when an
+ * exec event showed them (sbx_verify_exec). A process made by fork has
+ * its creator's, at the same place. */
+struct sbx_args {
+	uint64_t at;
+	size_t len;  /* the strings and their NULs; at most SBX_CMDLINE_MAX */
+	char *bytes; /* what was there (owned); NULL: nothing known */
+};
+
+/* The arguments warden last saw for the caller |tid| (its own exec event),
+ * or else for its parent |ppid| (0: unknown), or NULL. The decoder reads
+ * the caller's memory there, and takes those bytes as its command line
+ * when they are still exactly what was seen; otherwise it reads
+ * /proc/PID/cmdline. */
+typedef const struct sbx_args *(*sbx_args_hint)(void *ctx, pid_t tid, pid_t ppid);
 
 /* Waits for no notification: receives one that is ready on |fd|. Returns 0
  * and an event (caller frees), -ENOENT when the caller vanished before it
  * could be decoded (nothing to answer), or another -errno. Absolute paths
  * resolve under |root_fd| (sbx_child.root_fd; -1: the caller's own root,
- * opened for each exec). Not thread-safe: one thread decodes. */
-int sbx_notify_recv(int fd, int root_fd, struct sbx_exec_event **out);
+ * opened for each exec). |hint| (may be NULL) is asked, with |hint_ctx|,
+ * where the caller's arguments should be. Not thread-safe: one thread
+ * decodes. */
+int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
+		    struct sbx_exec_event **out);
 
 void sbx_exec_event_free(struct sbx_exec_event *ev);
 
@@ -260,11 +286,16 @@ bool sbx_notify_id_valid(int fd, uint64_t id);
 /* Checks, at the PTRACE_EVENT_EXEC stop of |pid|, that the new image is the
  * one decided: /proc/PID/exe has the identity and /proc/PID/cmdline and
  * /proc/PID/environ are exactly expect_argv and envp. Returns 0 when they
- * match, -EPERM with a reason in |why| (caller frees) when not, or -errno. */
-int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, char **why);
+ * match, -EPERM with a reason in |why| (caller frees) when not, or -errno.
+ * On a match, |args| (may be NULL) says where the new image's arguments
+ * are, when the new stack showed it (x86_64, at most SBX_CMDLINE_MAX
+ * bytes); else its bytes are NULL. The caller frees args->bytes. */
+int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, struct sbx_args *args, char **why);
 
-/* The longest command line sbx_proc_cmdline() reads. */
-#define SBX_CMDLINE_MAX 8192
+/* The tgid and parent of the process behind |pidfd| (PIDFD_GET_INFO, Linux
+ * 6.13), in the caller's pid namespace. False when the kernel has no such
+ * ioctl, the process is gone, or |pidfd| is -1. */
+bool sbx_pidfd_ids(int pidfd, pid_t *tgid, pid_t *ppid);
 
 /* Reads /proc/PID/cmdline shell-quoted (at most |max| bytes, and at most
  * SBX_CMDLINE_MAX). Caller frees; NULL when the process is gone or its

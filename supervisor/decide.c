@@ -205,7 +205,7 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 {
 	struct sup_proc *p = rq->kind == POL_EXEC ? sup_proc_get(r, rq->pid) : NULL;
 	if (rq->kind == POL_EXEC && !p)
-		p = sup_proc_adopt(r, rq->pid, -1);
+		p = sup_proc_adopt(r, rq->pid, 0, 0);
 	struct sup_proc *covering = p ? p : sup_proc_get(r, rq->pid);
 	/* The cover once the exec has happened: the decision's own row when it
 	 * covers (set below, once the row exists), the caller's cover for a
@@ -581,7 +581,7 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	struct sup_run *r = arg;
 	struct sbx_exec_event *ev = NULL;
 	int64_t t0 = wd_now_mono_ns();
-	int rc = sbx_notify_recv(fd, r->child.root_fd, &ev);
+	int rc = sbx_notify_recv(fd, r->child.root_fd, sup_args_hint, r, &ev);
 	if (rc < 0) {
 		if (rc != -ENOENT && rc != -EAGAIN)
 			wd_warn("receiving a notification failed: %s", strerror(-rc));
@@ -589,7 +589,7 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	}
 	struct sup_proc *p = sup_proc_get(r, ev->pid);
 	if (!p)
-		p = sup_proc_adopt(r, ev->pid, ev->pidfd);
+		p = sup_proc_adopt(r, ev->pid, ev->tgid, ev->ppid);
 	if (p->pidfd < 0 && p->tgid == p->tid && ev->pidfd >= 0) {
 		/* The entry is checked by this pidfd whenever it is untraced,
 		 * even while a decision is pending: a caller killed meanwhile

@@ -173,6 +173,9 @@ struct sup_proc {
 	 * command on the next PATH entry gets the same answer, once audited. */
 	uint64_t refused_digest;
 	int64_t refused_at_ns;
+	/* Where its arguments are and what they were at its last exec event
+	 * (or its creator's, copied at a fork event); bytes NULL: unknown. */
+	struct sbx_args args;
 };
 
 /* Untraced entries kept at once (each holds a pidfd). */
@@ -185,9 +188,14 @@ struct sup_proc *sup_proc_get(struct sup_run *r, pid_t tid);
 struct sup_proc *sup_proc_add(struct sup_run *r, pid_t tid, pid_t ppid);
 void sup_proc_del(struct sup_run *r, pid_t tid);
 /* The entry of |tid|, created when it has none: an untraced process
- * nothing covers, whose tool call comes from its ancestry. |pidfd| (or -1)
- * is a pidfd of |tid|'s process, which names its parent without /proc. */
-struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid, int pidfd);
+ * nothing covers, whose tool call comes from its ancestry. |tgid| and
+ * |ppid| are its process and parent when known (sbx_exec_event's, from
+ * its pidfd); 0: read from /proc. */
+struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid, pid_t tgid, pid_t ppid);
+/* sbx_args_hint for the decoder (|ctx| is the sup_run): the arguments seen
+ * at the caller's own last exec event, or, for a caller without an entry
+ * (made by fork, never exec'd since), at its parent's. */
+const struct sbx_args *sup_args_hint(void *ctx, pid_t tid, pid_t ppid);
 /* Attaches to |p|, a thread stopped in an allowed exec, so that its exec
  * event is checked; |follow| adds fork events (the exec covers its tree).
  * 0 or -errno. */

@@ -130,6 +130,7 @@ struct sup_proc *sup_proc_add(struct sup_run *r, pid_t tid, pid_t ppid)
 static void proc_free(struct sup_proc *p)
 {
 	sbx_exec_event_free(p->decided);
+	free(p->args.bytes);
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	free(p);
@@ -244,42 +245,17 @@ static void detach(struct sup_run *r, struct sup_proc *p)
 	ptrace(PTRACE_DETACH, tid, 0, 0);
 }
 
-/* PIDFD_GET_INFO (Linux 6.13, linux/pidfd.h; defined here for older
- * headers): a process's tgid and parent, in this pid namespace, from its
- * pidfd. */
-struct wd_pidfd_info {
-	uint64_t mask;
-	uint64_t cgroupid;
-	uint32_t pid, tgid, ppid;
-	uint32_t ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
-	uint32_t spare0;
-};
-#define WD_PIDFD_INFO_PID (1ULL << 0)
-#define WD_PIDFD_GET_INFO _IOWR(0xFF, 11, struct wd_pidfd_info)
-
-/* Tgid and PPid of the process behind |pidfd|, which names that process
- * and no other, whatever happens to its pid. A new caller's first exec is
- * the common case here, and for a pid the kernel has not shown in /proc
- * before, /proc/PID/stat costs it a dentry and two inodes (about 12 µs on
- * the measuring machine) where this ioctl costs about 1. False when the
- * kernel has no such ioctl (it is then not asked again) or the process is
- * gone. */
-static bool pidfd_ids(int pidfd, pid_t *tgid, pid_t *ppid)
+const struct sbx_args *sup_args_hint(void *ctx, pid_t tid, pid_t ppid)
 {
-	static bool unsupported;
-	if (pidfd < 0 || unsupported)
-		return false;
-	struct wd_pidfd_info info = {.mask = WD_PIDFD_INFO_PID};
-	if (ioctl(pidfd, WD_PIDFD_GET_INFO, &info) < 0) {
-		if (errno == ENOTTY || errno == EINVAL)
-			unsupported = true;
-		return false;
-	}
-	if (!(info.mask & WD_PIDFD_INFO_PID) || info.tgid == 0)
-		return false;
-	*tgid = (pid_t)info.tgid;
-	*ppid = (pid_t)info.ppid;
-	return true;
+	struct sup_run *r = ctx;
+	struct sup_proc *p = sup_proc_get(r, tid);
+	if (p && p->args.bytes)
+		return &p->args;
+	/* None of its own (never exec'd under warden, or only refused):
+	 * what it was made with. Wrong guesses cost nothing: the decoder
+	 * compares the bytes. */
+	p = ppid > 0 ? sup_proc_get(r, ppid) : NULL;
+	return p && p->args.bytes ? &p->args : NULL;
 }
 
 /* Tgid and PPid of |tid| from /proc, for a process whose creation event we
@@ -430,10 +406,9 @@ pid_t sup_tgid_of(pid_t tid)
  * exec is audited). An ancestry that ends elsewhere (an orphan, adopted by
  * init) starts one too, but is marked: it is not the agent's child.
  */
-struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid, int pidfd)
+struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid, pid_t tgid, pid_t ppid)
 {
-	pid_t tgid, ppid;
-	if (!pidfd_ids(pidfd, &tgid, &ppid))
+	if (tgid <= 0)
 		proc_ids(tid, &tgid, &ppid);
 	struct sup_proc *p = insert(r, tid, ppid, false);
 	p->tgid = tgid;
@@ -487,6 +462,13 @@ static void on_new_child(struct sup_run *r, pid_t parent, pid_t child, bool is_t
 		p->cover = par->cover;
 		p->tool_call = par->tool_call;
 		p->orphan = par->orphan;
+		/* fork copies the memory, arguments and all; a thread shares it */
+		free(p->args.bytes);
+		p->args = par->args;
+		if (par->args.bytes) {
+			p->args.bytes = wd_malloc(par->args.len);
+			memcpy(p->args.bytes, par->args.bytes, par->args.len);
+		}
 	}
 	if (p->held) {
 		p->held = false;
@@ -552,13 +534,16 @@ static void on_exec_event(struct sup_run *r, pid_t pid)
 		return;
 	}
 	char *why = NULL;
-	if (sbx_verify_exec(pid, ev, &why) < 0) {
+	struct sbx_args args;
+	if (sbx_verify_exec(pid, ev, &args, &why) < 0) {
 		exec_mismatch(r, pid, ev, why);
 		free(why);
 		sbx_exec_event_free(ev);
 		return;
 	}
 	sbx_exec_event_free(ev);
+	free(p->args.bytes);
+	p->args = args; /* where its next exec's caller_cmdline() looks */
 	p->cover = p->next_cover;
 	if (pid == r->child.pid)
 		r->agent_started = true;
@@ -599,7 +584,7 @@ static void on_stop(struct sup_run *r, pid_t pid, int status)
 		 * its entry under the former tid (on_exec_event). Any other
 		 * stop of a tracee without an entry: make one. */
 		if (event != PTRACE_EVENT_EXEC)
-			set_traced(r, sup_proc_adopt(r, pid, -1), true);
+			set_traced(r, sup_proc_adopt(r, pid, 0, 0), true);
 	}
 	switch (event) {
 	case PTRACE_EVENT_FORK:

@@ -430,6 +430,8 @@ static int match_cb(const struct sto_row *row, void *arg)
 		return 0;
 	if (q->note_sub && (!row->note || !strstr(row->note, q->note_sub)))
 		return 0;
+	if (q->request_sub && (!row->request || !strstr(row->request, q->request_sub)))
+		return 0;
 	m->n++;
 	return 0;
 }

@@ -94,6 +94,7 @@ bool wt_bg_wait(struct wt_bg *bg, int ms, struct wt_result *res);
 struct wt_audit_q {
 	const char *decision, *source, *summary_sub, *reason_sub;
 	const char *note_sub, *decided_by, *session;
+	const char *request_sub; /* a substring of the request's JSON */
 };
 int wt_audit_match(const char *db, const struct wt_audit_q *q);
 

@@ -153,6 +153,39 @@ static void test_run_untraced_descendants_keep_their_tool_call(void **state)
 	wt_result_free(&a);
 }
 
+/* The caller's command line (the request's "parent") is read from where its
+ * own exec event, or its parent's, showed its arguments, when the bytes
+ * there are still the ones seen; a caller that rewrote them in place (perl's
+ * $0) shows the rewritten ones, as /proc/PID/cmdline does. */
+static void test_run_parent_command_line(void **state)
+{
+	struct fx *f = *state;
+	const char *script = "/bin/echo a; /bin/echo b; "
+			     "perl -e '$0 = q(renamed by perl); exec q(/bin/echo), q(c)'";
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c", script, NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "a\nb\nc\n"));
+	wt_result_free(&r);
+	/* The shell's fork children, whose arguments are the shell's. */
+	struct wt_audit_q a = {.summary_sub = "=/bin/echo a",
+			       .request_sub =
+				       "\"parent\":\"/bin/sh -c '/bin/echo a; /bin/echo b; perl"};
+	assert_int_equal(wt_audit_match(f->db, &a), 1);
+	struct wt_audit_q b = {.summary_sub = "=/bin/echo b",
+			       .request_sub =
+				       "\"parent\":\"/bin/sh -c '/bin/echo a; /bin/echo b; perl"};
+	assert_int_equal(wt_audit_match(f->db, &b), 1);
+	/* perl itself was started by the shell; its exec of echo comes from
+	 * its rewritten arguments. */
+	struct wt_audit_q p = {.summary_sub = "perl -e",
+			       .request_sub = "\"parent\":\"/bin/sh -c '/bin/echo a"};
+	assert_int_equal(wt_audit_match(f->db, &p), 1);
+	struct wt_audit_q c = {.summary_sub = "=/bin/echo c",
+			       .request_sub = "\"parent\":\"'renamed by perl'\""};
+	assert_int_equal(wt_audit_match(f->db, &c), 1);
+}
+
 /* The decoder remembers a file's "#!" line by its identity, size, mtime and
  * ctime, and only once its ctime is over a second old. A script rewritten
  * in place with the same size, to another interpreter, has a new ctime:
@@ -533,6 +566,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_exit_status_passed_through, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_run_cannot_start_exits_125, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_parent_command_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_untraced_descendants_keep_their_tool_call,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_rewritten_script_runs_its_new_interpreter,
