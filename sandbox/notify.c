@@ -1027,8 +1027,13 @@ static bool stack_matches(pid_t pid, char *const *argv, char *const *envp, struc
 	size_t npages = (span + SBX_PAGE_SIZE - 1) / SBX_PAGE_SIZE;
 	if (npages > 1024) /* IOV_MAX */
 		return false;
-	char *buf = wd_malloc(npages * SBX_PAGE_SIZE);
-	struct iovec *l = wd_calloc(npages, sizeof(*l)), *rv = wd_calloc(npages, sizeof(*rv));
+	/* Usually two or three pages: on the stack, not the heap. */
+	char small[4 * SBX_PAGE_SIZE];
+	struct iovec small_l[4], small_rv[4];
+	bool heap = npages > 4;
+	char *buf = heap ? wd_malloc(npages * SBX_PAGE_SIZE) : small;
+	struct iovec *l = heap ? wd_calloc(npages, sizeof(*l)) : small_l;
+	struct iovec *rv = heap ? wd_calloc(npages, sizeof(*rv)) : small_rv;
 	for (size_t i = 0; i < npages; i++) {
 		l[i] = (struct iovec){.iov_base = buf + i * SBX_PAGE_SIZE,
 				      .iov_len = SBX_PAGE_SIZE};
@@ -1037,8 +1042,10 @@ static bool stack_matches(pid_t pid, char *const *argv, char *const *envp, struc
 	}
 	/* Page by page: the read stops at the top of the stack. */
 	ssize_t got = process_vm_readv(pid, l, npages, rv, npages, 0);
-	free(l);
-	free(rv);
+	if (heap) {
+		free(l);
+		free(rv);
+	}
 	bool ok = false;
 	size_t off = sp - start;
 	uint64_t n;
@@ -1051,7 +1058,8 @@ static bool stack_matches(pid_t pid, char *const *argv, char *const *envp, struc
 		if (ok && args)
 			stack_args(buf, (size_t)got, off + sizeof(n), argv, args);
 	}
-	free(buf);
+	if (heap)
+		free(buf);
 	return ok;
 }
 #else
