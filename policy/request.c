@@ -52,14 +52,23 @@ static const char *const risky_env_exact[] = {
  * bash functions (BASH_FUNC_ls%%=() { ... } replaces "ls" in any bash). */
 static const char *const risky_env_prefix[] = {"LD_", "GIT_CONFIG", "GIT_SSH", "BASH_FUNC_"};
 
+/* Every variable of every exec's environment comes here: a name is
+ * compared only with the entries that start with its first letter. */
 bool pol_env_name_is_risky(const char *name, size_t len)
 {
-	for (size_t i = 0; i < WD_ARRAY_SIZE(risky_env_exact); i++)
-		if (strlen(risky_env_exact[i]) == len && memcmp(risky_env_exact[i], name, len) == 0)
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(risky_env_exact); i++) {
+		const char *e = risky_env_exact[i];
+		if (e[0] == name[0] && strncmp(e, name, len) == 0 && e[len] == '\0')
 			return true;
+	}
 	for (size_t i = 0; i < WD_ARRAY_SIZE(risky_env_prefix); i++) {
-		size_t pl = strlen(risky_env_prefix[i]);
-		if (len >= pl && memcmp(risky_env_prefix[i], name, pl) == 0)
+		const char *e = risky_env_prefix[i];
+		if (e[0] != name[0])
+			continue;
+		size_t pl = strlen(e);
+		if (len >= pl && memcmp(e, name, pl) == 0)
 			return true;
 	}
 	return false;
@@ -159,6 +168,10 @@ static size_t url_userinfo(const char *s)
 static size_t redact_named(struct wd_sb *sb, const char *s, size_t name_len, bool quoted_name)
 {
 	const char *p = s + name_len + (quoted_name ? 1 : 0);
+	/* Most words are followed by neither: the name is looked at only when
+	 * one of them could make it a NAME=value or a header. */
+	if (*p != '=' && *p != ':')
+		return 0;
 	if (!pol_name_is_secret(quoted_name ? s + 1 : s, quoted_name ? name_len - 1 : name_len))
 		return 0;
 	if (*p == '=') {
