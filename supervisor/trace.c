@@ -248,13 +248,16 @@ static void detach(struct sup_run *r, struct sup_proc *p)
 const struct sbx_args *sup_args_hint(void *ctx, pid_t tid, pid_t ppid)
 {
 	struct sup_run *r = ctx;
-	struct sup_proc *p = sup_proc_get(r, tid);
+	/* No liveness check through the pidfds (find(), not sup_proc_get()):
+	 * an entry left by a process that has exited gives a wrong guess at
+	 * worst, and wrong guesses cost nothing, since the decoder compares
+	 * the bytes. */
+	struct sup_proc *p = find(r, tid);
 	if (p && p->args.bytes)
 		return &p->args;
 	/* None of its own (never exec'd under warden, or only refused):
-	 * what it was made with. Wrong guesses cost nothing: the decoder
-	 * compares the bytes. */
-	p = ppid > 0 ? sup_proc_get(r, ppid) : NULL;
+	 * what it was made with. */
+	p = ppid > 0 ? find(r, ppid) : NULL;
 	return p && p->args.bytes ? &p->args : NULL;
 }
 
