@@ -822,7 +822,7 @@ int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 	uint64_t args_at = args && args->bytes ? args->at : 0;
 	uint64_t args_end = args_at ? args->at + args->len - 1 : 0;
 	size_t budget = 4096, envbytes = 0;
-	/* On the stack (8 pages): a heap block this size, taken and given back
+	/* On the stack (RPAGES pages): a heap block this size, taken and given back
 	 * for every exec, costs malloc a consolidation each time. */
 	struct rmem mem, *m = &mem;
 	rmem_init(m, read_pid_page, &ev->pid);
