@@ -165,21 +165,30 @@ int wd_read_file(const char *path, size_t max, char **out, size_t *len)
 	return 0;
 }
 
-int wd_read_proc(const char *path, size_t max, char **out, size_t *len)
+ssize_t wd_read_proc_into(const char *path, char *buf, size_t max)
 {
 	wd_autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	char *buf = wd_malloc(max + 1);
 	ssize_t n;
 	while ((n = read(fd, buf, max + 1)) < 0 && errno == EINTR)
 		;
-	if (n < 0 || (size_t)n > max) {
-		int e = n < 0 ? -errno : -EFBIG;
-		free(buf);
-		return e;
-	}
+	if (n < 0)
+		return -errno;
+	if ((size_t)n > max)
+		return -EFBIG;
 	buf[n] = '\0';
+	return n;
+}
+
+int wd_read_proc(const char *path, size_t max, char **out, size_t *len)
+{
+	char *buf = wd_malloc(max + 1);
+	ssize_t n = wd_read_proc_into(path, buf, max);
+	if (n < 0) {
+		free(buf);
+		return (int)n;
+	}
 	*out = buf;
 	if (len)
 		*len = (size_t)n;

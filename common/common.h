@@ -93,6 +93,10 @@ int wd_read_file(const char *path, size_t max, char **out, size_t *len);
  * of |max| + 1 bytes instead of reading to EOF, which costs a second
  * system call on every decision. A short read is the end. */
 int wd_read_proc(const char *path, size_t max, char **out, size_t *len);
+/* The same into |buf| (room for |max| + 1 bytes; NUL-terminated), for a
+ * caller on a hot path that need not allocate. The length, or -errno
+ * (-EFBIG when the file has more than |max| bytes). */
+ssize_t wd_read_proc_into(const char *path, char *buf, size_t max);
 /* Sets or clears O_NONBLOCK / FD_CLOEXEC. 0 or -errno. */
 int wd_set_nonblock(int fd, bool on);
 int wd_set_cloexec(int fd, bool on);

@@ -660,25 +660,10 @@ char *sbx_proc_cmdline(pid_t pid, size_t max)
 {
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/cmdline", pid);
-	char *buf = NULL;
-	size_t len = 0;
-	if (max > SBX_CMDLINE_MAX)
-		max = SBX_CMDLINE_MAX;
 	/* Read on the stack, like the decoder's pages (see there). */
-	char stackbuf[SBX_CMDLINE_MAX + 1];
-	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return NULL;
-	ssize_t n;
-	while ((n = read(fd, stackbuf, max + 1)) < 0 && errno == EINTR)
-		;
-	close(fd);
-	if (n < 0 || (size_t)n > max)
-		return NULL;
-	stackbuf[n] = '\0';
-	buf = stackbuf;
-	len = (size_t)n;
-	return quote_args(buf, len);
+	char buf[SBX_CMDLINE_MAX + 1];
+	ssize_t n = wd_read_proc_into(p, buf, max < SBX_CMDLINE_MAX ? max : SBX_CMDLINE_MAX);
+	return n < 0 ? NULL : quote_args(buf, (size_t)n);
 }
 
 void sbx_exec_event_free(struct sbx_exec_event *ev)
@@ -816,8 +801,8 @@ int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 	/* The pidfd first: opened before the id check below, it names the
 	 * caller (see there), and it names its parent without /proc. */
 	ev->pidfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);
-	if (!sbx_pidfd_ids(ev->pidfd, &ev->tgid, &ev->ppid))
-		ev->tgid = ev->ppid = 0;
+	/* Left 0 (unknown) when the kernel cannot say. */
+	(void)sbx_pidfd_ids(ev->pidfd, &ev->tgid, &ev->ppid);
 	const struct sbx_args *args = hint ? hint(hint_ctx, ev->pid, ev->ppid) : NULL;
 	uint64_t args_at = args && args->bytes ? args->at : 0;
 	uint64_t args_end = args_at ? args->at + args->len - 1 : 0;

@@ -52,9 +52,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdint.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
