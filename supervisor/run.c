@@ -734,14 +734,6 @@ int sup_cmd_run(int argc, char **argv)
 		rc = -ENOTTY;
 		goto out;
 	}
-	if (asks && r.opts.prompt != SUP_PROMPT_NONE) {
-		rc = sup_desk_open(&r);
-		if (rc < 0) {
-			wd_err("the approvals desk could not be opened: %s", strerror(-rc));
-			goto out;
-		}
-	}
-
 	cmdline = wd_argv_join(r.opts.argv);
 	struct sto_session ses = {
 		.id = r.session_id,
@@ -754,13 +746,30 @@ int sup_cmd_run(int argc, char **argv)
 		.parent = r.opts.parent,
 		.task = r.opts.task,
 	};
-	rc = sto_session_begin(r.db, &ses);
+	/* The id is the session's key in the audit, which every session of
+	 * the project shares: the database says whether it is taken (two
+	 * sessions started in the same second draw the same 16 bits once in
+	 * 65,536 pairs), and a taken one is drawn again. The desk's socket is
+	 * named after it, so it opens once the id is the session's. */
+	for (int tries = 0;; tries++) {
+		rc = sto_session_begin(r.db, &ses);
+		if (rc != -EEXIST || tries == 16)
+			break;
+		make_session_id(r.session_id, sizeof(r.session_id));
+	}
 	if (rc < 0) {
 		wd_err("%s: the session could not be recorded: %s", r.opts.audit_path,
 		       strerror(-rc));
 		goto out;
 	}
 	wd_info("session %s (tier %s)", r.session_id, tier_name(r.opts.tier));
+	if (asks && r.opts.prompt != SUP_PROMPT_NONE) {
+		rc = sup_desk_open(&r);
+		if (rc < 0) {
+			wd_err("the approvals desk could not be opened: %s", strerror(-rc));
+			goto out;
+		}
+	}
 
 	sigset_t mask;
 	sigemptyset(&mask);
