@@ -42,6 +42,16 @@ struct pol_exec_desc {
 	char *const *envp;	    /* NULL-terminated; may be NULL */
 	const char *cwd;	    /* absolute cwd of the caller */
 	const char *parent_cmdline; /* the calling process's command line, shell-quoted */
+	/* The final file after every symlink of |path|, or NULL when |path|
+	 * is that file (or it is unknown). */
+	const char *resolved;
+	/* Set when the program's file, a symlink on the way to it or a
+	 * directory above them is one the agent can have written (it lies in
+	 * a place the agent may write, or belongs to someone else than root or
+	 * the invoking user): no allowance by name may then apply. |why| says
+	 * where, for explain and the audit (copied; may be NULL). */
+	bool agent_writable;
+	const char *agent_writable_why;
 };
 
 /* Builds an exec request. |project| is the absolute project root (copied);
@@ -59,6 +69,12 @@ struct pol_request *pol_request_open(const char *path, const char *path2, unsign
 void pol_request_free(struct pol_request *r);
 
 enum pol_kind pol_request_kind(const struct pol_request *r);
+
+/* An exec's final file after symlinks (NULL when the path is that file or
+ * for an open), and whether the agent can have written the program (with
+ * why, or NULL). Pointers valid while |r| lives. */
+const char *pol_request_resolved(const struct pol_request *r);
+bool pol_request_agent_writable(const struct pol_request *r, const char **why);
 
 /* True when the exec's environment carries a variable that changes what a
  * program runs (LD_PRELOAD, BASH_ENV, GIT_CONFIG*, ...). */

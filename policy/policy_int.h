@@ -24,10 +24,13 @@ struct pol_request {
 	size_t argc;
 	char **env; /* only the run-changing NAME=value entries, NULL-terminated */
 	size_t envc;
-	char *cwd;     /* relative to the project when inside it ("." for the root) */
-	char *cwd_abs; /* the absolute cwd, or NULL */
-	char *parent;  /* parent command line, or NULL */
-	char *project; /* absolute project root, or NULL */
+	char *cwd;	     /* relative to the project when inside it ("." for the root) */
+	char *cwd_abs;	     /* the absolute cwd, or NULL */
+	char *parent;	     /* parent command line, or NULL */
+	char *project;	     /* absolute project root, or NULL */
+	char *resolved;	     /* the final file after symlinks, or NULL */
+	bool agent_writable; /* the agent can have written the program */
+	char *writable_why;  /* where, or NULL */
 	/* open */
 	char *opath;
 	char *opath2;

@@ -350,6 +350,9 @@ struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *
 	r->cwd = rel_to_project(d->cwd, project);
 	r->parent = d->parent_cmdline ? wd_strdup(d->parent_cmdline) : NULL;
 	r->project = project ? wd_strdup(project) : NULL;
+	r->resolved = d->resolved ? wd_strdup(d->resolved) : NULL;
+	r->agent_writable = d->agent_writable;
+	r->writable_why = d->agent_writable_why ? wd_strdup(d->agent_writable_why) : NULL;
 	request_harness(r, d->envp);
 	return r;
 }
@@ -382,6 +385,8 @@ void pol_request_free(struct pol_request *r)
 	free(r->cwd_abs);
 	free(r->parent);
 	free(r->project);
+	free(r->resolved);
+	free(r->writable_why);
 	free(r->opath);
 	free(r->opath2);
 	free(r->cmdline);
@@ -392,6 +397,18 @@ void pol_request_free(struct pol_request *r)
 enum pol_kind pol_request_kind(const struct pol_request *r)
 {
 	return r->kind;
+}
+
+const char *pol_request_resolved(const struct pol_request *r)
+{
+	return r->resolved;
+}
+
+bool pol_request_agent_writable(const struct pol_request *r, const char **why)
+{
+	if (why)
+		*why = r->writable_why;
+	return r->agent_writable;
 }
 
 /* ---- JSON -------------------------------------------------------------------- */
