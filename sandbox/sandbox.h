@@ -67,11 +67,17 @@ struct sbx_view_config {
 	 * the kernel to drop the least recently used files (0: three
 	 * quarters of RLIMIT_NOFILE's soft limit). */
 	size_t fd_budget;
-	/* A gated place outside the project: every object in it is sensitive
-	 * (every open of a file is decided) and requests name it by absolute
-	 * path, |prefix| + "/" + its path in the view (|prefix| itself for the
-	 * root). Copied. A gated place may be a single regular file: then
-	 * |backing_fd| is an O_PATH fd of that file and the view's root is it. */
+	/* Paths of the view (relative, like |hidden|) where the sensitive
+	 * markers do not apply: a markers view's harness places (its own
+	 * configuration and credentials, which it reads at start). Copied. */
+	const char *const *unmarked;
+	/* A place outside the project: requests name it by absolute path,
+	 * |prefix| + "/" + its path in the view (|prefix| itself for the
+	 * root). Copied. With |all_sensitive| it is a gated place: every
+	 * object in it is sensitive (every open of a file is decided); a gated
+	 * place may be a single regular file: then |backing_fd| is an O_PATH
+	 * fd of that file and the view's root is it. Without it, a markers
+	 * view: the markers decide as in the project. */
 	const char *prefix;
 	bool all_sensitive;
 };
@@ -101,12 +107,16 @@ int sbx_fuse_mount(const char *mountpoint, uid_t uid, gid_t gid);
 /* The same with the root's file type: S_IFDIR, or S_IFREG for a view of a
  * single file (a gated file outside the project, mounted over it). */
 int sbx_fuse_mount_type(const char *mountpoint, uid_t uid, gid_t gid, mode_t type);
+/* The same; |checked| adds default_permissions: the kernel checks each
+ * access against the caller's credentials and capabilities (a markers
+ * view, served with the supervisor's, lends none of them). */
+int sbx_fuse_mount_opts(const char *mountpoint, uid_t uid, gid_t gid, mode_t type, bool checked);
 
 /* ======================================================================
  * The agent's start (spawn.c) and its seccomp filter (filter.c).
  * ====================================================================== */
 
-/* The project's view plus the gated places' views. */
+/* The markers views, the project's view and the gated places' views. */
 #define SBX_MAX_VIEWS 32
 
 struct sbx_spawn_config {
@@ -131,6 +141,13 @@ struct sbx_spawn_config {
 	 * index. A symlink is followed (the view covers what it names). */
 	char *const *gate_dirs;
 	int (*on_gate)(void *arg, size_t i, int fuse_fd);
+	/* Markers views (absolute paths of directories, NULL-terminated,
+	 * none inside another): each gets a FUSE view mounted over it BEFORE
+	 * the project's and the gated places' (which may lie inside it and are
+	 * then mounted over its entries), with default_permissions, handed to
+	 * |on_markers| (with |on_view_arg|) with its index. */
+	char *const *marker_dirs;
+	int (*on_markers)(void *arg, size_t i, int fuse_fd);
 	/* Absolute paths outside the project hidden from the agent: a
 	 * directory becomes an empty read-only tmpfs, a file an empty one. */
 	char *const *hide;

@@ -230,26 +230,40 @@ static void __attribute__((noreturn)) agent_main(const struct sbx_spawn_config *
 }
 
 /*
- * The FUSE views the sandbox mounts: the project's (when cfg->view_dir is
- * set) first, then one per gated place outside it. As root the supervisor
- * makes each mount (mnt) and keeps its FUSE fd; in a user namespace init
- * mounts each and sends the fd.
+ * The FUSE views the sandbox mounts, in this order: the markers views
+ * (outermost first: the user's home), the project's (when cfg->view_dir is
+ * set), then one per gated place. The project and gated places usually lie
+ * inside a markers view: each is mounted over the entry the markers view
+ * serves for it, so it must come after. As root the supervisor makes each
+ * mount (mnt) and keeps its FUSE fd; in a user namespace init mounts each
+ * and sends the fd.
  */
+enum view_kind { VIEW_MARKERS, VIEW_PROJECT, VIEW_GATE };
+
 struct view_slot {
 	const char *dir;
 	mode_t type; /* S_IFDIR, or S_IFREG for a gated file */
+	enum view_kind kind;
+	size_t index; /* in cfg->marker_dirs or cfg->gate_dirs */
 	int mnt, fuse;
 };
 
-static const char *view_what(const struct sbx_spawn_config *cfg, size_t i)
+static const char *view_what(const struct view_slot *v)
 {
-	return cfg->view_dir && i == 0 ? "the project view" : "a gated place's view";
+	switch (v->kind) {
+	case VIEW_PROJECT:
+		return "the project view";
+	case VIEW_MARKERS:
+		return "a markers view";
+	case VIEW_GATE:
+	default:
+		return "a gated place's view";
+	}
 }
 
 /* init's side: attach (or, in a user namespace, mount and send) each view
  * in turn, after the supervisor serves it. */
-static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid,
-		       struct view_slot *v, size_t nv)
+static void init_views(int sock, uid_t uid, gid_t gid, struct view_slot *v, size_t nv)
 {
 	char what[160];
 	for (size_t i = 0; i < nv; i++) {
@@ -260,15 +274,16 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 			 * it names, as the supervisor opened it. */
 			if (syscall(SYS_move_mount, v[i].mnt, "", AT_FDCWD, v[i].dir,
 				    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_SYMLINKS) < 0) {
-				snprintf(what, sizeof(what), "attaching %s on %s",
-					 view_what(cfg, i), v[i].dir);
+				snprintf(what, sizeof(what), "attaching %s on %s", view_what(&v[i]),
+					 v[i].dir);
 				fail(sock, what, errno);
 			}
 			close(v[i].mnt);
 			continue;
 		}
 		/* In a user namespace only this side can mount. */
-		int fd = sbx_fuse_mount_type(v[i].dir, uid, gid, v[i].type);
+		int fd = sbx_fuse_mount_opts(v[i].dir, uid, gid, v[i].type,
+					     v[i].kind == VIEW_MARKERS);
 		if (fd < 0 && access("/dev/fuse", R_OK | W_OK) < 0)
 			fail(sock,
 			     "opening /dev/fuse for the project view (an unprivileged user "
@@ -276,7 +291,7 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 			     "as root, or with --no-view)",
 			     errno);
 		if (fd < 0) {
-			snprintf(what, sizeof(what), "mounting %s on %s", view_what(cfg, i),
+			snprintf(what, sizeof(what), "mounting %s on %s", view_what(&v[i]),
 				 v[i].dir);
 			fail(sock, what, -fd);
 		}
@@ -313,7 +328,7 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
 	int rc = jail_private_mounts();
 	if (rc < 0)
 		fail(sock, "making mounts private", -rc);
-	init_views(cfg, sock, uid, gid, views, nviews);
+	init_views(sock, uid, gid, views, nviews);
 	for (size_t i = 0; cfg->hide && cfg->hide[i]; i++) {
 		rc = jail_hide(cfg->hide[i]);
 		if (rc < 0)
@@ -360,9 +375,11 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
  * namespace: the pid of every FUSE request is then the pid the supervisor
  * knows (for the audit and for telling the process why), not a pid of the
  * sandbox's namespace. init only attaches the detached mount with
- * move_mount(). Returns the mount fd and sets *fuse_fd, or -errno.
+ * move_mount(). |checked|: the kernel checks permissions (default_permissions)
+ * against the caller's credentials and capabilities, as it would without the
+ * view. Returns the mount fd and sets *fuse_fd, or -errno.
  */
-static int make_fuse_mount(mode_t type, int *fuse_fd)
+static int make_fuse_mount(mode_t type, bool checked, int *fuse_fd)
 {
 	wd_autoclose int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -377,14 +394,21 @@ static int make_fuse_mount(mode_t type, int *fuse_fd)
 		unsigned cmd;
 		const char *key, *value;
 	} steps[] = {
-		{FSCONFIG_SET_STRING, "source", "warden"}, {FSCONFIG_SET_STRING, "fd", num},
-		{FSCONFIG_SET_STRING, "rootmode", mode},   {FSCONFIG_SET_STRING, "user_id", "0"},
-		{FSCONFIG_SET_STRING, "group_id", "0"},	   {FSCONFIG_SET_FLAG, "allow_other", NULL},
+		{FSCONFIG_SET_STRING, "source", "warden"},
+		{FSCONFIG_SET_STRING, "fd", num},
+		{FSCONFIG_SET_STRING, "rootmode", mode},
+		{FSCONFIG_SET_STRING, "user_id", "0"},
+		{FSCONFIG_SET_STRING, "group_id", "0"},
+		{FSCONFIG_SET_FLAG, "allow_other", NULL},
+		{FSCONFIG_SET_FLAG, checked ? "default_permissions" : NULL, NULL},
 		{FSCONFIG_CMD_CREATE, NULL, NULL},
 	};
-	for (size_t i = 0; i < WD_ARRAY_SIZE(steps); i++)
+	for (size_t i = 0; i < WD_ARRAY_SIZE(steps); i++) {
+		if (steps[i].cmd == FSCONFIG_SET_FLAG && !steps[i].key)
+			continue;
 		if (syscall(SYS_fsconfig, fs, steps[i].cmd, steps[i].key, steps[i].value, 0) < 0)
 			return -errno;
+	}
 	int mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
 			       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (mnt < 0)
@@ -461,22 +485,37 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	long flags = CLONE_NEWNS | CLONE_NEWPID | SIGCHLD | (userns ? CLONE_NEWUSER : 0);
 	struct view_slot views[SBX_MAX_VIEWS];
 	size_t nviews = 0;
+	size_t nmarkers = 0, ngates = 0;
+	while (cfg->marker_dirs && cfg->marker_dirs[nmarkers])
+		nmarkers++;
+	while (cfg->gate_dirs && cfg->gate_dirs[ngates])
+		ngates++;
+	if (nmarkers + ngates + (cfg->view_dir ? 1 : 0) > SBX_MAX_VIEWS) {
+		close(sv[0]);
+		close(sv[1]);
+		*err = wd_asprintf("more than %d views", SBX_MAX_VIEWS);
+		return -E2BIG;
+	}
+	for (size_t i = 0; i < nmarkers; i++)
+		views[nviews++] =
+			(struct view_slot){cfg->marker_dirs[i], S_IFDIR, VIEW_MARKERS, i, -1, -1};
 	if (cfg->view_dir)
-		views[nviews++] = (struct view_slot){cfg->view_dir, S_IFDIR, -1, -1};
-	for (size_t i = 0; cfg->gate_dirs && cfg->gate_dirs[i]; i++) {
-		if (nviews == SBX_MAX_VIEWS) {
-			close(sv[0]);
-			close(sv[1]);
-			*err = wd_asprintf("more than %d gated places", SBX_MAX_VIEWS - 1);
-			return -E2BIG;
-		}
+		views[nviews++] =
+			(struct view_slot){cfg->view_dir, S_IFDIR, VIEW_PROJECT, 0, -1, -1};
+	for (size_t i = 0; i < ngates; i++) {
 		struct stat st;
 		mode_t type = stat(cfg->gate_dirs[i], &st) == 0 && S_ISREG(st.st_mode) ? S_IFREG
 										       : S_IFDIR;
-		views[nviews++] = (struct view_slot){cfg->gate_dirs[i], type, -1, -1};
+		views[nviews++] = (struct view_slot){cfg->gate_dirs[i], type, VIEW_GATE, i, -1, -1};
 	}
-	for (size_t i = 0; i < nviews && !userns; i++) {
-		views[i].mnt = make_fuse_mount(views[i].type, &views[i].fuse);
+	/* Made in any order (attached in slot order): the project's first,
+	 * so that a machine without FUSE is told about the view it knows. */
+	for (size_t j = 0; j < nviews && !userns; j++) {
+		size_t i = j == 0 ? nmarkers : j <= nmarkers ? j - 1 : j;
+		if (!cfg->view_dir)
+			i = j;
+		views[i].mnt = make_fuse_mount(views[i].type, views[i].kind == VIEW_MARKERS,
+					       &views[i].fuse);
 		if (views[i].mnt < 0) {
 			int e = -views[i].mnt;
 			views[i].mnt = -1;
@@ -485,9 +524,7 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 			close(sv[1]);
 			*err = wd_asprintf("cannot create %s (FUSE mount: %s); warden doctor says "
 					   "what is missing",
-					   i == 0 && cfg->view_dir ? "the project view"
-								   : "a gated place's view",
-					   strerror(e));
+					   view_what(&views[i]), strerror(e));
 			return -e;
 		}
 	}
@@ -527,12 +564,23 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 		/* Serve before init attaches it: nothing can wait on an
 		 * unserved mount. */
 		int fd = wd_steal_fd(&views[i].fuse);
-		bool project = cfg->view_dir && i == 0;
-		rc = project ? cfg->on_view(cfg->on_view_arg, fd)
-			     : cfg->on_gate(cfg->on_view_arg, i - (cfg->view_dir ? 1 : 0), fd);
+		size_t k = views[i].index;
+		switch (views[i].kind) {
+		case VIEW_PROJECT:
+			rc = cfg->on_view(cfg->on_view_arg, fd);
+			break;
+		case VIEW_MARKERS:
+			rc = cfg->on_markers(cfg->on_view_arg, k, fd);
+			break;
+		case VIEW_GATE:
+		default:
+			rc = cfg->on_gate(cfg->on_view_arg, k, fd);
+			break;
+		}
 		if (rc < 0) {
 			*err = wd_asprintf("%s could not be served: %s",
-					   project ? "the project view" : views[i].dir,
+					   views[i].kind == VIEW_PROJECT ? "the project view"
+									 : views[i].dir,
 					   strerror(-rc));
 			goto fail;
 		}

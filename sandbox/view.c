@@ -87,6 +87,18 @@
 #define VIEW_SCAN_MAX_DEPTH  256
 #define VIEW_PARENT_MAX	     100000 /* bound on parent chains (no cycles) */
 
+/* ---- sensitivity by path ---------------------------------------------- */
+
+/* Whether |path| (relative to the view's root) carries a sensitive marker:
+ * never under an unmarked place (a markers view's harness places). */
+static bool path_sensitive(const struct sbx_view *v, const char *path)
+{
+	for (char **u = v->unmarked; u && *u; u++)
+		if (wd_path_within(path, *u))
+			return false;
+	return pol_is_sensitive(v->policy, path, NULL);
+}
+
 /* ---- the inode table ------------------------------------------------- */
 
 static size_t hash_ident(dev_t dev, ino_t ino, size_t size)
@@ -275,7 +287,7 @@ static void scan_dir(struct sbx_view *v, int fd, const char *path, bool sens, in
 			continue;
 		char *child =
 			*path ? wd_asprintf("%s/%s", path, de->d_name) : wd_strdup(de->d_name);
-		bool csens = sens || pol_is_sensitive(v->policy, child, NULL);
+		bool csens = sens || path_sensitive(v, child);
 		unsigned char type = de->d_type;
 		struct stat st;
 
@@ -328,9 +340,12 @@ bool view_node_sensitive(struct sbx_view *v, struct vnode *n, const char *path,
 	pthread_mutex_lock(&v->lock);
 	known = n->sensitive || ident_known(v, st->st_dev, st->st_ino);
 	pthread_mutex_unlock(&v->lock);
-	if (!known && pol_is_sensitive(v->policy, path, NULL))
+	if (!known && path_sensitive(v, path))
 		known = true;
-	if (!known && S_ISREG(st->st_mode) && st->st_nlink > 1) {
+	/* A markers view (a home) is not walked: it may hold millions of
+	 * files, and its hard links to a sensitive file under an ordinary
+	 * name are the user's own (the agent's link() is decided). */
+	if (!known && !v->prefix && S_ISREG(st->st_mode) && st->st_nlink > 1) {
 		ensure_scanned(v);
 		pthread_mutex_lock(&v->lock);
 		known = ident_known(v, st->st_dev, st->st_ino);
@@ -351,7 +366,7 @@ void view_name_flags(struct sbx_view *v, struct vnode *parent, const char *name,
 	struct stat st;
 	bool exists = fstatat(parent->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 
-	*sens = pol_is_sensitive(v->policy, path, NULL);
+	*sens = path_sensitive(v, path);
 	*wprot = path_write_protected(v, path);
 	pthread_mutex_lock(&v->lock);
 	*sens |= parent->sensitive;
@@ -454,7 +469,7 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 		close(fd);
 		goto out_path;
 	}
-	bool sens = pol_is_sensitive(v->policy, path, NULL);
+	bool sens = path_sensitive(v, path);
 	bool wprot = path_write_protected(v, path);
 
 	pthread_mutex_lock(&v->lock);
@@ -521,7 +536,7 @@ void view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newna
 	if (fstatat(newparent->fd, newname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
 	char *path = view_path(v, newparent, newname);
-	bool sens = pol_is_sensitive(v->policy, path, NULL) || newparent->sensitive;
+	bool sens = path_sensitive(v, path) || newparent->sensitive;
 
 	pthread_mutex_lock(&v->lock);
 	struct vnode *n = table_find(v, st.st_dev, st.st_ino);
@@ -659,13 +674,19 @@ int sbx_fuse_mount(const char *mountpoint, uid_t uid, gid_t gid)
 
 int sbx_fuse_mount_type(const char *mountpoint, uid_t uid, gid_t gid, mode_t type)
 {
-	char opts[128];
+	return sbx_fuse_mount_opts(mountpoint, uid, gid, type, false);
+}
+
+int sbx_fuse_mount_opts(const char *mountpoint, uid_t uid, gid_t gid, mode_t type, bool checked)
+{
+	char opts[160];
 	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	snprintf(opts, sizeof(opts), "fd=%d,rootmode=%o,user_id=%u,group_id=%u,allow_other", fd,
-		 (unsigned)(type & S_IFMT), (unsigned)uid, (unsigned)gid);
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=%o,user_id=%u,group_id=%u,allow_other%s", fd,
+		 (unsigned)(type & S_IFMT), (unsigned)uid, (unsigned)gid,
+		 checked ? ",default_permissions" : "");
 	if (mount("warden", mountpoint, "fuse.warden", MS_NOSUID | MS_NODEV, opts) < 0) {
 		int err = errno;
 
@@ -743,6 +764,9 @@ static void view_free(struct sbx_view *v)
 	for (char **h = v->hidden; h && *h; h++)
 		free(*h);
 	free(v->hidden);
+	for (char **u = v->unmarked; u && *u; u++)
+		free(*u);
+	free(v->unmarked);
 	free(v->idents);
 	free(v->prefix);
 	pthread_cond_destroy(&v->evict_cond);
@@ -796,6 +820,11 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 	v->hidden = wd_calloc(nh + 1, sizeof(char *));
 	for (size_t i = 0; i < nh; i++)
 		v->hidden[i] = wd_strdup(cfg->hidden[i]);
+	for (nh = 0; cfg->unmarked && cfg->unmarked[nh];)
+		nh++;
+	v->unmarked = wd_calloc(nh + 1, sizeof(char *));
+	for (size_t i = 0; i < nh; i++)
+		v->unmarked[i] = wd_strdup(cfg->unmarked[i]);
 	/* A directory; or, for a gated place, a single regular file. */
 	if (fstat(v->root.fd, &st) < 0 ||
 	    !(S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && cfg->prefix))) {

@@ -81,8 +81,9 @@ struct sbx_view {
 
 	const struct pol_config *policy;
 	bool read_only;
-	char *prefix;  /* a gated place's absolute path, NULL for the project */
-	char **hidden; /* NULL-terminated, owned */
+	char *prefix;	 /* a gated place's absolute path, NULL for the project */
+	char **hidden;	 /* NULL-terminated, owned */
+	char **unmarked; /* NULL-terminated, owned: no markers apply below */
 	sbx_view_decide_fn decide;
 	void *decide_arg;
 	unsigned threads;

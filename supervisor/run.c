@@ -272,6 +272,31 @@ static int start_gate(void *arg, size_t i, int fuse_fd)
 	return sbx_view_start(&vc, fuse_fd, &r->gates[i]);
 }
 
+/* Serves markers view |i| (spawn's on_markers): the place as it is, with
+ * writes left to Landlock, its hidden places answering ENOENT, and opens
+ * of files whose path (relative to it) carries a sensitive marker decided
+ * and audited under their absolute path, as in the project view. */
+static int start_markers(void *arg, size_t i, int fuse_fd)
+{
+	struct sup_run *r = arg;
+	if (i >= r->nmarkers) {
+		close(fuse_fd);
+		return -EINVAL;
+	}
+	struct sup_markers *m = &r->markers[i];
+	struct sbx_view_config vc = {
+		.backing_fd = m->fd,
+		.policy = r->config,
+		.hidden = (const char *const *)m->hidden,
+		.unmarked = (const char *const *)m->unmarked,
+		.decide = sup_view_decide,
+		.decide_arg = r,
+		.prefix = r->marker_dirs[i],
+	};
+	m->fd = -1; /* the view owns it now, even on failure */
+	return sbx_view_start(&vc, fuse_fd, &m->view);
+}
+
 /*
  * The gated places: config entries with "mode": "gate" that are existing
  * directories outside the project, each opened (O_PATH) now, from the real
@@ -330,12 +355,171 @@ static bool add_gate(struct sup_run *r, const char *given, const char *project)
 	return true;
 }
 
-/* The places outside the project that the agent must not see. */
+/* The homes the "~/" places apply to: $HOME, the passwd home of the
+ * invoking uid and, when run through sudo, SUDO_USER's: canonical and
+ * distinct ("/" and homes that do not exist are left out). Caller frees. */
+static char **home_list(void)
+{
+	const char *env = getenv("HOME");
+	struct passwd *pw = getpwuid(getuid());
+	wd_autofree char *own = pw && pw->pw_dir ? wd_strdup(pw->pw_dir) : NULL;
+	wd_autofree char *sudo = NULL;
+	const char *su = getenv("SUDO_USER");
+	if (getuid() == 0 && su && *su && (pw = getpwnam(su)) && pw->pw_dir)
+		sudo = wd_strdup(pw->pw_dir);
+	const char *cand[] = {env, own, sudo};
+	char **v = wd_calloc(WD_ARRAY_SIZE(cand) + 1, sizeof(char *));
+	size_t k = 0;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(cand); i++) {
+		char *h = cand[i] && cand[i][0] == '/' ? realpath(cand[i], NULL) : NULL;
+		bool dup = !h || strcmp(h, "/") == 0;
+		for (size_t j = 0; j < k && !dup; j++)
+			dup = strcmp(v[j], h) == 0;
+		if (dup)
+			free(h);
+		else
+			v[k++] = h;
+	}
+	return v;
+}
+
+/* The canonical path of |p| with its last component unresolved: the name
+ * a view sees for it. NULL when its directory does not exist. */
+static char *canonical_parent(const char *p)
+{
+	const char *slash = strrchr(p, '/');
+	if (!slash || !slash[1])
+		return realpath(p, NULL);
+	wd_autofree char *dir = slash == p ? wd_strdup("/") : wd_strndup(p, (size_t)(slash - p));
+	wd_autofree char *real = realpath(dir, NULL);
+	if (!real)
+		return NULL;
+	return strcmp(real, "/") == 0 ? wd_asprintf("/%s", slash + 1)
+				      : wd_asprintf("%s/%s", real, slash + 1);
+}
+
+/* Whether |p| (canonical) may be a markers view: an existing directory,
+ * not "/" or the kernel's own trees (a view serves what the supervisor
+ * sees, mounts below it included), not inside the project (decided there
+ * already) and not the project itself. */
+static bool markers_place(const char *given, const char *p, const char *project)
+{
+	static const char *const kernel[] = {"/proc", "/sys", "/dev", "/run"};
+	struct stat st;
+	if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	bool bad = strcmp(p, "/") == 0;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(kernel); i++)
+		bad |= wd_path_within(p, kernel[i]);
+	if (bad) {
+		wd_warn("%s: \"markers\" is for a directory such as a home, not this one: left "
+			"as it is",
+			given);
+		return false;
+	}
+	return !wd_path_within(p, project);
+}
+
+/*
+ * The markers views: config entries with "mode": "markers" (each home by
+ * default), canonical, none inside another (the outer one decides its
+ * whole tree). With --no-view there are none: the places are then seen as
+ * they are, and the places hidden inside them are hidden by mounts.
+ */
+static void collect_markers(struct sup_run *r, const struct pol_config *c, const char *project)
+{
+	size_t n = pol_config_outside_count(c), k = 0;
+	char **v = wd_calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n && !r->opts.no_view; i++) {
+		enum pol_outside_mode mode;
+		const char *p = pol_config_outside(c, i, &mode);
+		char *real =
+			mode == POL_OUTSIDE_MARKERS && p && p[0] == '/' ? realpath(p, NULL) : NULL;
+		if (real && markers_place(p, real, project))
+			v[k++] = real;
+		else
+			free(real);
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < k; i++) {
+		bool inner = false;
+		for (size_t j = 0; j < k && !inner; j++)
+			inner = j != i && v[j] && wd_path_within(v[i], v[j]) &&
+				(strcmp(v[i], v[j]) != 0 || j < i);
+		if (inner || kept + 2 >= SBX_MAX_VIEWS) {
+			free(v[i]);
+			v[i] = NULL;
+			continue;
+		}
+		int fd = open(v[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			free(v[i]);
+			v[i] = NULL;
+			continue;
+		}
+		r->markers = wd_realloc(r->markers, (kept + 1) * sizeof(*r->markers));
+		r->markers[kept] = (struct sup_markers){.fd = fd};
+		r->markers[kept].hidden = wd_calloc(1, sizeof(char *));
+		r->markers[kept].unmarked = wd_calloc(1, sizeof(char *));
+		v[kept++] = v[i];
+		if (kept - 1 != i)
+			v[i] = NULL;
+	}
+	v[kept] = NULL;
+	r->marker_dirs = v;
+	r->nmarkers = kept;
+}
+
+static void push(char ***list, const char *s)
+{
+	size_t n = 0;
+	while ((*list)[n])
+		n++;
+	*list = wd_realloc(*list, (n + 2) * sizeof(char *));
+	(*list)[n] = wd_strdup(s);
+	(*list)[n + 1] = NULL;
+}
+
+/* Hides |p| inside the markers view that holds it, if one does: the view
+ * answers ENOENT for it and everything below, whenever it appears (the
+ * mount hide finds nothing there then). Returns whether one does. */
+static bool hide_in_markers(struct sup_run *r, const char *p)
+{
+	wd_autofree char *canon = canonical_parent(p);
+	for (size_t i = 0; canon && i < r->nmarkers; i++) {
+		const char *dir = r->marker_dirs[i];
+		if (!wd_path_within(canon, dir) || strcmp(canon, dir) == 0)
+			continue;
+		push(&r->markers[i].hidden, canon + strlen(dir) + 1);
+		return true;
+	}
+	return false;
+}
+
+/* The harness's own places in each markers view: no marker applies there
+ * (Claude Code reads its ~/.claude/.credentials.json at start), as its
+ * own API key stays in its environment. */
+static void unmark_profile(struct sup_run *r, const char *const *prof)
+{
+	for (size_t i = 0; i < r->nmarkers; i++)
+		for (size_t h = 0; r->homes[h]; h++)
+			for (size_t j = 0; prof[j]; j++) {
+				wd_autofree char *p = wd_asprintf("%s/%s", r->homes[h], prof[j]);
+				const char *dir = r->marker_dirs[i];
+				if (wd_path_within(p, dir) && strcmp(p, dir) != 0)
+					push(&r->markers[i].unmarked, p + strlen(dir) + 1);
+			}
+}
+
+/* The places outside the project that the agent must not see. A place
+ * inside a markers view is hidden by that view (by name, at every lookup);
+ * its target too, when it is a symlink to elsewhere. Any other is hidden
+ * by a mount at start. */
 static char **hide_list(struct sup_run *r, const struct pol_config *c, const char *project,
 			const char *audit)
 {
 	size_t n = pol_config_outside_count(c);
-	char **v = wd_calloc(n + 12, sizeof(char *));
+	char **v = wd_calloc(2 * (n + 12) + 1, sizeof(char *));
 	size_t k = 0;
 	/* Sockets that reach outside the sandbox: the user's session bus and
 	 * agents ($XDG_RUNTIME_DIR: systemd-run --user, ssh-agent, gpg-agent)
@@ -356,10 +540,11 @@ static char **hide_list(struct sup_run *r, const struct pol_config *c, const cha
 	char *desk = sup_desk_dir(true);
 	if (desk)
 		v[k++] = desk;
+	collect_markers(r, c, project);
 	for (size_t i = 0; i < n; i++) {
 		enum pol_outside_mode mode;
 		const char *p = pol_config_outside(c, i, &mode);
-		if (!p || p[0] != '/')
+		if (!p || p[0] != '/' || mode == POL_OUTSIDE_MARKERS || mode == POL_OUTSIDE_OPEN)
 			continue;
 		if (mode == POL_OUTSIDE_GATE && add_gate(r, p, project))
 			continue;
@@ -371,6 +556,19 @@ static char **hide_list(struct sup_run *r, const struct pol_config *c, const cha
 			continue;
 		}
 		v[k++] = wd_strdup(p);
+	}
+	for (size_t i = 0, end = k; i < end; i++) {
+		if (!hide_in_markers(r, v[i]))
+			continue;
+		/* A symlink's target elsewhere, seen only through the name the
+		 * view hides now: hidden where it is. */
+		char *real = realpath(v[i], NULL);
+		wd_autofree char *canon = canonical_parent(v[i]);
+		if (real && canon && strcmp(real, canon) != 0 && !hide_in_markers(r, real) &&
+		    !wd_path_within(project, real))
+			v[k++] = real;
+		else
+			free(real);
 	}
 	return v;
 }
@@ -689,6 +887,11 @@ int sup_cmd_run(int argc, char **argv)
 	}
 	const char *home = getenv("HOME");
 	pol_config_set_paths(r.config, project, home ? home : "/root");
+	/* The secrets are where the user's tools keep them: in the passwd
+	 * home too, whatever $HOME says, and in SUDO_USER's. */
+	r.homes = home_list();
+	for (size_t i = 0; r.homes[i]; i++)
+		pol_config_add_home(r.config, r.homes[i]);
 
 	wd_autofree char *audit_default = wd_asprintf("%s/.warden/audit.db", project);
 	if (!r.opts.audit_path)
@@ -844,6 +1047,9 @@ int sup_cmd_run(int argc, char **argv)
 		sup_tell_skip(project);
 	for (size_t i = 0; i < r.ngates; i++)
 		sup_tell_skip(r.gate_dirs[i]);
+	for (size_t i = 0; i < r.nmarkers; i++)
+		sup_tell_skip(r.marker_dirs[i]);
+	unmark_profile(&r, profile_writable(r.opts.agent));
 	writable = writable_list(r.config, project, r.opts.agent);
 	struct sbx_spawn_config sc = {
 		.path = prog,
@@ -856,6 +1062,8 @@ int sup_cmd_run(int argc, char **argv)
 		.on_view_arg = &r,
 		.gate_dirs = r.gate_dirs,
 		.on_gate = start_gate,
+		.marker_dirs = r.marker_dirs,
+		.on_markers = start_markers,
 		.hide = hide,
 		.writable = writable,
 		.nofile_soft = agent_nofile,
@@ -869,6 +1077,8 @@ int sup_cmd_run(int argc, char **argv)
 	}
 	/* The hides are mounted: later lookups may be evicted. */
 	sbx_view_seal(r.view);
+	for (size_t i = 0; i < r.nmarkers; i++)
+		sbx_view_seal(r.markers[i].view);
 	if (r.child.landlock_abi == 0)
 		wd_warn("Landlock is not available on this kernel: nothing but file "
 			"permissions limits where the agent writes outside the project view");
@@ -922,6 +1132,15 @@ out:
 	free(r.gate_dirs);
 	free(r.gate_fds);
 	free(r.gates);
+	for (size_t i = 0; i < r.nmarkers; i++) {
+		sbx_view_stop(r.markers[i].view);
+		wd_close(&r.markers[i].fd);
+		free_list(r.markers[i].hidden);
+		free_list(r.markers[i].unmarked);
+	}
+	free(r.markers);
+	free_list(r.marker_dirs);
+	free_list(r.homes);
 	wd_close(&r.view_efd);
 	free_list(hide);
 	free_list(writable);

@@ -400,12 +400,13 @@ static const struct sys_fault sys_faults[] = {
 	 .arg = -1,
 	 .says = {"cannot create the project view", "FUSE mount: Operation not permitted"}},
 	/* ... or init cannot attach it over the project (the view is
-	 * already served then: the failure path stops it). */
+	 * already served then: the failure path stops it). The first view
+	 * attached is the home's markers view when there is one. */
 	{.what = "move_mount refused",
 	 .syscall = "move_mount",
 	 .err = EPERM,
 	 .arg = -1,
-	 .says = {"attaching the project view", "not permitted"}},
+	 .says = {"view on /", "not permitted"}},
 	/* The mount namespace cannot be made private. */
 	{.what = "mount refused",
 	 .syscall = "mount",
