@@ -383,19 +383,27 @@ static char **home_list(void)
 	return v;
 }
 
-/* The canonical path of |p| with its last component unresolved: the name
- * a view sees for it. NULL when its directory does not exist. */
+/* The canonical path of |p| with its last component unresolved (the name
+ * a view sees for it) and with the part that does not exist yet as
+ * written: "~/.config/gh" before ~/.config exists is hidden by that name
+ * when it appears. NULL when nothing of it resolves. */
 static char *canonical_parent(const char *p)
 {
-	const char *slash = strrchr(p, '/');
-	if (!slash || !slash[1])
-		return realpath(p, NULL);
-	wd_autofree char *dir = slash == p ? wd_strdup("/") : wd_strndup(p, (size_t)(slash - p));
-	wd_autofree char *real = realpath(dir, NULL);
-	if (!real)
-		return NULL;
-	return strcmp(real, "/") == 0 ? wd_asprintf("/%s", slash + 1)
-				      : wd_asprintf("%s/%s", real, slash + 1);
+	wd_autofree char *dir = wd_strdup(p);
+	char *cut = strrchr(dir, '/');
+	while (cut && cut != dir) {
+		*cut = '\0';
+		char *real = realpath(dir, NULL);
+		if (real) {
+			const char *rest = p + (cut - dir) + 1;
+			char *out = strcmp(real, "/") == 0 ? wd_asprintf("/%s", rest)
+							   : wd_asprintf("%s/%s", real, rest);
+			free(real);
+			return out;
+		}
+		cut = strrchr(dir, '/');
+	}
+	return p[0] == '/' ? wd_strdup(p) : NULL;
 }
 
 /* Whether |p| (canonical) may be a markers view: an existing directory,
