@@ -37,6 +37,7 @@
 #define TOKEN_SECRET "WARDEN_TOKEN_FILE_SECRET_8c2d"
 #define LATE_SECRET  "WARDEN_LATE_TOKEN_SECRET_e04b"
 #define PW_SECRET    "WARDEN_PASSWD_HOME_SECRET_5f19"
+#define PRIV_SECRET  "WARDEN_PRIVATE_FILE_SECRET_a6e3"
 
 struct fx {
 	char *proj;
@@ -113,6 +114,10 @@ static void test_esc_outside_other_checkout(void **state)
 	wt_write(f->home, "other/.env", "KEY=" OTHER_SECRET "\n");
 	wt_write(f->home, "other/src/deploy/.env.production", "KEY2=" OTHER_SECRET "\n");
 	wt_write(f->home, "other/notes.txt", "KEY_NOTE=visible\n");
+	/* A hidden token file behind a symlink of an ordinary name. */
+	wt_write(f->home, ".npmrc", "//r/:_authToken=" OTHER_SECRET "\n");
+	char *npm = wd_asprintf("%s/npm-link", f->home);
+	assert_int_equal(symlink(".npmrc", npm), 0);
 	char *env = wd_asprintf("%s/other/.env", f->home);
 	char *link = wd_asprintf("%s/other-env", f->proj);
 	assert_int_equal(symlink(env, link), 0);
@@ -120,11 +125,13 @@ static void test_esc_outside_other_checkout(void **state)
 	run(f, &r, "none",
 	    "grep -r KEY ~/other; echo grep=$?\n"
 	    "read x < ~/other/.env; echo \"got:$x\"\n"
-	    "read y < other-env; echo \"link:$y\"\n");
+	    "read y < other-env; echo \"link:$y\"\n" SHOW("~/npm-link"));
 	refuse_escape(&r, OTHER_SECRET, "another checkout's .env was read");
 	assert_true(said(&r, "KEY_NOTE=visible"));
 	assert_true(said(&r, "got:\n"));
 	assert_true(said(&r, "link:\n"));
+	assert_true(said(&r, "rc[~/npm-link]=2"));
+	free(npm);
 	/* grep, the shell, the shell again through the link. */
 	assert_int_equal(refused(f, env), 3);
 	char *prod = wd_asprintf("%s/other/src/deploy/.env.production", f->home);
@@ -342,14 +349,23 @@ static void test_esc_outside_home_usable(void **state)
 	wt_write(home, "notes.txt", "plain notes\n");
 	wt_write(home, ".claude/.credentials.json", "{\"harness\": \"own\"}\n");
 	wt_write(home, "other/.env", "KEY=" OTHER_SECRET "\n");
+	/* Another user's private file: the agent (root's uid without
+	 * capabilities, in a root run) cannot read it natively, and the view,
+	 * served with every capability, must not lend them. */
+	wt_write(home, "private.txt", "private " PRIV_SECRET "\n");
+	char *priv = wd_asprintf("%s/private.txt", home);
+	assert_int_equal(chown(priv, 12345, 12345), 0);
+	assert_int_equal(chmod(priv, 0600), 0);
+	free(priv);
 	struct wt_result r;
-	run(f, &r, "claude-code",
-	    SHOW("~/notes.txt") "echo '{}' > ~/.claude/settings.json; echo claude=$?\n" SHOW(
-		    "~/.claude/settings.json")
-		    SHOW("~/.claude/.credentials.json") "echo x > ~/elsewhere.txt; echo "
-							"elsewhere=$?\n"
-							"read x < ~/other/.env; echo "
-							"\"other:$x\"\n");
+	static const char script[] = SHOW("~/notes.txt")		/* an ordinary file */
+		"echo '{}' > ~/.claude/settings.json; echo claude=$?\n" /* the profile's */
+		SHOW("~/.claude/settings.json")				/* read back */
+		SHOW("~/.claude/.credentials.json")			/* the harness's own */
+		"echo x > ~/elsewhere.txt; echo elsewhere=$?\n"		/* Landlock */
+		"read x < ~/other/.env; echo \"other:$x\"\n"		/* decided */
+		SHOW("~/private.txt");					/* not lent */
+	run(f, &r, "claude-code", script);
 	char *settings = wd_asprintf("%s/.claude/settings.json", home);
 	bool wrote = access(settings, F_OK) == 0;
 	char *elsewhere = wd_asprintf("%s/elsewhere.txt", home);
@@ -359,15 +375,56 @@ static void test_esc_outside_home_usable(void **state)
 	if (escaped)
 		fail_msg("ESCAPE FOUND: the agent wrote outside its profile's places in the home");
 	refuse_escape(&r, OTHER_SECRET, "a .env in the home was read");
+	refuse_escape(&r, PRIV_SECRET, "the view lent its privileges: another user's 0600 file");
 	assert_true(said(&r, "plain notes"));
 	assert_true(said(&r, "claude=0"));
 	assert_true(wrote);
 	assert_true(said(&r, "{\"harness\": \"own\"}"));
 	assert_false(said(&r, "elsewhere=0"));
 	assert_true(said(&r, "other:\n"));
+	if (getuid() == 0)
+		assert_true(said(&r, "rc[~/private.txt]=2"));
 	wt_result_free(&r);
 	free(elsewhere);
 	free(settings);
+}
+
+/* A place the config names ("mode": "markers"): decided like the home. */
+static void test_esc_outside_config_markers(void **state)
+{
+	struct fx *f = *state;
+	char tmpl[] = "/var/lib/warden-esc-outside-srv-XXXXXX";
+	char *srv = mkdtemp(tmpl);
+	assert_non_null(srv);
+	wt_write(srv, "app/.env", "KEY=" OTHER_SECRET "\n");
+	wt_write(srv, "app/config/secrets.yaml", "k: " OTHER_SECRET "\n");
+	wt_write(srv, "app/ok.txt", "served ok\n");
+	char *cfg =
+		wd_asprintf("{\"outside\": [{\"path\": \"%s\", \"mode\": \"markers\"}]}\n", srv);
+	wt_write(f->proj, ".warden/permissions.json", cfg);
+	char *text = wd_asprintf("read x < %s/app/.env; echo \"env:$x\"\n"
+				 "grep -r k: %s/app; echo grep=$?\n"
+				 "read y < %s/app/ok.txt; echo \"ok:$y\"\n",
+				 srv, srv, srv);
+	struct wt_result r;
+	run(f, &r, "none", text);
+	bool leaked = said(&r, OTHER_SECRET);
+	char *env = wd_asprintf("%s/app/.env", srv);
+	char *sec = wd_asprintf("%s/app/config/secrets.yaml", srv);
+	int nenv = refused(f, env), nsec = refused(f, sec);
+	wt_rmtree(srv);
+	if (leaked)
+		fail_msg("ESCAPE FOUND: a .env in a markers place was read");
+	assert_true(said(&r, "env:\n"));
+	assert_true(said(&r, "ok:served ok"));
+	/* The shell's read and grep's; grep's of secrets.yaml. */
+	assert_int_equal(nenv, 2);
+	assert_int_equal(nsec, 1);
+	wt_result_free(&r);
+	free(sec);
+	free(env);
+	free(text);
+	free(cfg);
 }
 
 int main(void)
@@ -380,6 +437,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_esc_outside_passwd_home, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_outside_system_secrets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_outside_home_usable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_esc_outside_config_markers, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
