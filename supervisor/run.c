@@ -219,6 +219,18 @@ static void on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		sup_loop_del(l, fd); /* no process left under the filter */
 }
 
+/* The descriptors each large view may keep: three quarters of
+ * RLIMIT_NOFILE (raised at start) shared by the project's view and the
+ * markers views, each of which may be walked whole; the gated places are
+ * small and take the view's default minimum. */
+static size_t view_budget(const struct sup_run *r)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 0; /* the view's own default */
+	return (size_t)rl.rlim_cur / 4 * 3 / (1 + r->nmarkers);
+}
+
 static int start_view(void *arg, int fuse_fd)
 {
 	struct sup_run *r = arg;
@@ -245,6 +257,7 @@ static int start_view(void *arg, int fuse_fd)
 		.decide = sup_view_decide,
 		.decide_arg = r,
 		.threads = 0,
+		.fd_budget = view_budget(r),
 	};
 	r->backing_fd = -1; /* the view owns it now, even on failure */
 	return sbx_view_start(&vc, fuse_fd, &r->view);
@@ -291,6 +304,7 @@ static int start_markers(void *arg, size_t i, int fuse_fd)
 		.unmarked = (const char *const *)m->unmarked,
 		.decide = sup_view_decide,
 		.decide_arg = r,
+		.fd_budget = view_budget(r),
 		.prefix = r->marker_dirs[i],
 	};
 	m->fd = -1; /* the view owns it now, even on failure */
@@ -356,26 +370,32 @@ static bool add_gate(struct sup_run *r, const char *given, const char *project)
 }
 
 /* The homes the "~/" places apply to: $HOME, the passwd home of the
- * invoking uid and, when run through sudo, SUDO_USER's: canonical and
- * distinct ("/" and homes that do not exist are left out). Caller frees. */
+ * invoking uid and, when run through sudo, SUDO_USER's: canonical,
+ * distinct, each a directory its user owns (a system account's "home",
+ * /usr/sbin or /, is no home). Caller frees. */
 static char **home_list(void)
 {
-	const char *env = getenv("HOME");
 	struct passwd *pw = getpwuid(getuid());
 	wd_autofree char *own = pw && pw->pw_dir ? wd_strdup(pw->pw_dir) : NULL;
 	wd_autofree char *sudo = NULL;
+	uid_t sudo_uid = 0;
 	const char *su = getenv("SUDO_USER");
-	if (getuid() == 0 && su && *su && (pw = getpwnam(su)) && pw->pw_dir)
+	if (getuid() == 0 && su && *su && (pw = getpwnam(su)) && pw->pw_dir) {
 		sudo = wd_strdup(pw->pw_dir);
-	const char *cand[] = {env, own, sudo};
+		sudo_uid = pw->pw_uid;
+	}
+	const char *cand[] = {getenv("HOME"), own, sudo};
+	const uid_t owner[] = {getuid(), getuid(), sudo_uid};
 	char **v = wd_calloc(WD_ARRAY_SIZE(cand) + 1, sizeof(char *));
 	size_t k = 0;
 	for (size_t i = 0; i < WD_ARRAY_SIZE(cand); i++) {
 		char *h = cand[i] && cand[i][0] == '/' ? realpath(cand[i], NULL) : NULL;
-		bool dup = !h || strcmp(h, "/") == 0;
-		for (size_t j = 0; j < k && !dup; j++)
-			dup = strcmp(v[j], h) == 0;
-		if (dup)
+		struct stat st;
+		bool skip = !h || strcmp(h, "/") == 0 || stat(h, &st) < 0 || !S_ISDIR(st.st_mode) ||
+			    st.st_uid != owner[i];
+		for (size_t j = 0; j < k && !skip; j++)
+			skip = strcmp(v[j], h) == 0;
+		if (skip)
 			free(h);
 		else
 			v[k++] = h;
@@ -407,7 +427,7 @@ static char *canonical_parent(const char *p)
 }
 
 /* Whether |p| (canonical) may be a markers view: an existing directory,
- * not "/" or the kernel's own trees (a view serves what the supervisor
+ * not "/", /tmp, /var/tmp or the kernel's own trees (a view serves what the supervisor
  * sees, mounts below it included), not inside the project (decided there
  * already) and not the project itself. */
 static bool markers_place(const char *given, const char *p, const char *project)
@@ -416,7 +436,8 @@ static bool markers_place(const char *given, const char *p, const char *project)
 	struct stat st;
 	if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
 		return false;
-	bool bad = strcmp(p, "/") == 0;
+	/* The shared temporary directories are the sandbox's own business. */
+	bool bad = strcmp(p, "/") == 0 || strcmp(p, "/tmp") == 0 || strcmp(p, "/var/tmp") == 0;
 	for (size_t i = 0; i < WD_ARRAY_SIZE(kernel); i++)
 		bad |= wd_path_within(p, kernel[i]);
 	if (bad) {
@@ -1046,8 +1067,8 @@ int sup_cmd_run(int argc, char **argv)
 			if (setrlimit(RLIMIT_NOFILE, &want) < 0)
 				agent_nofile = 0;
 		}
-		wd_debug("the view keeps up to %lu objects before it drops the least recently "
-			 "used files (three quarters of RLIMIT_NOFILE)",
+		wd_debug("the views keep up to %lu objects between them before they drop the "
+			 "least recently used files (three quarters of RLIMIT_NOFILE)",
 			 (unsigned long)want.rlim_cur / 4 * 3);
 	}
 	hide = hide_list(&r, r.config, project, r.opts.audit_path);

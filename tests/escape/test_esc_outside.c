@@ -274,47 +274,92 @@ static void test_esc_outside_late_files(void **state)
  * the same. A file with a marker in it is decided; a place the config
  * hides under "~/" is hidden there too. Uniquely named fixtures only.
  */
-static void test_esc_outside_passwd_home(void **state)
+static void home_case(const struct fx *f, const char *dir, const char *what)
 {
-	struct fx *f = *state;
-	struct passwd *pw = getpwuid(getuid());
-	struct stat st;
-	if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/' || stat(pw->pw_dir, &st) < 0 ||
-	    !S_ISDIR(st.st_mode) || strcmp(pw->pw_dir, "/") == 0) {
-		print_message("skipped: the passwd home of uid %u is not a directory\n", getuid());
-		skip();
-	}
-	char *pwhome = realpath(pw->pw_dir, NULL);
-	assert_non_null(pwhome);
-	assert_false(wd_path_within(f->home, pwhome));
-	char *marked = wd_asprintf("%s/warden-esc-%d-secret.txt", pwhome, getpid());
-	char *hidden = wd_asprintf("%s/warden-esc-%d-hidden", pwhome, getpid());
+	char *home = realpath(dir, NULL);
+	assert_non_null(home);
+	assert_false(wd_path_within(f->home, home));
+	char *marked = wd_asprintf("%s/warden-esc-%d-secret.txt", home, getpid());
+	char *hidden = wd_asprintf("%s/warden-esc-%d-hidden", home, getpid());
 	char *name = strrchr(hidden, '/') + 1;
-	wt_write(pwhome, strrchr(marked, '/') + 1, PW_SECRET "\n");
-	wt_write(pwhome, name, PW_SECRET "\n");
+	wt_write(home, strrchr(marked, '/') + 1, PW_SECRET "\n");
+	wt_write(home, name, PW_SECRET "\n");
 	char *cfg =
 		wd_asprintf("{\"outside\": [{\"path\": \"~/%s\", \"mode\": \"hide\"}]}\n", name);
 	wt_write(f->proj, ".warden/permissions.json", cfg);
 	char *text = wd_asprintf("read x < %s; echo \"marked:$x\"\n"
 				 "read y < %s; echo \"hidden:$y rc=$?\"\n"
 				 "ls -a %s | grep -c warden-esc-%d-hidden\n",
-				 marked, hidden, pwhome, getpid());
+				 marked, hidden, home, getpid());
 	struct wt_result r;
 	run(f, &r, "none", text);
 	bool leaked = said(&r, PW_SECRET);
 	unlink(marked);
 	unlink(hidden);
 	if (leaked)
-		fail_msg("ESCAPE FOUND: a secret in the passwd home %s was read", pwhome);
+		fail_msg("ESCAPE FOUND: a secret in %s %s was read", what, home);
 	assert_true(said(&r, "marked:\n"));
-	assert_true(said(&r, "hidden: rc=2"));
+	assert_true(said(&r, "hidden: rc=2\n0\n"));
 	assert_int_equal(refused(f, marked), 1);
 	wt_result_free(&r);
 	free(text);
 	free(cfg);
 	free(hidden);
 	free(marked);
-	free(pwhome);
+	free(home);
+}
+
+static bool usable_home(const struct passwd *pw)
+{
+	struct stat st;
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' && strcmp(pw->pw_dir, "/") != 0 &&
+	       stat(pw->pw_dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == pw->pw_uid &&
+	       /* the agent (no capabilities) can enter it */
+	       (st.st_uid == getuid() || (st.st_mode & S_IXOTH));
+}
+
+static void test_esc_outside_passwd_home(void **state)
+{
+	struct fx *f = *state;
+	struct passwd *pw = getpwuid(getuid());
+	if (!usable_home(pw)) {
+		print_message("skipped: the passwd home of uid %u is not its directory\n",
+			      getuid());
+		skip();
+	}
+	home_case(f, pw->pw_dir, "the passwd home");
+}
+
+/* Run through sudo: SUDO_USER's home is searched as well (any local user
+ * with a home of their own; none: skipped). */
+static void test_esc_outside_sudo_user_home(void **state)
+{
+	struct fx *f = *state;
+	if (getuid() != 0)
+		skip();
+	struct passwd *pw;
+	char *user = NULL, *dir = NULL;
+	setpwent();
+	/* A person's account (uid 1000 and up) when there is one. */
+	while ((pw = getpwent()))
+		if (pw->pw_uid != 0 && usable_home(pw) && (!user || pw->pw_uid >= 1000)) {
+			free(user);
+			free(dir);
+			user = wd_strdup(pw->pw_name);
+			dir = wd_strdup(pw->pw_dir);
+			if (pw->pw_uid >= 1000)
+				break;
+		}
+	endpwent();
+	if (!user) {
+		print_message("skipped: no local user has a home of their own\n");
+		skip();
+	}
+	setenv("SUDO_USER", user, 1);
+	home_case(f, dir, "SUDO_USER's home");
+	unsetenv("SUDO_USER");
+	free(user);
+	free(dir);
 }
 
 /* A root run's uid owns /etc/shadow (root:shadow 0640) with or without
@@ -435,6 +480,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_esc_outside_token_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_outside_late_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_outside_passwd_home, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_esc_outside_sudo_user_home, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_outside_system_secrets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_outside_home_usable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_outside_config_markers, setup, teardown),
