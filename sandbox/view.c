@@ -73,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -382,9 +383,14 @@ void view_name_flags(struct sbx_view *v, struct vnode *parent, const char *name,
 
 bool view_is_hidden(const struct sbx_view *v, const char *path)
 {
-	for (char **h = v->hidden; h && *h; h++)
-		if (wd_path_within(path, *h))
+	/* Compared without case: on a case-folding directory (ext4 casefold,
+	 * vfat, a mounted share) ".SSH" is ".ssh". Hiding ".SSH" as well on
+	 * other file systems costs nothing. */
+	for (char **h = v->hidden; h && *h; h++) {
+		size_t n = strlen(*h);
+		if (strncasecmp(path, *h, n) == 0 && (path[n] == '\0' || path[n] == '/'))
 			return true;
+	}
 	return false;
 }
 
