@@ -406,8 +406,8 @@ static bool path_write_protected(const struct sbx_view *v, const char *path)
 	 * project's patterns do not reach into it, but the project's own
 	 * .warden/ does, should the project lie below and its view ever be
 	 * gone from over it. */
-	wd_autofree char *abs = path[0] ? wd_asprintf("%s/%s", v->prefix, path)
-					: wd_strdup(v->prefix);
+	wd_autofree char *abs =
+		path[0] ? wd_asprintf("%s/%s", v->prefix, path) : wd_strdup(v->prefix);
 	return pol_is_write_protected(v->policy, abs);
 }
 
