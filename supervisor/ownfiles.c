@@ -99,8 +99,8 @@ static bool check_elem(struct own *o, const char *what, const char *file, const 
 	}
 	if (!why)
 		return true;
-	o->why = wd_asprintf("%s %s can be changed from inside the sandbox: %s. %s", what, file,
-			     why, fix);
+	o->why = wd_asprintf("%s %s could be changed by the agent or another user: %s. %s", what,
+			     file, why, fix);
 	return false;
 }
 
