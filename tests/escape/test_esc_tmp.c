@@ -347,6 +347,87 @@ static void test_esc_tmp_share_visible_read_only(void **state)
 	wt_result_free(&r);
 }
 
+/* HOME and the working directory under /tmp (outside the project) are
+ * shared so that the agent starts where it was started, but read-only:
+ * a bind under /tmp would otherwise be writable under /tmp's Landlock rule,
+ * as the host's /tmp was. */
+static void test_esc_tmp_home_and_cwd_read_only(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->home, ".profile", "echo hello\n");
+	wt_write(f->host, "notes.txt", "cwd file\n");
+	char *prof = wd_asprintf("%s/.profile", f->home);
+	char *planted = wd_asprintf("%s/.bashrc", f->home);
+	char *notes = wd_asprintf("%s/notes.txt", f->host);
+	char *argv[] = {"run",	 "--tier", "passive", "--prompt", "none",  "--project",
+			f->proj, "--",	   NULL,      "read",	  prof,	   "read",
+			notes,	 "append", prof,      "\nevil",	  "write", planted,
+			"x",	 "append", notes,     "\nevil",	  NULL};
+	argv[8] = agent();
+	struct wt_result r = {0};
+	wt_wardenv(f->host, argv, &r);
+	print_message("status %d\nout: %s\nerr: %s\n", r.status, r.out, r.err);
+	assert_int_equal(r.status, 0);
+	char *want = wd_asprintf("read %s: ok: echo hello", prof);
+	assert_true(said(&r, want));
+	free(want);
+	want = wd_asprintf("read %s: ok: cwd file", notes);
+	assert_true(said(&r, want));
+	free(want);
+	char *a = slurp(prof), *b = slurp(notes);
+	ESCAPE_IF(!a || strcmp(a, "echo hello\n") != 0, "the agent changed HOME's .profile");
+	ESCAPE_IF(!b || strcmp(b, "cwd file\n") != 0, "the agent changed its cwd's file");
+	ESCAPE_IF(exists(planted), "the agent planted a start-up file in HOME");
+	free(a);
+	free(b);
+	free(argv[8]);
+	free(prof);
+	free(planted);
+	free(notes);
+	wt_result_free(&r);
+}
+
+/* A gated place (a directory and a single file) under /tmp, outside HOME
+ * and the project: its view is mounted on a mount point made in the
+ * private /tmp, and each read is decided (passive: refused) and audited
+ * under its absolute path. */
+static void test_esc_tmp_gate_under_tmp(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->host, "keys/id", MARK "\n");
+	wt_write(f->host, "token", MARK "\n");
+	char *dir = wd_asprintf("%s/keys", f->host);
+	char *id = wd_asprintf("%s/id", dir);
+	char *token = wd_asprintf("%s/token", f->host);
+	char *cfg = wd_asprintf("{\"outside\": [{\"path\": \"%s\", \"mode\": \"gate\"}, "
+				"{\"path\": \"%s\", \"mode\": \"gate\"}]}\n",
+				dir, token);
+	wt_write(f->proj, ".warden/permissions.json", cfg);
+	struct wt_result r = {0};
+	run(f, &r, "--", "read", id, "read", token, NULL);
+	assert_int_equal(r.status, 0);
+	ESCAPE_IF(said(&r, MARK), "a gated file under /tmp was read without a decision");
+	char *want = wd_asprintf("read %s: EACCES", id);
+	assert_true(said(&r, want));
+	free(want);
+	want = wd_asprintf("read %s: EACCES", token);
+	assert_true(said(&r, want));
+	free(want);
+	char *db = wd_asprintf("%s/.warden/audit.db", f->proj);
+	char *row = wd_asprintf("=read %s", id);
+	assert_int_equal(wt_audit_count(db, "deny", "tier", row, NULL), 1);
+	free(row);
+	row = wd_asprintf("=read %s", token);
+	assert_int_equal(wt_audit_count(db, "deny", "tier", row, NULL), 1);
+	free(row);
+	free(db);
+	free(cfg);
+	free(dir);
+	free(id);
+	free(token);
+	wt_result_free(&r);
+}
+
 /* ---- warden's own files without the view ------------------------------ */
 
 /* --no-view: the agent cannot write, replace or remove the project's
@@ -404,6 +485,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_esc_tmp_keep_tmp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_share_visible_read_only, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_esc_tmp_home_and_cwd_read_only, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_esc_tmp_gate_under_tmp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_no_view_warden_read_only, setup,
 						teardown),
 	};
