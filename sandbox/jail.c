@@ -1,7 +1,8 @@
 /*
  * jail.c: the pieces of the sandbox that the child sets up on itself
- * between fork and exec: mounts (private propagation, hidden secrets, its
- * own /proc, a minimal /dev), Landlock and dropping capabilities. Each
+ * between fork and exec: mounts (private propagation, binds of the private
+ * temporary directories and shared places, hidden secrets, its own /proc, a
+ * minimal /dev), Landlock and dropping capabilities. Each
  * returns 0 or -errno and never exits; spawn.c decides what is fatal.
  */
 #include "jail_int.h"

@@ -194,7 +194,8 @@ struct sbx_child {
 /*
  * Starts the agent in its sandbox (spawn.c says each step and why): a new
  * mount and PID namespace (and user namespace when not root) whose init
- * mounts the view, hides the outside secrets, mounts its own /proc and a
+ * makes |cfg->binds| (the private temporary directories and what is shared
+ * in them), mounts the view, hides the outside secrets, mounts its own /proc and a
  * minimal /dev; the agent is traced from its first instruction (PTRACE_SEIZE
  * with SBX_TRACE_EXEC, so that each exec of its own is checked), runs with no
  * capabilities, NO_NEW_PRIVS, Landlock and warden's filter, and execs

@@ -9,10 +9,14 @@
  *                                                 agent (PID 2) ──exec──▶ CMD
  *
  * init: makes every mount private (nothing propagates to or from the host),
+ *   binds the session's private directories over /tmp and /var/tmp and the
+ *   shared places inside them (every source opened before the first bind,
+ *   so a bind over /tmp never hides a later source under /tmp),
  *   mounts the FUSE view over the project and hands its fd to the supervisor,
  *   which starts serving it before init goes on; hides the secrets outside
  *   the project; mounts a /proc of the new PID namespace (no /proc/PID of a
- *   process outside is reachable) and, as root, a minimal /dev. Then it forks
+ *   process outside is reachable) and, as root, a minimal /dev; binds the
+ *   private /dev/shm. Then it forks
  *   the agent and only reaps: when the agent exits, init sends its wait
  *   status on the set-up socket (the agent is not traced between its execs,
  *   so the supervisor learns it there: sbx_child_exit), init exits and the

@@ -398,7 +398,7 @@ static enum pol_harness detect_agent(const char *real, const char *arg0)
 
 /* What each agent's harness must be able to write in the home directory
  * (its configuration and session state); its temporary files are under
- * /tmp, which is writable anyway. */
+ * /tmp, the session's own and writable. */
 static const char *const *profile_writable(enum pol_harness h)
 {
 	static const char *const claude[] = {".claude", ".claude.json", ".claude.json.backup",
@@ -420,8 +420,8 @@ static const char *const *profile_writable(enum pol_harness h)
 }
 
 /* Where Landlock lets the agent write: the project (through the view),
- * temporary directories, harmless devices, the agent profile's places and
- * the config's list. */
+ * the temporary directories (the session's private ones: tmpdir.c),
+ * harmless devices, the agent profile's places and the config's list. */
 static char **writable_list(const struct pol_config *c, const char *project, enum pol_harness h)
 {
 	static const char *const base[] = {"/tmp",	"/var/tmp", "/dev/null", "/dev/zero",

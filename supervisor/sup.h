@@ -161,11 +161,6 @@ int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, char 
  * and otherwise leaves it and says where. */
 void sup_tmp_finish(struct sup_run *r, bool sandbox_gone);
 void sup_tmp_free(struct sup_run *r);
-/* Removes the directory |name| of |parent| and everything below it, by
- * descriptors only: never follows a symlink, empties unreadable
- * directories of the caller's own, and holds a bounded number of
- * descriptors however deep the tree. 0 or -errno. */
-int sup_tmp_remove_at(int parent, const char *name);
 
 /* ---- warden's own files (ownfiles.c) ----------------------------------- */
 

@@ -373,7 +373,9 @@ static int rm_dir_contents(struct rm *m, int dfd, unsigned depth)
 	}
 }
 
-int sup_tmp_remove_at(int parent, const char *name)
+/* Removes the directory |name| of |parent| and everything below it, by
+ * descriptors only (see rm_entry). 0 or -errno. */
+static int remove_tree(int parent, const char *name)
 {
 	wd_autoclose int top =
 		openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -414,7 +416,7 @@ void sup_tmp_finish(struct sup_run *r, bool sandbox_gone)
 		if (fstat(r->tmp_fd, &a) == 0 &&
 		    fstatat(r->tmp_parent_fd, base, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-			rc = sup_tmp_remove_at(r->tmp_parent_fd, base);
+			rc = remove_tree(r->tmp_parent_fd, base);
 		if (rc < 0)
 			wd_warn("%s could not be removed: %s", r->tmp_dir, strerror(-rc));
 	}
