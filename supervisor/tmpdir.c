@@ -22,13 +22,17 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* The directories made private: the sandbox's path and the subdirectory of
  * the session's directory bound there. */
 static const struct {
 	const char *path, *sub;
 } privs[] = {{"/tmp", "tmp"}, {"/var/tmp", "var-tmp"}, {"/dev/shm", "shm"}};
+
+static void sweep_stale(void);
 
 /* |path| without repeated slashes, "." components or a trailing slash;
  * NULL when relative or holding "..". Caller frees. */
@@ -153,6 +157,10 @@ static int make_session_dir(struct sup_run *r)
 		return -errno;
 	if (st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
 		return -EPERM;
+	/* Held until warden exits: the mark of a live session (sweep_stale).
+	 * The sandbox's processes close their copies before the agent runs. */
+	if (flock(r->tmp_fd, LOCK_EX | LOCK_NB) < 0)
+		return -errno;
 	for (size_t i = 0; i < WD_ARRAY_SIZE(privs); i++) {
 		/* fchmod: the umask must not narrow the sticky 01777. */
 		if (mkdirat(r->tmp_fd, privs[i].sub, 0700) < 0)
@@ -167,6 +175,7 @@ static int make_session_dir(struct sup_run *r)
 
 int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, char *const *writable)
 {
+	sweep_stale();
 	int rc = make_session_dir(r);
 	if (rc < 0) {
 		wd_err("the session's private temporary directory could not be made under /tmp: "
@@ -375,17 +384,87 @@ static int rm_dir_contents(struct rm *m, int dfd, unsigned depth)
 
 /* Removes the directory |name| of |parent| and everything below it, by
  * descriptors only (see rm_entry). 0 or -errno. */
-static int remove_tree(int parent, const char *name)
+static int remove_tree(int parent, const char *name, int top)
 {
-	wd_autoclose int top =
-		openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (top < 0)
-		return -errno;
 	struct rm m = {.top = top};
 	int rc = rm_dir_contents(&m, top, 0);
 	if (rc < 0)
 		return rc;
+	/* The name is removed only while it is still that directory. */
+	struct stat a, b;
+	if (fstat(top, &a) < 0 || fstatat(parent, name, &b, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return -ESTALE;
 	return unlinkat(parent, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
+/* Whether |fd| (a directory) holds exactly tmp/, var-tmp/ and shm/: a
+ * session's directory, and not one kept with --keep-tmp. */
+static bool session_shaped(int fd)
+{
+	int d2 = dup(fd);
+	DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
+	if (!d) {
+		if (d2 >= 0)
+			close(d2);
+		return false;
+	}
+	size_t n = 0;
+	bool ok = true;
+	struct dirent *e;
+	while (ok && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		bool known = false;
+		for (size_t i = 0; i < WD_ARRAY_SIZE(privs); i++)
+			known |= strcmp(e->d_name, privs[i].sub) == 0;
+		ok = known;
+		n++;
+	}
+	closedir(d);
+	return ok && n == WD_ARRAY_SIZE(privs);
+}
+
+/*
+ * Removes what sessions of this user left behind when their warden was
+ * killed (SIGKILL leaves no chance to clean up): a directory named like
+ * ours in /tmp, ours (owner, 0700), shaped like a session's (not kept),
+ * made over a minute ago, whose lock nobody holds. A running session holds
+ * the lock (flock on its directory) from mkdtemp to its exit, so a live
+ * one is never taken; once its warden is dead, so is its sandbox (init
+ * dies with it, and every tracee with its tracer).
+ */
+static void sweep_stale(void)
+{
+	wd_autoclose int tmp = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int d2 = tmp >= 0 ? dup(tmp) : -1;
+	DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
+	if (!d) {
+		if (d2 >= 0)
+			close(d2);
+		return;
+	}
+	time_t now = time(NULL);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!wd_str_has_prefix(e->d_name, "warden-tmp-") || strlen(e->d_name) != 17)
+			continue;
+		wd_autoclose int fd =
+			openat(tmp, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
+		    (st.st_mode & 07777) != 0700 || now - st.st_mtime < 60 || !session_shaped(fd) ||
+		    flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue;
+		int rc = remove_tree(tmp, e->d_name, fd);
+		if (rc < 0)
+			wd_debug("/tmp/%s, left by a killed session, could not be removed: %s",
+				 e->d_name, strerror(-rc));
+		else
+			wd_debug("removed /tmp/%s, left by a killed session", e->d_name);
+	}
+	closedir(d);
 }
 
 void sup_tmp_finish(struct sup_run *r, bool sandbox_gone)
@@ -393,6 +472,10 @@ void sup_tmp_finish(struct sup_run *r, bool sandbox_gone)
 	if (!r->tmp_dir)
 		return;
 	if (r->opts.keep_tmp) {
+		/* A kept directory is the person's: the sweep leaves it. */
+		int mark = openat(r->tmp_fd, ".warden-kept", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		if (mark >= 0)
+			close(mark);
 		wd_info("the session's temporary directories are kept in %s (tmp/ was its /tmp, "
 			"var-tmp/ its /var/tmp, shm/ its /dev/shm)",
 			r->tmp_dir);
@@ -411,12 +494,7 @@ void sup_tmp_finish(struct sup_run *r, bool sandbox_gone)
 		 * directory.
 		 */
 		const char *base = strrchr(r->tmp_dir, '/') + 1;
-		struct stat a, b;
-		int rc = -ESTALE;
-		if (fstat(r->tmp_fd, &a) == 0 &&
-		    fstatat(r->tmp_parent_fd, base, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-			rc = remove_tree(r->tmp_parent_fd, base);
+		int rc = remove_tree(r->tmp_parent_fd, base, r->tmp_fd);
 		if (rc < 0)
 			wd_warn("%s could not be removed: %s", r->tmp_dir, strerror(-rc));
 	}

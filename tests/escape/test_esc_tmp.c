@@ -27,9 +27,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 
 #define MARK "WARDEN_TMP_MARK_5e07b1"
 
@@ -428,6 +430,54 @@ static void test_esc_tmp_gate_under_tmp(void **state)
 	wt_result_free(&r);
 }
 
+/* A fake session directory, made |age| seconds ago, holding |extra| (or
+ * nothing more) besides tmp/, var-tmp/ and shm/. Caller frees. */
+static char *fake_session(int age, const char *extra)
+{
+	char t[] = "/tmp/warden-tmp-XXXXXX";
+	char *d = wd_strdup(mkdtemp(t));
+	const char *subs[] = {"tmp", "var-tmp", "shm", extra};
+	for (size_t i = 0; i < 4 && subs[i]; i++) {
+		char *p = wd_asprintf("%s/%s", d, subs[i]);
+		assert_int_equal(mkdir(p, 01777), 0);
+		free(p);
+	}
+	wt_write(d, "tmp/left", "x");
+	struct timespec ts[2] = {{time(NULL) - age, 0}, {time(NULL) - age, 0}};
+	assert_int_equal(utimensat(AT_FDCWD, d, ts, 0), 0);
+	return d;
+}
+
+/* A warden killed with SIGKILL cannot remove its directory: the next run
+ * does, but never a live session's (locked), a kept one, a young one, or
+ * anything not shaped like a session's. */
+static void test_esc_tmp_stale_dirs_swept(void **state)
+{
+	struct fx *f = *state;
+	char *stale = fake_session(600, NULL);
+	char *kept = fake_session(600, ".warden-kept");
+	char *young = fake_session(0, NULL);
+	char *other = fake_session(600, "notes");
+	char *live = fake_session(600, NULL);
+	int lk = open(live, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_int_equal(flock(lk, LOCK_EX), 0);
+	struct wt_result r = {0};
+	run(f, &r, "--", "read", "/tmp/nothing", NULL);
+	assert_int_equal(r.status, 0);
+	assert_false(exists(stale));
+	assert_true(exists(kept));
+	assert_true(exists(young));
+	assert_true(exists(other));
+	assert_true(exists(live));
+	close(lk);
+	const char *all[] = {stale, kept, young, other, live};
+	for (size_t i = 0; i < 5; i++) {
+		wt_rmtree(all[i]);
+		free((char *)all[i]);
+	}
+	wt_result_free(&r);
+}
+
 /* ---- warden's own files without the view ------------------------------ */
 
 /* --no-view: the agent cannot write, replace or remove the project's
@@ -488,6 +538,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_esc_tmp_home_and_cwd_read_only, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_gate_under_tmp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_esc_tmp_stale_dirs_swept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_no_view_warden_read_only, setup,
 						teardown),
 	};
