@@ -395,6 +395,11 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
 	}
 	if (shm >= 0)
 		close(shm);
+	/* init's working directory was the supervisor's, a directory of the
+	 * host's now covered (by the view, or the private /tmp): leave it, so
+	 * that no process of the sandbox keeps a way under the covers. */
+	if (chdir("/") < 0)
+		fail(sock, "chdir /", errno);
 	pid_t agent = fork();
 	if (agent < 0)
 		fail(sock, "fork", errno);
