@@ -455,9 +455,9 @@ static int prepare_no_view(const char *project)
 	wd_autofree char *w = wd_asprintf("%s/.warden", project);
 	struct stat st;
 	if (lstat(w, &st) < 0 && errno == ENOENT && mkdir(w, 0755) < 0 && errno != EEXIST) {
-		wd_err("%s: %s (--no-view binds it read-only, so it must exist)", w,
-		       strerror(errno));
-		return -errno;
+		int e = errno;
+		wd_err("%s: %s (--no-view binds it read-only, so it must exist)", w, strerror(e));
+		return -e;
 	}
 	if (lstat(w, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		wd_err("refusing to start: %s is not a directory of the project (a symlink?): "
