@@ -57,6 +57,8 @@ static const char run_usage[] =
 	"  --stats           print decision counts and latencies at exit\n"
 	"  --no-view         do not mount the project view: opens of sensitive files in\n"
 	"                    the project are then NOT decided (exec decisions remain)\n"
+	"  --keep-tmp        keep the session's private /tmp, /var/tmp and /dev/shm after\n"
+	"                    the run (warden says where); by default they are removed\n"
 	"  -v, --verbose     log every decision on stderr\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -545,7 +547,7 @@ static void unmark_profile(struct sup_run *r, const char *const *prof)
  * its target too, when it is a symlink to elsewhere. Any other is hidden
  * by a mount at start. */
 static char **hide_list(struct sup_run *r, const struct pol_config *c, const char *project,
-			const char *audit)
+			const char *audit, bool no_view)
 {
 	size_t n = pol_config_outside_count(c);
 	char **v = wd_calloc(2 * (n + 12) + 1, sizeof(char *));
@@ -558,9 +560,10 @@ static char **hide_list(struct sup_run *r, const struct pol_config *c, const cha
 		v[k++] = wd_strdup(xdg);
 	v[k++] = wd_strdup("/run/docker.sock");
 	v[k++] = wd_strdup("/var/run/docker.sock");
-	/* The audit, when it is not in the project (the view hides it there). */
+	/* The audit, when it is not in the project (the view hides it there;
+	 * without the view nothing else does). */
 	size_t plen = strlen(project);
-	if (!(strncmp(audit, project, plen) == 0 && audit[plen] == '/')) {
+	if (no_view || !(strncmp(audit, project, plen) == 0 && audit[plen] == '/')) {
 		static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
 		for (size_t i = 0; i < WD_ARRAY_SIZE(sfx); i++)
 			v[k++] = wd_asprintf("%s%s", audit, sfx[i]);
@@ -622,7 +625,7 @@ static enum pol_harness detect_agent(const char *real, const char *arg0)
 
 /* What each agent's harness must be able to write in the home directory
  * (its configuration and session state); its temporary files are under
- * /tmp, which is writable anyway. */
+ * /tmp, the session's own and writable. */
 static const char *const *profile_writable(enum pol_harness h)
 {
 	static const char *const claude[] = {".claude", ".claude.json", ".claude.json.backup",
@@ -644,8 +647,8 @@ static const char *const *profile_writable(enum pol_harness h)
 }
 
 /* Where Landlock lets the agent write: the project (through the view),
- * temporary directories, harmless devices, the agent profile's places and
- * the config's list. */
+ * the temporary directories (the session's private ones: tmpdir.c),
+ * harmless devices, the agent profile's places and the config's list. */
 static char **writable_list(const struct pol_config *c, const char *project, enum pol_harness h)
 {
 	static const char *const base[] = {"/tmp",	"/var/tmp", "/dev/null", "/dev/zero",
@@ -667,6 +670,41 @@ static char **writable_list(const struct pol_config *c, const char *project, enu
 	return v;
 }
 
+/*
+ * Without the view nothing else keeps the project's .warden/ from the agent
+ * (the config, the grants, the audit): the sandbox binds it read-only over
+ * itself, so it must be a real directory of the project (a symlink would
+ * be an entry of the writable project the agent could replace); a missing
+ * one is made, so that the agent cannot create it either.
+ */
+static int prepare_no_view(const char *project)
+{
+	wd_autofree char *w = wd_asprintf("%s/.warden", project);
+	struct stat st;
+	if (lstat(w, &st) < 0 && errno == ENOENT && mkdir(w, 0755) < 0 && errno != EEXIST) {
+		int e = errno;
+		wd_err("%s: %s (--no-view binds it read-only, so it must exist)", w, strerror(e));
+		return -e;
+	}
+	if (lstat(w, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		wd_err("refusing to start: %s is not a directory of the project (a symlink?): "
+		       "with --no-view the agent could replace it and write the config; make it "
+		       "a real directory",
+		       w);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* The read-only bind of .warden/ over itself (--no-view), after the
+ * private directories' binds (a project under /tmp is bound first). */
+static void add_warden_bind(struct sup_run *r, const char *project)
+{
+	char *w = wd_asprintf("%s/.warden", project);
+	r->binds = wd_realloc(r->binds, (r->nbinds + 1) * sizeof(*r->binds));
+	r->binds[r->nbinds++] = (struct sbx_bind){w, wd_strdup(w), false, false};
+}
+
 static void free_list(char **v)
 {
 	for (size_t i = 0; v && v[i]; i++)
@@ -684,6 +722,7 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 		{"task", required_argument, NULL, 'T'},
 		{"stats", no_argument, NULL, 'S'},
 		{"no-view", no_argument, NULL, 'N'},
+		{"keep-tmp", no_argument, NULL, 'K'},
 		{"approval-timeout", required_argument, NULL, 'D'},
 		{"role", required_argument, NULL, 'R'},
 		{"turn-idle", required_argument, NULL, 'I'},
@@ -737,6 +776,9 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 			break;
 		case 'N':
 			o->no_view = true;
+			break;
+		case 'K':
+			o->keep_tmp = true;
 			break;
 		case 'D': {
 			int64_t us = 0;
@@ -892,6 +934,8 @@ int sup_cmd_run(int argc, char **argv)
 		.saved_fg = -1,
 		.backing_fd = -1,
 		.view_efd = -1,
+		.tmp_fd = -1,
+		.tmp_parent_fd = -1,
 		.view_lock = PTHREAD_MUTEX_INITIALIZER,
 		.view_cond = PTHREAD_COND_INITIALIZER,
 	};
@@ -899,6 +943,7 @@ int sup_cmd_run(int argc, char **argv)
 	/* Declared before any goto out: the cleanup frees it. */
 	wd_autofree char *cmdline = NULL;
 	r.child.notify_fd = r.child.pidfd = r.child.root_fd = r.child.exit_fd = -1;
+	r.child.init_pidfd = -1;
 	if (parse_run_options(argc, argv, &r.opts) < 0)
 		return SUP_EXIT_NOSTART;
 
@@ -922,21 +967,23 @@ int sup_cmd_run(int argc, char **argv)
 	for (size_t i = 0; r.homes[i]; i++)
 		pol_config_add_home(r.config, r.homes[i]);
 
-	wd_autofree char *audit_default = wd_asprintf("%s/.warden/audit.db", project);
-	if (!r.opts.audit_path)
-		r.opts.audit_path = audit_default;
-	char *err = NULL;
-	int rc = sto_open(r.opts.audit_path, &r.db, &err);
-	if (rc < 0) {
-		wd_err("%s", err ? err : strerror(-rc));
-		free(err);
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd))) {
+		wd_err("cannot read the current directory: %s", strerror(errno));
 		pol_config_free(r.config);
 		return SUP_EXIT_NOSTART;
 	}
+	wd_autofree char *audit_default = wd_asprintf("%s/.warden/audit.db", project);
+	wd_autofree char *audit_abs = NULL;
+	if (!r.opts.audit_path)
+		r.opts.audit_path = audit_default;
+	else if (r.opts.audit_path[0] != '/')
+		r.opts.audit_path = audit_abs = wd_asprintf("%s/%s", cwd, r.opts.audit_path);
+	char *err = NULL;
+	int rc = 0;
 	char *prog = find_program(r.opts.argv[0]);
 	if (!prog) {
 		wd_err("%s: command not found or not executable", r.opts.argv[0]);
-		sto_close(r.db);
 		pol_config_free(r.config);
 		return SUP_EXIT_NOSTART;
 	}
@@ -946,6 +993,29 @@ int sup_cmd_run(int argc, char **argv)
 	if (!r.opts.agent_set || r.opts.agent_auto)
 		r.opts.agent = detect_agent(real_prog ? real_prog : prog, r.opts.argv[0]);
 	free(real_prog);
+	writable = writable_list(r.config, project, r.opts.agent);
+	/* The private temporary directories first: what they hide from the
+	 * agent is not a place it may write on the host. Then warden's own
+	 * files, before anything is opened or started. */
+	if (r.opts.no_view && (rc = prepare_no_view(project)) < 0)
+		goto early;
+	if ((rc = sup_tmp_setup(&r, project, cwd, writable)) < 0)
+		goto early;
+	if (r.opts.no_view)
+		add_warden_bind(&r, project);
+	rc = sup_own_files_check(&r, project, cfgpath, writable, &err);
+	if (rc < 0) {
+		wd_err("refusing to start: %s", err);
+		free(err);
+		err = NULL;
+		goto early;
+	}
+	rc = sto_open(r.opts.audit_path, &r.db, &err);
+	if (rc < 0) {
+		wd_err("%s", err ? err : strerror(-rc));
+		free(err);
+		goto early;
+	}
 	make_session_id(r.session_id, sizeof(r.session_id));
 	r.person = person_name();
 	r.grants = pol_session_new();
@@ -1024,13 +1094,6 @@ int sup_cmd_run(int argc, char **argv)
 	if (rc < 0)
 		goto out;
 	char **env = agent_environ(r.session_id);
-	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof(cwd))) {
-		wd_err("cannot read the current directory: %s", strerror(errno));
-		rc = -errno;
-		free_env(env);
-		goto out;
-	}
 	if (!r.opts.no_view) {
 		r.backing_fd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		r.view_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -1071,7 +1134,7 @@ int sup_cmd_run(int argc, char **argv)
 			 "least recently used files (three quarters of RLIMIT_NOFILE)",
 			 (unsigned long)want.rlim_cur / 4 * 3);
 	}
-	hide = hide_list(&r, r.config, project, r.opts.audit_path);
+	hide = hide_list(&r, r.config, project, r.opts.audit_path, r.opts.no_view);
 	if (!r.opts.no_view)
 		sup_tell_skip(project);
 	for (size_t i = 0; i < r.ngates; i++)
@@ -1079,7 +1142,6 @@ int sup_cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < r.nmarkers; i++)
 		sup_tell_skip(r.marker_dirs[i]);
 	unmark_profile(&r, profile_writable(r.opts.agent));
-	writable = writable_list(r.config, project, r.opts.agent);
 	struct sbx_spawn_config sc = {
 		.path = prog,
 		.argv = r.opts.argv,
@@ -1096,6 +1158,10 @@ int sup_cmd_run(int argc, char **argv)
 		.hide = hide,
 		.writable = writable,
 		.nofile_soft = agent_nofile,
+		.binds = r.binds,
+		.nbinds = r.nbinds,
+		.private_dirs = r.private_dirs,
+		.shm_dir = r.shm_src,
 	};
 	rc = sbx_spawn(&sc, &r.child, &err);
 	if (rc < 0) {
@@ -1123,6 +1189,10 @@ out:
 		if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp())
 			tcsetpgrp(STDIN_FILENO, getpgrp());
 	}
+	/* The private temporary directories go once nothing of the sandbox
+	 * can act on them any more. */
+	bool gone = r.child.init_pidfd < 0 || sbx_child_gone(&r.child, 5000) == 0;
+	sup_tmp_finish(&r, gone);
 	int code = SUP_EXIT_NOSTART;
 	if (rc == 0 && r.agent_exited) {
 		code = r.agent_started ? exit_code_of(r.agent_status) : SUP_EXIT_NOSTART;
@@ -1173,6 +1243,7 @@ out:
 	wd_close(&r.view_efd);
 	free_list(hide);
 	free_list(writable);
+	sup_tmp_free(&r);
 	sup_stats_free(&r.stats);
 	wd_close(&r.child.notify_fd);
 	wd_close(&r.child.root_fd);
@@ -1185,4 +1256,11 @@ out:
 	free(r.person);
 	free(prog);
 	return code;
+early:
+	sup_tmp_finish(&r, true);
+	sup_tmp_free(&r);
+	free_list(writable);
+	pol_config_free(r.config);
+	free(prog);
+	return SUP_EXIT_NOSTART;
 }
