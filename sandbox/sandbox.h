@@ -71,6 +71,13 @@ struct sbx_view_config {
 	 * markers do not apply: a markers view's harness places (its own
 	 * configuration and credentials, which it reads at start). Copied. */
 	const char *const *unmarked;
+	/* When set (NULL-terminated, relative like |hidden|, possibly empty):
+	 * the only places of the view where anything may be changed; every
+	 * other change answers EROFS. A markers view gets the agent's writable
+	 * places inside it, so that it never lets the agent write where it
+	 * could not without the view (a read-only bind under it included).
+	 * Copied. */
+	const char *const *writable;
 	/* A place outside the project: requests name it by absolute path,
 	 * |prefix| + "/" + its path in the view (|prefix| itself for the
 	 * root). Copied. With |all_sensitive| it is a gated place: every

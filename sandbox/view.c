@@ -88,6 +88,18 @@
 #define VIEW_SCAN_MAX_DEPTH  256
 #define VIEW_PARENT_MAX	     100000 /* bound on parent chains (no cycles) */
 
+/* A NULL-terminated copy of |src| (NULL: an empty one). */
+static char **strv_copy(const char *const *src)
+{
+	size_t n = 0;
+	while (src && src[n])
+		n++;
+	char **v = wd_calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		v[i] = wd_strdup(src[i]);
+	return v;
+}
+
 /* ---- sensitivity by path ---------------------------------------------- */
 
 /* Whether |path| (relative to the view's root) carries a sensitive marker:
@@ -415,7 +427,12 @@ int view_check_write(const struct sbx_view *v, const char *path)
 {
 	if (v->read_only || path_write_protected(v, path))
 		return -EROFS;
-	return 0;
+	if (!v->writable)
+		return 0;
+	for (char **w = v->writable; *w; w++)
+		if (wd_path_within(path, *w))
+			return 0;
+	return -EROFS;
 }
 
 int view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const char *path2,
@@ -781,6 +798,9 @@ static void view_free(struct sbx_view *v)
 	for (char **u = v->unmarked; u && *u; u++)
 		free(*u);
 	free(v->unmarked);
+	for (char **w = v->writable; w && *w; w++)
+		free(*w);
+	free(v->writable);
 	free(v->idents);
 	free(v->prefix);
 	pthread_cond_destroy(&v->evict_cond);
@@ -834,11 +854,8 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 	v->hidden = wd_calloc(nh + 1, sizeof(char *));
 	for (size_t i = 0; i < nh; i++)
 		v->hidden[i] = wd_strdup(cfg->hidden[i]);
-	for (nh = 0; cfg->unmarked && cfg->unmarked[nh];)
-		nh++;
-	v->unmarked = wd_calloc(nh + 1, sizeof(char *));
-	for (size_t i = 0; i < nh; i++)
-		v->unmarked[i] = wd_strdup(cfg->unmarked[i]);
+	v->unmarked = strv_copy(cfg->unmarked);
+	v->writable = cfg->writable ? strv_copy(cfg->writable) : NULL;
 	/* A directory; or, for a gated place, a single regular file. */
 	if (fstat(v->root.fd, &st) < 0 ||
 	    !(S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && cfg->prefix))) {

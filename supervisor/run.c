@@ -288,7 +288,8 @@ static int start_gate(void *arg, size_t i, int fuse_fd)
 }
 
 /* Serves markers view |i| (spawn's on_markers): the place as it is, with
- * writes left to Landlock, its hidden places answering ENOENT, and opens
+ * changes only in the agent's writable places (and Landlock's check), its
+ * hidden places answering ENOENT, and opens
  * of files whose path (relative to it) carries a sensitive marker decided
  * and audited under their absolute path, as in the project view. */
 static int start_markers(void *arg, size_t i, int fuse_fd)
@@ -304,6 +305,7 @@ static int start_markers(void *arg, size_t i, int fuse_fd)
 		.policy = r->config,
 		.hidden = (const char *const *)m->hidden,
 		.unmarked = (const char *const *)m->unmarked,
+		.writable = m->all_writable ? NULL : (const char *const *)m->writable,
 		.decide = sup_view_decide,
 		.decide_arg = r,
 		.fd_budget = view_budget(r),
@@ -492,6 +494,7 @@ static void collect_markers(struct sup_run *r, const struct pol_config *c, const
 		r->markers[kept] = (struct sup_markers){.fd = fd};
 		r->markers[kept].hidden = wd_calloc(1, sizeof(char *));
 		r->markers[kept].unmarked = wd_calloc(1, sizeof(char *));
+		r->markers[kept].writable = wd_calloc(1, sizeof(char *));
 		v[kept++] = v[i];
 		if (kept - 1 != i)
 			v[i] = NULL;
@@ -540,6 +543,33 @@ static void unmark_profile(struct sup_run *r, const char *const *prof)
 				if (wd_path_within(p, dir) && strcmp(p, dir) != 0)
 					push(&r->markers[i].unmarked, p + strlen(dir) + 1);
 			}
+}
+
+/* The agent's writable places inside each markers view: the view refuses
+ * every change elsewhere, so that it never lets the agent write where it
+ * could not without the view. A writable place that holds a markers place
+ * whole makes it writable throughout, unless it is one of the session's
+ * private directories (/tmp): a home under /tmp is bound there read-only,
+ * with only the writable places in it writable. */
+static void markers_writable(struct sup_run *r, char *const *writable)
+{
+	for (size_t i = 0; i < r->nmarkers; i++) {
+		const char *dir = r->marker_dirs[i];
+		struct sup_markers *m = &r->markers[i];
+		for (size_t j = 0; writable && writable[j]; j++) {
+			wd_autofree char *w = canonical_parent(writable[j]);
+			if (!w)
+				continue;
+			if (wd_path_within(dir, w)) {
+				bool priv = false;
+				for (size_t k = 0; r->private_dirs && r->private_dirs[k]; k++)
+					priv |= strcmp(w, r->private_dirs[k]) == 0;
+				m->all_writable |= !priv;
+			} else if (wd_path_within(w, dir)) {
+				push(&m->writable, w + strlen(dir) + 1);
+			}
+		}
+	}
 }
 
 /* The places outside the project that the agent must not see. A place
@@ -1142,6 +1172,7 @@ int sup_cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < r.nmarkers; i++)
 		sup_tell_skip(r.marker_dirs[i]);
 	unmark_profile(&r, profile_writable(r.opts.agent));
+	markers_writable(&r, writable);
 	struct sbx_spawn_config sc = {
 		.path = prog,
 		.argv = r.opts.argv,
@@ -1236,6 +1267,7 @@ out:
 		wd_close(&r.markers[i].fd);
 		free_list(r.markers[i].hidden);
 		free_list(r.markers[i].unmarked);
+		free_list(r.markers[i].writable);
 	}
 	free(r.markers);
 	free_list(r.marker_dirs);

@@ -81,9 +81,11 @@ struct sup_stats {
 /* One markers view: a place outside the project in which the sensitive
  * markers decide opens as in the project view. */
 struct sup_markers {
-	int fd;		 /* O_PATH of the place, until the view takes it */
-	char **hidden;	 /* hidden places inside it, relative (NULL-terminated) */
-	char **unmarked; /* the harness's places inside it, relative */
+	int fd;		   /* O_PATH of the place, until the view takes it */
+	char **hidden;	   /* hidden places inside it, relative (NULL-terminated) */
+	char **unmarked;   /* the harness's places inside it, relative */
+	char **writable;   /* the agent's writable places inside it, relative */
+	bool all_writable; /* a writable place holds it whole */
 	struct sbx_view *view;
 };
 

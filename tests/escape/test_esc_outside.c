@@ -472,6 +472,44 @@ static void test_esc_outside_config_markers(void **state)
 	free(cfg);
 }
 
+/*
+ * A home under /tmp (the session's /tmp is private; the home is shared
+ * into it read-only, its profile places writable): the markers view over
+ * it changes nothing there either, apart from Claude Code's ~/.claude.
+ */
+static void test_esc_outside_tmp_home_writes(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->home, "other/notes.txt", "notes\n");
+	wt_write(f->home, ".claude/keep", "");
+	static const char script[] = "echo pwn > ~/.bashrc; echo rc=$?\n"
+				     "echo pwn >> ~/other/notes.txt; echo append=$?\n"
+				     "mv ~/other/notes.txt ~/moved.txt; echo mv=$?\n"
+				     "echo ok > ~/.claude/state.json; echo claude=$?\n";
+	struct wt_result r;
+	run(f, &r, "claude-code", script);
+	char *bashrc = wd_asprintf("%s/.bashrc", f->home);
+	char *moved = wd_asprintf("%s/moved.txt", f->home);
+	char *notes = NULL;
+	char *np = wd_asprintf("%s/other/notes.txt", f->home);
+	assert_int_equal(wd_read_file(np, 4096, &notes, NULL), 0);
+	bool escaped = access(bashrc, F_OK) == 0 || access(moved, F_OK) == 0 ||
+		       strstr(notes, "pwn") != NULL;
+	if (escaped)
+		fail_msg("ESCAPE FOUND: the agent changed the home through its view");
+	assert_false(said(&r, "rc=0"));
+	assert_false(said(&r, "append=0"));
+	assert_true(said(&r, "claude=0"));
+	char *state_json = wd_asprintf("%s/.claude/state.json", f->home);
+	assert_int_equal(access(state_json, F_OK), 0);
+	wt_result_free(&r);
+	free(state_json);
+	free(notes);
+	free(np);
+	free(moved);
+	free(bashrc);
+}
+
 int main(void)
 {
 	wt_require_sandbox();
@@ -484,6 +522,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_esc_outside_system_secrets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_outside_home_usable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_outside_config_markers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_esc_outside_tmp_home_writes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
