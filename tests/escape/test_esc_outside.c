@@ -199,11 +199,14 @@ static void test_esc_outside_token_files(void **state)
 	for (size_t i = 0; i < WD_ARRAY_SIZE(token_files); i++)
 		wt_write(f->home, token_files[i], "token " TOKEN_SECRET "\n");
 	wt_write(f->home, "ordinary.txt", "ordinary text\n");
+	/* On a case-folding directory .NPMRC is .npmrc: hidden as well. */
+	wt_write(f->home, ".NPMRC", "token " TOKEN_SECRET "\n");
+	wt_write(f->home, ".Config/GH/hosts.yml", "token " TOKEN_SECRET "\n");
 	char *text = show_all("~");
-	char *script = wd_asprintf(
-		"%sls -a ~ ~/.config | grep -c -e npmrc -e vault -e gcloud -e hist\n" SHOW(
-			"~/ordinary.txt"),
-		text);
+	char *script = wd_asprintf("%sls -a ~ ~/.config | grep -c -e npmrc -e vault -e gcloud "
+				   "-e hist\n" SHOW("~/ordinary.txt") SHOW("~/.NPMRC")
+					   SHOW("~/.Config/GH/hosts.yml"),
+				   text);
 	struct wt_result r;
 	run(f, &r, "none", script);
 	for (size_t i = 0; i < WD_ARRAY_SIZE(token_files); i++) {
@@ -221,6 +224,8 @@ static void test_esc_outside_token_files(void **state)
 	assert_true(said(&r, "\n0\n"));
 	assert_true(said(&r, "ordinary text"));
 	assert_true(said(&r, "rc[~/ordinary.txt]=0"));
+	assert_true(said(&r, "rc[~/.NPMRC]=2"));
+	assert_true(said(&r, "rc[~/.Config/GH/hosts.yml]=2"));
 	wt_result_free(&r);
 	free(script);
 	free(text);
