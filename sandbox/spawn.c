@@ -123,9 +123,14 @@ static int recv_msg(int sock, struct msg *m)
 			     .msg_control = u.b,
 			     .msg_controllen = sizeof(u.b)};
 	ssize_t r;
+	bool reset = false;
+	/* A peer that died with our message unread (init failed before it
+	 * read an ack) leaves ECONNRESET pending, reported before what it
+	 * sent last (its failure): that error is consumed by reporting it,
+	 * so the next read returns the message, or end of file. */
 	do {
 		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	} while (r < 0 && errno == EINTR);
+	} while (r < 0 && (errno == EINTR || (errno == ECONNRESET && !reset && (reset = true))));
 	if (r < 0)
 		return -errno;
 	if (r == 0)
