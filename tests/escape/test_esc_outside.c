@@ -124,6 +124,7 @@ static void test_esc_outside_other_checkout(void **state)
 	struct wt_result r;
 	run(f, &r, "none",
 	    "grep -r KEY ~/other; echo grep=$?\n"
+	    "cat ~/other/.env; echo cat=$?\n"
 	    "read x < ~/other/.env; echo \"got:$x\"\n"
 	    "read y < other-env; echo \"link:$y\"\n" SHOW("~/npm-link"));
 	refuse_escape(&r, OTHER_SECRET, "another checkout's .env was read");
@@ -132,8 +133,11 @@ static void test_esc_outside_other_checkout(void **state)
 	assert_true(said(&r, "link:\n"));
 	assert_true(said(&r, "rc[~/npm-link]=2"));
 	free(npm);
-	/* grep, the shell, the shell again through the link. */
-	assert_int_equal(refused(f, env), 3);
+	/* grep's open, the shell's, the shell's again through the link, and
+	 * cat's exec (its argument names the file: decided before it runs). */
+	assert_int_equal(refused(f, env), 4);
+	struct wt_audit_q cat = {.decision = "deny", .summary_sub = "cat "};
+	assert_int_equal(wt_audit_match(f->db, &cat), 1);
 	char *prod = wd_asprintf("%s/other/src/deploy/.env.production", f->home);
 	assert_int_equal(refused(f, prod), 1);
 	wt_result_free(&r);
