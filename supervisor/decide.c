@@ -211,6 +211,10 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 	 * covers (set below, once the row exists), the caller's cover for a
 	 * covered command, else nothing. */
 	bool covers_next = rq->kind == POL_EXEC && o.allow && o.covers;
+	/* The agent's own process covers nothing: were it to, everything it
+	 * starts afterwards (every tool call) would go undecided. */
+	if (p && p->tgid == r->child.pid)
+		covers_next = false;
 	/* An allowed exec is checked at its exec event, so warden must be the
 	 * caller's tracer before the answer lets it go on. The caller is
 	 * blocked in the exec (only a fatal signal ends that wait, see
@@ -252,7 +256,13 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 	r->stats.rows++;
 	r->stats.rows_ns += wd_now_mono_ns() - t_row;
 	free(json);
-	if (rc < 0) {
+	bool kernel_fails = rq->ev && !rq->ev->found && !o.allow;
+	if (rc < 0 && kernel_fails) {
+		/* An exec the kernel fails anyway (a PATH miss): nothing was
+		 * refused for want of the row. */
+		wd_debug("the audit row for \"%s\" could not be written (%s)", rq->summary,
+			 strerror(-rc));
+	} else if (rc < 0) {
 		r->audit_failures++;
 		wd_err("the audit row for \"%s\" could not be written (%s): refused", rq->summary,
 		       strerror(-rc));
@@ -270,7 +280,9 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 		 o.source, o.reason);
 
 	if (!o.allow) {
-		if (p && rq->ev) {
+		/* (A miss on one PATH entry does not forget the refusal of
+		 * the entry before: the shell goes on to the next.) */
+		if (p && rq->ev && rq->ev->found) {
 			p->refused_digest = rq->ev->digest;
 			p->refused_at_ns = wd_now_mono_ns();
 		}
@@ -384,7 +396,8 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 static bool system_program(const struct sbx_exec_event *ev)
 {
 	const char *res = ev->resolved, *a0 = ev->argv[0];
-	if (!res || !a0 ||
+	/* The name counts only for a file the agent cannot have written. */
+	if (!res || !a0 || ev->agent_writable ||
 	    !(wd_str_has_prefix(res, "/usr/bin/") || wd_str_has_prefix(res, "/bin/")))
 		return false;
 	const char *rb = strrchr(res, '/') + 1, *ab = strrchr(a0, '/');
@@ -517,13 +530,19 @@ static void refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summ
 
 static struct pol_request *request_of(struct sup_run *r, const struct sbx_exec_event *ev)
 {
+	/* |path| as invoked, |resolved| the file that runs (when it differs):
+	 * the decoder found both in the caller's own context. */
+	bool same = ev->resolved && strcmp(ev->resolved, ev->path) == 0;
 	struct pol_exec_desc d = {
-		.path = ev->resolved ? ev->resolved : ev->path,
+		.path = ev->path,
+		.resolved = same ? NULL : ev->resolved,
 		.interp = ev->interp,
 		.argv = ev->argv,
 		.envp = ev->envp,
 		.cwd = ev->cwd,
 		.parent_cmdline = ev->parent_cmdline,
+		.agent_writable = ev->agent_writable,
+		.agent_writable_why = ev->writable_why,
 	};
 	return pol_request_exec(&d, r->opts.project);
 }
@@ -532,11 +551,29 @@ static struct pol_request *request_of(struct sup_run *r, const struct sbx_exec_e
 static void on_exec(struct sup_run *r, struct sbx_exec_event *ev, struct sup_proc *p, int64_t t0)
 {
 	if (!ev->found && !ev->refuse_errno) {
-		/* Nothing there to run: fail the exec as the kernel would,
-		 * without continuing it. Not a decision, so not audited. */
-		sbx_notify_deny(r->child.notify_fd, ev->id, ev->open_errno);
-		sbx_exec_event_free(ev);
-		sup_proc_keep_untraced(r, p);
+		/* Nothing the caller could run: fail the exec as the kernel
+		 * would (the lookup was the caller's own, so the errno is the
+		 * kernel's), without continuing it, and audit the attempt. The
+		 * caller is not told: a shell trying each PATH entry fails so
+		 * on every miss. */
+		struct sup_request *rq = wd_calloc(1, sizeof(*rq));
+		rq->kind = POL_EXEC;
+		rq->ev = ev;
+		rq->pid = ev->pid;
+		rq->tgid = 0; /* not told */
+		rq->t_recv_ns = t0;
+		rq->summary = ev->argv[0] ? wd_argv_join(ev->argv) : wd_strdup(ev->path);
+		rq->req = ev->argv[0] ? request_of(r, ev) : NULL;
+		const char *name = strerrorname_np(ev->open_errno);
+		char reason[160];
+		snprintf(reason, sizeof(reason), "the exec fails: %s (%s)",
+			 strerror(ev->open_errno), name ? name : "?");
+		finish(r, rq,
+		       (struct outcome){.allow = false,
+					.source = "decoder",
+					.reason = reason,
+					.decided_by = "kernel",
+					.err = ev->open_errno});
 		return;
 	}
 	if (p->refused_digest == ev->digest && wd_now_mono_ns() - p->refused_at_ns < 2000000000LL) {
@@ -571,7 +608,7 @@ static void on_exec(struct sup_run *r, struct sbx_exec_event *ev, struct sup_pro
 		return;
 	}
 	rq->summary = pol_request_summary(rq->req);
-	run_pipeline(r, rq, p->startup);
+	run_pipeline(r, rq, p->startup && !r->startup_over);
 }
 
 void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
@@ -602,6 +639,7 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	 * pending decision looks the entry up again, with its check, when
 	 * it is answered. */
 	r->live = p;
+	sup_startup_check(r, ev, p);
 	on_exec(r, ev, p, t0);
 	r->live = NULL;
 }

@@ -240,7 +240,8 @@ void sup_judge_record(struct sup_run *r, const struct sup_request *rq, bool allo
 		      const char *source, const char *decided_by, const char *note)
 {
 	struct sup_judge *j = r->judge;
-	if (!j)
+	/* An exec the kernel fails anyway (a PATH miss) is no tool call. */
+	if (!j || strcmp(source, "decoder") == 0)
 		return;
 	if (j->nhist == HISTORY_MAX) {
 		/* Keep the newest; the message cut keeps head and tail anyway. */
@@ -274,9 +275,11 @@ static void done(void *arg, const struct jdg_result *res)
 			break;
 		}
 	char *json = jdg_result_json(res, j->model);
-	j->cache = wd_realloc(j->cache, (j->ncache + 1) * sizeof(*j->cache));
-	j->cache[j->ncache++] = (struct cached){wd_strdup(f->request), res->outcome,
-						wd_strdup(res->reason), wd_strdup(json)};
+	if (!pol_request_agent_writable(f->rq->req, NULL)) {
+		j->cache = wd_realloc(j->cache, (j->ncache + 1) * sizeof(*j->cache));
+		j->cache[j->ncache++] = (struct cached){wd_strdup(f->request), res->outcome,
+							wd_strdup(res->reason), wd_strdup(json)};
+	}
 	sup_judge_verdict(r, f->rq, res->outcome, res->reason, json, "judge");
 	free(json);
 	free(f->request);
@@ -291,7 +294,11 @@ bool sup_judge_submit(struct sup_run *r, struct sup_request *rq)
 	if (!j->prefix || j->turn_over)
 		new_turn(r);
 	char *request = pol_request_json(rq->req);
-	for (size_t i = 0; i < j->ncache; i++) {
+	/* A verdict on a program the agent can have written holds for that
+	 * file as it was, not for whatever bears its name next: never from
+	 * the cache (and never into it, in on_result). */
+	bool writable = pol_request_agent_writable(rq->req, NULL);
+	for (size_t i = 0; !writable && i < j->ncache; i++) {
 		if (strcmp(j->cache[i].request, request) == 0) {
 			free(request);
 			sup_judge_verdict(r, rq, j->cache[i].outcome, j->cache[i].reason,

@@ -419,7 +419,7 @@ static const char *const *profile_writable(enum pol_harness h)
 /* Where Landlock lets the agent write: the project (through the view),
  * temporary directories, harmless devices, the agent profile's places and
  * the config's list. */
-static char **writable_list(const struct pol_config *c, const char *project, enum pol_harness h)
+char **sup_writable_list(const struct pol_config *c, const char *project, enum pol_harness h)
 {
 	static const char *const base[] = {"/tmp",	"/var/tmp", "/dev/null", "/dev/zero",
 					   "/dev/full", "/dev/tty", "/dev/pts",	 "/dev/shm"};
@@ -844,7 +844,7 @@ int sup_cmd_run(int argc, char **argv)
 		sup_tell_skip(project);
 	for (size_t i = 0; i < r.ngates; i++)
 		sup_tell_skip(r.gate_dirs[i]);
-	writable = writable_list(r.config, project, r.opts.agent);
+	writable = sup_writable_list(r.config, project, r.opts.agent);
 	struct sbx_spawn_config sc = {
 		.path = prog,
 		.argv = r.opts.argv,
@@ -869,6 +869,12 @@ int sup_cmd_run(int argc, char **argv)
 	}
 	/* The hides are mounted: later lookups may be evicted. */
 	sbx_view_seal(r.view);
+	/* The places Landlock lets the agent write, as the sandbox sees them
+	 * now that everything is mounted (the view over the project, a
+	 * private /tmp): a program under one of them is not what its name
+	 * says. Programs may belong to root or the user who runs warden. */
+	r.places = sbx_places_open(r.child.root_fd, writable, getuid());
+	sbx_notify_set_places(r.places);
 	if (r.child.landlock_abi == 0)
 		wd_warn("Landlock is not available on this kernel: nothing but file "
 			"permissions limits where the agent writes outside the project view");
@@ -925,6 +931,8 @@ out:
 	wd_close(&r.view_efd);
 	free_list(hide);
 	free_list(writable);
+	sbx_notify_set_places(NULL);
+	sbx_places_free(r.places);
 	sup_stats_free(&r.stats);
 	wd_close(&r.child.notify_fd);
 	wd_close(&r.child.root_fd);
