@@ -383,8 +383,8 @@ int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx
 			continue;
 		}
 		/* /proc/self names the reader: here that is the caller. */
-		if (is_proc_root(cur, &cst) &&
-		    (strcmp(comp, "self") == 0 || strcmp(comp, "thread-self") == 0)) {
+		if ((strcmp(comp, "self") == 0 || strcmp(comp, "thread-self") == 0) &&
+		    is_proc_root(cur, &cst)) {
 			rc = caller_ns_ids(c);
 			if (rc < 0)
 				goto out;

@@ -500,6 +500,8 @@ static char *fd_path(int fd)
 	return wd_strdup(buf);
 }
 
+static void set_refusal(struct sbx_exec_event *ev, int err, const char *why);
+
 /* Where the decoder finds the programs' places and the callers'
  * credentials. */
 static const struct sbx_places *notify_places;
@@ -589,8 +591,13 @@ static int find_as_caller(struct sbx_exec_event *ev, int root, int base, const c
 	*w = (struct sbx_walk){.fd = -1, .dirfd = -1};
 	struct sbx_creds cr;
 	struct sbx_creds_saved sv;
-	if (caller_creds(ev->pid, ids, &cr) < 0 || sbx_creds_enter(&cr, &sv) < 0)
-		return -EPERM;
+	if (caller_creds(ev->pid, ids, &cr) < 0 || sbx_creds_enter(&cr, &sv) < 0) {
+		/* Not the kernel's answer: refused, and the reason says why. */
+		set_refusal(
+			ev, EACCES,
+			"warden could not take on the caller's credentials to find its program");
+		return -EACCES;
+	}
 	struct sbx_walk_caller wc = {.pid = ev->pid};
 	int rc;
 	if (path[0] == '\0') {

@@ -248,7 +248,7 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 		.judge = rq->judge_json,
 	};
 	int64_t t_row = wd_now_mono_ns();
-	int rc = sto_append(r->db, &row);
+	int rc = sup_audit_flush(r, &row);
 	/* The first exec of an agent's child is the tool call the rest of its
 	 * tree is attributed to. */
 	if (rc == 0 && p && !p->startup && p->tool_call == 0 && rq->kind == POL_EXEC)
@@ -256,13 +256,7 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 	r->stats.rows++;
 	r->stats.rows_ns += wd_now_mono_ns() - t_row;
 	free(json);
-	bool kernel_fails = rq->ev && !rq->ev->found && !o.allow;
-	if (rc < 0 && kernel_fails) {
-		/* An exec the kernel fails anyway (a PATH miss): nothing was
-		 * refused for want of the row. */
-		wd_debug("the audit row for \"%s\" could not be written (%s)", rq->summary,
-			 strerror(-rc));
-	} else if (rc < 0) {
+	if (rc < 0) {
 		r->audit_failures++;
 		wd_err("the audit row for \"%s\" could not be written (%s): refused", rq->summary,
 		       strerror(-rc));
@@ -280,9 +274,7 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 		 o.source, o.reason);
 
 	if (!o.allow) {
-		/* (A miss on one PATH entry does not forget the refusal of
-		 * the entry before: the shell goes on to the next.) */
-		if (p && rq->ev && rq->ev->found) {
+		if (p && rq->ev) {
 			p->refused_digest = rq->ev->digest;
 			p->refused_at_ns = wd_now_mono_ns();
 		}
@@ -547,33 +539,89 @@ static struct pol_request *request_of(struct sup_run *r, const struct sbx_exec_e
 	return pol_request_exec(&d, r->opts.project);
 }
 
+#define MISSES_MAX 32
+
+static void free_misses(struct sup_run *r)
+{
+	for (size_t i = 0; i < r->nmisses; i++) {
+		free((char *)r->misses[i].request);
+		free((char *)r->misses[i].summary);
+		free((char *)r->misses[i].reason);
+	}
+	r->nmisses = 0;
+}
+
+int sup_audit_flush(struct sup_run *r, struct sto_row *also)
+{
+	if (r->nmisses == 0)
+		return also ? sto_append(r->db, also) : 0;
+	size_t n = r->nmisses;
+	struct sto_row *rows = wd_calloc(n + 1, sizeof(*rows));
+	memcpy(rows, r->misses, n * sizeof(*rows));
+	if (also)
+		rows[n++] = *also;
+	int rc = sto_append_batch(r->db, rows, n);
+	if (rc == 0 && also)
+		also->id = rows[n - 1].id;
+	if (rc < 0)
+		wd_debug("%zu rows of failed execs could not be written: %s", r->nmisses,
+			 strerror(-rc));
+	free(rows);
+	free_misses(r);
+	if (!also) {
+		free(r->misses);
+		r->misses = NULL;
+	}
+	return rc;
+}
+
+/*
+ * An exec the caller's own lookup fails (not found, no exec permission, a
+ * hidden place, a bad interpreter): answered with the kernel's errno at
+ * once, without continuing it, and audited (source decoder). The caller
+ * is not told (a shell fails so on every PATH entry but one) and the
+ * judge's history does not see it. Nothing runs, so the row need not come
+ * before the answer: it is written in the transaction of the next row
+ * (a shell's next try is usually the program it finds), or when the loop
+ * is idle, or at the end, which keeps a PATH search at one commit.
+ */
+static void kernel_fails(struct sup_run *r, struct sbx_exec_event *ev, struct sup_proc *p,
+			 int64_t t0)
+{
+	sbx_notify_deny(r->child.notify_fd, ev->id, ev->open_errno);
+	const char *name = strerrorname_np(ev->open_errno);
+	struct pol_request *req = ev->argv[0] ? request_of(r, ev) : NULL;
+	if (!r->misses)
+		r->misses = wd_calloc(MISSES_MAX, sizeof(*r->misses));
+	r->misses[r->nmisses++] = (struct sto_row){
+		.ts_us = wd_now_real_us(),
+		.session = r->session_id,
+		.pid = ev->pid,
+		.ppid = p ? p->ppid : 0,
+		.kind = "exec",
+		.request = req ? pol_request_json(req) : wd_strdup("{}"),
+		.summary = ev->argv[0] ? wd_argv_join(ev->argv) : wd_strdup(ev->path),
+		.decision = "deny",
+		.source = "decoder",
+		.reason = wd_asprintf("the exec fails: %s (%s)", strerror(ev->open_errno),
+				      name ? name : "?"),
+		.decided_by = "kernel",
+		.tool_call = p ? p->tool_call : 0,
+		.latency_us = (wd_now_mono_ns() - t0) / 1000,
+	};
+	pol_request_free(req);
+	sup_stats_add(&r->stats, stat_index("decoder"), wd_now_mono_ns() - t0);
+	sbx_exec_event_free(ev);
+	sup_proc_keep_untraced(r, p);
+	if (r->nmisses == MISSES_MAX)
+		sup_audit_flush(r, NULL);
+}
+
 /* The exec of |ev| (taken), whose caller's entry is |p|. */
 static void on_exec(struct sup_run *r, struct sbx_exec_event *ev, struct sup_proc *p, int64_t t0)
 {
 	if (!ev->found && !ev->refuse_errno) {
-		/* Nothing the caller could run: fail the exec as the kernel
-		 * would (the lookup was the caller's own, so the errno is the
-		 * kernel's), without continuing it, and audit the attempt. The
-		 * caller is not told: a shell trying each PATH entry fails so
-		 * on every miss. */
-		struct sup_request *rq = wd_calloc(1, sizeof(*rq));
-		rq->kind = POL_EXEC;
-		rq->ev = ev;
-		rq->pid = ev->pid;
-		rq->tgid = 0; /* not told */
-		rq->t_recv_ns = t0;
-		rq->summary = ev->argv[0] ? wd_argv_join(ev->argv) : wd_strdup(ev->path);
-		rq->req = ev->argv[0] ? request_of(r, ev) : NULL;
-		const char *name = strerrorname_np(ev->open_errno);
-		char reason[160];
-		snprintf(reason, sizeof(reason), "the exec fails: %s (%s)",
-			 strerror(ev->open_errno), name ? name : "?");
-		finish(r, rq,
-		       (struct outcome){.allow = false,
-					.source = "decoder",
-					.reason = reason,
-					.decided_by = "kernel",
-					.err = ev->open_errno});
+		kernel_fails(r, ev, p, t0);
 		return;
 	}
 	if (p->refused_digest == ev->digest && wd_now_mono_ns() - p->refused_at_ns < 2000000000LL) {

@@ -240,8 +240,7 @@ void sup_judge_record(struct sup_run *r, const struct sup_request *rq, bool allo
 		      const char *source, const char *decided_by, const char *note)
 {
 	struct sup_judge *j = r->judge;
-	/* An exec the kernel fails anyway (a PATH miss) is no tool call. */
-	if (!j || strcmp(source, "decoder") == 0)
+	if (!j)
 		return;
 	if (j->nhist == HISTORY_MAX) {
 		/* Keep the newest; the message cut keeps head and tail anyway. */

@@ -601,6 +601,7 @@ static int exit_code_of(int status)
  * it, for at most two seconds (EXITKILL finishes the job if we exit). */
 static void wind_down(struct sup_run *r)
 {
+	sup_audit_flush(r, NULL);
 	r->stopping = true; /* from here on, escalations refuse (decide.c) */
 	sup_desk_close(r);
 	sup_view_close(r);
@@ -650,8 +651,10 @@ static int run_loop(struct sup_run *r)
 		}
 		/* Tracee events come with SIGCHLD (the signalfd reaps); a quiet
 		 * round reaps too, so that nothing can be left waiting. */
-		if (rc == 0)
+		if (rc == 0) {
 			sup_trace_reap(r);
+			sup_audit_flush(r, NULL); /* the failed execs' rows */
+		}
 	}
 	return 0;
 }

@@ -92,6 +92,10 @@ struct sup_run {
 	/* The agent has had a child or a tool call: from now on its own
 	 * execs are decided like any other (trace.c, sup_startup_check). */
 	bool startup_over;
+	/* Rows of execs the kernel failed (a PATH miss), answered already,
+	 * waiting to be written with the next row (sup_audit_flush). */
+	struct sto_row *misses;
+	size_t nmisses;
 	bool agent_exited;
 	int agent_status; /* wait status of the agent's initial process */
 	bool stopping;
@@ -385,6 +389,11 @@ char **sup_writable_list(const struct pol_config *c, const char *project, enum p
 /* Called for every exec notification before it is decided: the agent's
  * start-up ends at the first sign it has had a child (an exec by another
  * process of its tree, or a child alive at an exec of its own). */
+/* Writes the queued rows of execs the kernel failed, in one transaction
+ * with |also| (may be NULL) when given. Returns sto_append_batch()'s
+ * result; |also|->id is set on success. */
+int sup_audit_flush(struct sup_run *r, struct sto_row *also);
+
 void sup_startup_check(struct sup_run *r, const struct sbx_exec_event *ev, struct sup_proc *p);
 int sup_cmd_rules(int argc, char **argv); /* rules_cmd.c: rules propose|accept */
 /* Approval memory for a pending request (rules_cmd.c): the summary line

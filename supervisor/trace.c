@@ -462,8 +462,11 @@ static bool has_children(pid_t pid)
 			continue;
 		char cp[96], buf[64];
 		snprintf(cp, sizeof(cp), "/proc/%d/task/%.16s/children", pid, de->d_name);
+		/* A pid, or a list longer than the buffer (-EFBIG). A kernel
+		 * without the file (CONFIG_PROC_CHILDREN) cannot say: the
+		 * other sign (an exec by another process) still ends it. */
 		ssize_t n = wd_read_proc_into(cp, buf, sizeof(buf) - 1);
-		found = n != 0; /* a pid, or an error: take it as one */
+		found = n > 0 || n == -EFBIG;
 	}
 	closedir(d);
 	return found;
