@@ -6,6 +6,9 @@
  *                         program does) and exits 0.
  *   selfexe FILE          a forked child execs /proc/self/exe as "mark FILE";
  *                         prints "child exit=E" (or "errno=NAME").
+ *   threadexe FILE        the same through /proc/thread-self/exe.
+ *   fdexe FILE            the same through /proc/self/fd/N, an O_PATH fd of
+ *                         its own program (fexecve's way).
  *   errno PATH [DIR]      from DIR (default: here), a forked child execs
  *                         PATH; prints "errno=NAME" when the exec fails, the
  *                         parent prints "child exit=E".
@@ -97,11 +100,18 @@ int main(int argc, char **argv)
 		int fd = open(argv[2], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 		return fd < 0 ? 1 : 0;
 	}
-	if (argc >= 3 && strcmp(argv[1], "selfexe") == 0) {
+	if (argc >= 3 && (strcmp(argv[1], "selfexe") == 0 || strcmp(argv[1], "threadexe") == 0 ||
+			  strcmp(argv[1], "fdexe") == 0)) {
+		int fd = open("/proc/self/exe", O_PATH); /* inherited by the child */
 		pid_t pid = fork();
 		if (pid == 0) {
 			char *av[] = {"esc_identity", "mark", argv[2], NULL};
-			execve("/proc/self/exe", av, environ);
+			char fdp[64];
+			snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", fd);
+			execve(argv[1][0] == 's'   ? "/proc/self/exe"
+			       : argv[1][0] == 't' ? "/proc/thread-self/exe"
+						   : fdp,
+			       av, environ);
 			printf("errno=%s\n", strerrorname_np(errno));
 			fflush(stdout);
 			_exit(127);

@@ -309,8 +309,55 @@ static void test_esc_identity_proc_self_exe(void **state)
 	assert_int_equal(count(f, "allow", "tier", "esc_identity mark", NULL, NULL), 1);
 	assert_int_equal(count(f, "deny", "integrity", NULL, NULL, NULL), 0);
 	wt_result_free(&r);
+	/* /proc/thread-self and a /proc/self/fd magic link likewise. */
+	const char *modes[] = {"threadexe", "fdexe"};
+	for (int i = 0; i < 2; i++) {
+		char *m = wd_asprintf("%s/%s-ran", f->proj, modes[i]);
+		run(f, &r, "aggressive", prog, modes[i], m, NULL);
+		assert_non_null(strstr(r.out, "child exit=0"));
+		assert_true(exists(m));
+		wt_result_free(&r);
+		free(m);
+	}
+	assert_int_equal(count(f, "allow", "tier", "esc_identity mark", NULL, NULL), 3);
+	assert_int_equal(count(f, "deny", "integrity", NULL, NULL, NULL), 0);
 	free(marker);
 	free(prog);
+}
+
+/* A root-owned symlink outside every writable place whose target is a copy
+ * of touch in a writable one: the file's own place counts. Before: the
+ * fast path allowed "ls". */
+static void test_esc_identity_symlink_into_writable_place(void **state)
+{
+	struct fx *f = *state;
+	char *dir = wd_asprintf("%s/w", f->outside);
+	char *bin = wd_asprintf("%s/bin", f->outside);
+	mkdir(dir, 0755);
+	mkdir(bin, 0755);
+	char *copy = wd_asprintf("%s/ls", dir);
+	copy_file("/usr/bin/touch", copy, 0755);
+	char *ls = wd_asprintf("%s/ls", bin);
+	assert_int_equal(symlink(copy, ls), 0);
+	char *cfg = wd_asprintf("{\"writable\": [\"%s\"]}", dir);
+	config(f, cfg);
+	char *text = wd_asprintf("%s m1; echo rc=$?\n", ls);
+	struct wt_result r;
+	script(f, &r, "passive", text);
+	char *m = wd_asprintf("%s/m1", f->proj);
+	if (exists(m))
+		fail_msg("ESCAPE FOUND: a symlink into a writable place ran touch as ls");
+	assert_non_null(strstr(r.out, "rc=126"));
+	assert_int_equal(count(f, "deny", "tier", NULL, NULL, "written where the agent can write"),
+			 1);
+	wt_result_free(&r);
+	free(m);
+	free(text);
+	free(cfg);
+	free(ls);
+	free(copy);
+	free(bin);
+	free(dir);
 }
 
 /* An executable in a hidden place (~/.ssh is an empty directory in the
@@ -460,6 +507,7 @@ int main(void)
 		T(grant_and_rule_by_name),
 		T(symlink_swap_race),
 		T(proc_self_exe),
+		T(symlink_into_writable_place),
 		T(hidden_place_errno),
 		T(unreadable_files),
 		T(startup_ends_at_child),
