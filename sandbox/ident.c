@@ -463,6 +463,9 @@ int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx
 				rc = -ENOENT;
 				goto out;
 			}
+			/* "link/" still names a directory once replaced. */
+			if (slash && !*rest)
+				snprintf(rest, sizeof(rest), "/");
 			rc = prepend(rest, sizeof(rest), target);
 			if (rc < 0)
 				goto out;
