@@ -276,6 +276,7 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 	if (!o.allow) {
 		if (p && rq->ev) {
 			p->refused_digest = rq->ev->digest;
+			p->refused_row = row.id;
 			p->refused_at_ns = wd_now_mono_ns();
 		}
 		/* A view caller that could not be named (tgid 0) is not told:
@@ -576,20 +577,21 @@ int sup_audit_flush(struct sup_run *r, struct sto_row *also)
 }
 
 /*
- * An exec the caller's own lookup fails (not found, no exec permission, a
- * hidden place, a bad interpreter): answered with the kernel's errno at
- * once, without continuing it, and audited (source decoder). The caller
- * is not told (a shell fails so on every PATH entry but one) and the
- * judge's history does not see it. Nothing runs, so the row need not come
- * before the answer: it is written in the transaction of the next row
- * (a shell's next try is usually the program it finds), or when the loop
- * is idle, or at the end, which keeps a PATH search at one commit.
+ * Answers |ev| (taken) with |err| at once, without continuing it, and
+ * queues its row (|source|, |reason|, |by|): an exec the caller's own
+ * lookup fails (not found, no exec permission, a hidden place, a bad
+ * interpreter: the kernel's errno), or the retry of an exec refused a
+ * moment ago. The caller is not told again (a shell fails so on every
+ * PATH entry but one) and the judge's history does not see it. Nothing
+ * runs, so the row need not come before the answer: it is written in the
+ * transaction of the next row (a shell's next try is usually the program
+ * it finds), or when the loop is idle, or at the end, which keeps a PATH
+ * search at one commit.
  */
-static void kernel_fails(struct sup_run *r, struct sbx_exec_event *ev, struct sup_proc *p,
-			 int64_t t0)
+static void quiet_refusal(struct sup_run *r, struct sbx_exec_event *ev, struct sup_proc *p,
+			  int64_t t0, int err, const char *source, char *reason, const char *by)
 {
-	sbx_notify_deny(r->child.notify_fd, ev->id, ev->open_errno);
-	const char *name = strerrorname_np(ev->open_errno);
+	sbx_notify_deny(r->child.notify_fd, ev->id, err);
 	struct pol_request *req = ev->argv[0] ? request_of(r, ev) : NULL;
 	if (!r->misses)
 		r->misses = wd_calloc(MISSES_MAX, sizeof(*r->misses));
@@ -602,15 +604,14 @@ static void kernel_fails(struct sup_run *r, struct sbx_exec_event *ev, struct su
 		.request = req ? pol_request_json(req) : wd_strdup("{}"),
 		.summary = ev->argv[0] ? wd_argv_join(ev->argv) : wd_strdup(ev->path),
 		.decision = "deny",
-		.source = "decoder",
-		.reason = wd_asprintf("the exec fails: %s (%s)", strerror(ev->open_errno),
-				      name ? name : "?"),
-		.decided_by = "kernel",
+		.source = source,
+		.reason = reason,
+		.decided_by = by,
 		.tool_call = p ? p->tool_call : 0,
 		.latency_us = (wd_now_mono_ns() - t0) / 1000,
 	};
 	pol_request_free(req);
-	sup_stats_add(&r->stats, stat_index("decoder"), wd_now_mono_ns() - t0);
+	sup_stats_add(&r->stats, stat_index(source), wd_now_mono_ns() - t0);
 	sbx_exec_event_free(ev);
 	sup_proc_keep_untraced(r, p);
 	if (r->nmisses == MISSES_MAX)
@@ -621,15 +622,20 @@ static void kernel_fails(struct sup_run *r, struct sbx_exec_event *ev, struct su
 static void on_exec(struct sup_run *r, struct sbx_exec_event *ev, struct sup_proc *p, int64_t t0)
 {
 	if (!ev->found && !ev->refuse_errno) {
-		kernel_fails(r, ev, p, t0);
+		const char *name = strerrorname_np(ev->open_errno);
+		quiet_refusal(r, ev, p, t0, ev->open_errno, "decoder",
+			      wd_asprintf("the exec fails: %s (%s)", strerror(ev->open_errno),
+					  name ? name : "?"),
+			      "kernel");
 		return;
 	}
 	if (p->refused_digest == ev->digest && wd_now_mono_ns() - p->refused_at_ns < 2000000000LL) {
 		/* The same exec, refused a moment ago, retried on the next
 		 * PATH entry (dash, bash and execvp all do): same answer. */
-		sbx_notify_deny(r->child.notify_fd, ev->id, EACCES);
-		sbx_exec_event_free(ev);
-		sup_proc_keep_untraced(r, p);
+		quiet_refusal(r, ev, p, t0, EACCES, "repeat",
+			      wd_asprintf("the same exec was refused a moment ago (row %lld)",
+					  (long long)p->refused_row),
+			      "warden");
 		return;
 	}
 	struct sup_request *rq = wd_calloc(1, sizeof(*rq));

@@ -182,6 +182,7 @@ struct sup_proc {
 	 * command on the next PATH entry gets the same answer, once audited. */
 	uint64_t refused_digest;
 	int64_t refused_at_ns;
+	int64_t refused_row; /* its audit row */
 	/* Where its arguments are and what they were at its last exec event
 	 * (or its creator's, copied at a fork event); bytes NULL: unknown. */
 	struct sbx_args args;

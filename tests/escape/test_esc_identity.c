@@ -447,6 +447,26 @@ static void test_esc_identity_unreadable_files(void **state)
 	free(dir);
 }
 
+/* Every attempt leaves a row: the retry of a refused exec on the next
+ * PATH entry (/bin is /usr/bin here) is answered as before and audited
+ * (source repeat). Before: no row. (dash finds the first entry with a
+ * stat, so /nonexistent is no exec attempt.) */
+static void test_esc_identity_every_attempt_audited(void **state)
+{
+	struct fx *f = *state;
+	struct stat st;
+	if (lstat("/bin", &st) < 0 || !S_ISLNK(st.st_mode)) {
+		print_message("/bin is not a symlink to /usr/bin here: nothing to retry\n");
+		return;
+	}
+	struct wt_result r;
+	script(f, &r, "passive", "PATH=/nonexistent:/usr/bin:/bin touch m; echo rc=$?\n");
+	assert_non_null(strstr(r.out, "rc=126"));
+	assert_int_equal(count(f, "deny", "tier", "=touch m", NULL, NULL), 1);
+	assert_int_equal(count(f, "deny", "repeat", "=touch m", "refused a moment ago", NULL), 1);
+	wt_result_free(&r);
+}
+
 /* ---- item 5: the agent's own start-up ends -------------------------------- */
 
 /* The agent runs a child, then execs touch itself: refused and audited as
@@ -510,6 +530,7 @@ int main(void)
 		T(symlink_into_writable_place),
 		T(hidden_place_errno),
 		T(unreadable_files),
+		T(every_attempt_audited),
 		T(startup_ends_at_child),
 		T(startup_ends_at_fork),
 		T(startup_chain),
