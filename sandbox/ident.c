@@ -301,218 +301,215 @@ static int prepend(char *rest, size_t cap, const char *text)
 
 #define WALK_MAX 8192
 
+/* A walk in progress. |cur| is the object reached so far, found in |dir|
+ * (-1: at the root, after "..", or through a magic link, |magic|). */
+struct walk {
+	int root;
+	int cur, dir;
+	bool magic;
+	struct stat rootst;
+	char rest[WALK_MAX]; /* what is left of the path */
+	struct sbx_walk *w;
+	struct sbx_walk_caller *c;
+};
+
+/* Makes |fd| (taken) the object reached, found in |dir| (taken, or -1). */
+static void walk_move(struct walk *k, int fd, int dir, bool magic)
+{
+	if (k->cur >= 0 && k->cur != dir)
+		close(k->cur);
+	if (k->dir >= 0)
+		close(k->dir);
+	k->cur = fd;
+	k->dir = dir;
+	k->magic = magic;
+}
+
+/* Takes the next component off |rest| into |comp|: 1, 0 at the end, or
+ * -errno. A leading "/" restarts at the caller's root. */
+static int walk_next(struct walk *k, char comp[256], bool *slash, bool *last)
+{
+	char *s = k->rest;
+	if (*s == '/') {
+		int fd = openat(k->root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		walk_move(k, fd, -1, false);
+		while (*s == '/')
+			s++;
+	}
+	if (!*s)
+		return 0;
+	char *e = strchr(s, '/');
+	size_t len = e ? (size_t)(e - s) : strlen(s);
+	if (len >= 256)
+		return -ENAMETOOLONG;
+	memcpy(comp, s, len);
+	comp[len] = '\0';
+	const char *after = s + len;
+	*slash = *after == '/';
+	while (*after == '/')
+		after++;
+	*last = !*after;
+	memmove(k->rest, after, strlen(after) + 1);
+	return 1;
+}
+
+/* Records a symlink followed (it lies in |k->cur|) for the identity check. */
+static int walk_note_link(struct walk *k, const struct stat *st)
+{
+	struct sbx_walk *w = k->w;
+	if (w->nlinks >= SBX_WALK_LINKS)
+		return -ELOOP;
+	w->link_dir[w->nlinks] = openat(k->cur, ".", O_PATH | O_CLOEXEC);
+	w->link_st[w->nlinks] = *st;
+	w->nlinks++;
+	return 0;
+}
+
+/* "..", which never climbs above the caller's root. */
+static int walk_dotdot(struct walk *k, const struct stat *cst)
+{
+	if (cst->st_dev == k->rootst.st_dev && cst->st_ino == k->rootst.st_ino)
+		return 0;
+	int up = openat(k->cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0)
+		return -errno;
+	walk_move(k, up, -1, false);
+	return 0;
+}
+
+/* /proc/self and /proc/thread-self name the reader: here the caller, by
+ * its ids in the pid namespace of the sandbox's /proc. */
+static int walk_proc_self(struct walk *k, const char *comp)
+{
+	int rc = caller_ns_ids(k->c);
+	if (rc < 0)
+		return rc;
+	struct stat st;
+	if (fstatat(k->cur, comp, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if ((rc = walk_note_link(k, &st)) < 0)
+		return rc;
+	char t[64];
+	if (strcmp(comp, "self") == 0)
+		snprintf(t, sizeof(t), "%d", k->c->ns_tgid);
+	else
+		snprintf(t, sizeof(t), "%d/task/%d", k->c->ns_tgid, k->c->ns_tid);
+	return prepend(k->rest, sizeof(k->rest), t);
+}
+
+/* Follows the symlink |nfd| (taken), named |comp| in |k->cur|. */
+static int walk_symlink(struct walk *k, int nfd, const char *comp, const struct stat *cst,
+			const struct stat *nst, bool slash)
+{
+	int rc = walk_note_link(k, nst);
+	if (rc < 0) {
+		close(nfd);
+		return rc;
+	}
+	if (in_proc(k->cur) && !is_proc_root(k->cur, cst)) {
+		/* A magic link (exe, cwd, root, fd/N): no text to follow, an
+		 * object the kernel hands over, after its own access check
+		 * for this thread's credentials (the caller's). */
+		close(nfd);
+		int fd = openat(k->cur, comp, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		walk_move(k, fd, -1, true);
+		return 0;
+	}
+	char target[4096];
+	ssize_t n = readlinkat(nfd, "", target, sizeof(target) - 1);
+	close(nfd);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -ENOENT;
+	target[n] = '\0';
+	/* "link/" still names a directory once replaced. */
+	if (slash && !k->rest[0])
+		snprintf(k->rest, sizeof(k->rest), "/");
+	return prepend(k->rest, sizeof(k->rest), target);
+}
+
+/* One component. The kernel checks search permission on |k->cur| in each
+ * openat, with this thread's (the caller's) credentials. */
+static int walk_step(struct walk *k, const char *comp, bool slash, bool last, bool follow)
+{
+	struct stat cst;
+	if (fstat(k->cur, &cst) < 0)
+		return -errno;
+	if (!S_ISDIR(cst.st_mode))
+		return -ENOTDIR;
+	if (strcmp(comp, ".") == 0)
+		return 0;
+	if (strcmp(comp, "..") == 0)
+		return walk_dotdot(k, &cst);
+	if ((strcmp(comp, "self") == 0 || strcmp(comp, "thread-self") == 0) &&
+	    is_proc_root(k->cur, &cst))
+		return walk_proc_self(k, comp);
+	int nfd = openat(k->cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (nfd < 0)
+		return -errno;
+	struct stat nst;
+	if (fstat(nfd, &nst) < 0) {
+		close(nfd);
+		return -errno;
+	}
+	if (S_ISLNK(nst.st_mode) && (!last || follow || slash))
+		return walk_symlink(k, nfd, comp, &cst, &nst, slash);
+	/* The final symlink, not followed (AT_SYMLINK_NOFOLLOW): execveat
+	 * fails with ELOOP; "file/" with ENOTDIR. */
+	int rc = S_ISLNK(nst.st_mode) ? -ELOOP : slash && !S_ISDIR(nst.st_mode) ? -ENOTDIR : 0;
+	if (rc < 0) {
+		close(nfd);
+		return rc;
+	}
+	walk_move(k, nfd, k->cur, false);
+	return 0;
+}
+
 int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx_walk_caller *c,
 		  struct sbx_walk *w)
 {
 	*w = (struct sbx_walk){.fd = -1, .dirfd = -1};
-	struct stat rootst;
-	if (fstat(root, &rootst) < 0)
-		return -errno;
 	if (!path[0])
 		return -ENOENT;
-	char rest[WALK_MAX];
-	if (strlen(path) >= sizeof(rest))
-		return -ENAMETOOLONG;
-	snprintf(rest, sizeof(rest), "%s", path);
-	int cur = openat(path[0] == '/' ? root : start, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cur < 0)
-		return -errno;
-	int dir = -1; /* where the current object was found */
-	bool via_magic = false;
+	struct walk *k = wd_calloc(1, sizeof(*k));
+	*k = (struct walk){.root = root, .cur = -1, .dir = -1, .w = w, .c = c};
 	int rc = 0;
-	for (int steps = 0; steps < 65536; steps++) {
-		/* The next component; a leading "/" restarts at the root. */
-		char *s = rest;
-		if (*s == '/') {
-			close(cur);
-			cur = openat(root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (cur < 0) {
-				rc = -errno;
-				goto out;
-			}
-			if (dir >= 0)
-				close(dir);
-			dir = -1;
-			via_magic = false;
-			while (*s == '/')
-				s++;
-		}
-		if (!*s)
-			break;
-		char *e = strchr(s, '/');
-		size_t len = e ? (size_t)(e - s) : strlen(s);
-		char comp[256];
-		if (len >= sizeof(comp)) {
-			rc = -ENAMETOOLONG;
-			goto out;
-		}
-		memcpy(comp, s, len);
-		comp[len] = '\0';
-		const char *after = s + len;
-		bool slash = *after == '/';
-		while (*after == '/')
-			after++;
-		bool last = !*after;
-		memmove(rest, after, strlen(after) + 1);
-		struct stat cst;
-		if (fstat(cur, &cst) < 0) {
-			rc = -errno;
-			goto out;
-		}
-		if (!S_ISDIR(cst.st_mode)) {
-			rc = -ENOTDIR;
-			goto out;
-		}
-		if (strcmp(comp, ".") == 0)
-			continue;
-		if (strcmp(comp, "..") == 0) {
-			/* The caller's root is the top of its world. */
-			if (cst.st_dev == rootst.st_dev && cst.st_ino == rootst.st_ino)
-				continue;
-			int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (up < 0) {
-				rc = -errno;
-				goto out;
-			}
-			close(cur);
-			cur = up;
-			if (dir >= 0)
-				close(dir);
-			dir = -1;
-			via_magic = false;
-			continue;
-		}
-		/* /proc/self names the reader: here that is the caller. */
-		if ((strcmp(comp, "self") == 0 || strcmp(comp, "thread-self") == 0) &&
-		    is_proc_root(cur, &cst)) {
-			rc = caller_ns_ids(c);
-			if (rc < 0)
-				goto out;
-			char t[64];
-			if (strcmp(comp, "self") == 0)
-				snprintf(t, sizeof(t), "%d", c->ns_tgid);
-			else
-				snprintf(t, sizeof(t), "%d/task/%d", c->ns_tgid, c->ns_tid);
-			if (w->nlinks >= SBX_WALK_LINKS) {
-				rc = -ELOOP;
-				goto out;
-			}
-			w->link_dir[w->nlinks] = openat(cur, ".", O_PATH | O_CLOEXEC);
-			fstatat(cur, comp, &w->link_st[w->nlinks], AT_SYMLINK_NOFOLLOW);
-			w->nlinks++;
-			rc = prepend(rest, sizeof(rest), t);
-			if (rc < 0)
-				goto out;
-			continue;
-		}
-		/* The kernel checks search permission on |cur| here, with
-		 * this thread's (the caller's) credentials. */
-		int nfd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (nfd < 0) {
-			rc = -errno;
-			goto out;
-		}
-		struct stat nst;
-		if (fstat(nfd, &nst) < 0) {
-			rc = -errno;
-			close(nfd);
-			goto out;
-		}
-		if (S_ISLNK(nst.st_mode) && (!last || follow || slash)) {
-			if (w->nlinks >= SBX_WALK_LINKS) {
-				close(nfd);
-				rc = -ELOOP;
-				goto out;
-			}
-			w->link_dir[w->nlinks] = openat(cur, ".", O_PATH | O_CLOEXEC);
-			w->link_st[w->nlinks] = nst;
-			w->nlinks++;
-			if (in_proc(cur) && !is_proc_root(cur, &cst)) {
-				/* A magic link (exe, cwd, root, fd/N): no text to
-				 * follow, an object the kernel hands over, after
-				 * its own access check for this thread's
-				 * credentials (the caller's). */
-				close(nfd);
-				nfd = openat(cur, comp, O_PATH | O_CLOEXEC);
-				if (nfd < 0) {
-					rc = -errno;
-					goto out;
-				}
-				if (fstat(nfd, &nst) < 0) {
-					rc = -errno;
-					close(nfd);
-					goto out;
-				}
-				if (dir >= 0)
-					close(dir);
-				dir = -1;
-				close(cur);
-				cur = nfd;
-				via_magic = true;
-				continue;
-			}
-			char target[4096];
-			ssize_t n = readlinkat(nfd, "", target, sizeof(target) - 1);
-			close(nfd);
-			if (n < 0) {
-				rc = -errno;
-				goto out;
-			}
-			target[n] = '\0';
-			if (n == 0) {
-				rc = -ENOENT;
-				goto out;
-			}
-			/* "link/" still names a directory once replaced. */
-			if (slash && !*rest)
-				snprintf(rest, sizeof(rest), "/");
-			rc = prepend(rest, sizeof(rest), target);
-			if (rc < 0)
-				goto out;
-			continue;
-		}
-		if (S_ISLNK(nst.st_mode) && last) {
-			/* AT_SYMLINK_NOFOLLOW on the final symlink: execveat
-			 * fails with ELOOP. */
-			close(nfd);
-			rc = -ELOOP;
-			goto out;
-		}
-		if (slash && last && !S_ISDIR(nst.st_mode)) {
-			close(nfd);
-			rc = -ENOTDIR;
-			goto out;
-		}
-		if (dir >= 0)
-			close(dir);
-		dir = cur;
-		cur = nfd;
-		via_magic = false;
-	}
-	w->fd = cur;
-	cur = -1;
-	if (fstat(w->fd, &w->st) < 0) {
+	if (strlen(path) >= sizeof(k->rest))
+		rc = -ENAMETOOLONG;
+	else if (fstat(root, &k->rootst) < 0)
 		rc = -errno;
-		goto out;
+	else if ((k->cur = openat(path[0] == '/' ? root : start, ".",
+				  O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		rc = -errno;
+	snprintf(k->rest, sizeof(k->rest), "%s", path);
+	/* Bounded: each step consumes a component or follows one of at most
+	 * SBX_WALK_LINKS symlinks. */
+	for (int steps = 0; rc == 0; steps++) {
+		char comp[256];
+		bool slash = false, last = false;
+		rc = steps > 65536 ? -ELOOP : walk_next(k, comp, &slash, &last);
+		if (rc <= 0)
+			break;
+		rc = walk_step(k, comp, slash, last, follow);
 	}
-	w->dirfd = via_magic ? -1 : dir;
-	if (via_magic && dir >= 0)
-		close(dir);
-	dir = -1;
-	return 0;
-out:
-	if (cur >= 0)
-		close(cur);
-	if (dir >= 0)
-		close(dir);
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
-	for (size_t i = 0; i < w->nlinks; i++)
-		if (w->link_dir[i] >= 0)
-			close(w->link_dir[i]);
-	w->nlinks = 0;
-	return rc < 0 ? rc : -ENOENT;
+	if (rc == 0 && fstat(k->cur, &w->st) < 0)
+		rc = -errno;
+	if (rc == 0) {
+		w->fd = k->cur;
+		w->dirfd = k->magic ? -1 : k->dir;
+		if (k->magic && k->dir >= 0)
+			close(k->dir);
+	} else {
+		walk_move(k, -1, -1, false);
+		sbx_walk_free(w);
+	}
+	free(k);
+	return rc;
 }
 
 /* ---- the caller's credentials ------------------------------------------------ */

@@ -13,6 +13,7 @@
 #include "ident_int.h"
 #include "wt.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -188,6 +189,40 @@ static void test_sbx_places_writable(void **state)
 	free(root);
 }
 
+static int count_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* No walk, successful or not, leaves a descriptor open. */
+static void test_sbx_walk_path_no_fd_leak(void **state)
+{
+	(void)state;
+	int rfd = open_dir("/");
+	int before = count_fds();
+	const char *paths[] = {
+		"/usr/bin/ls",	  "/bin/ls",	  "/proc/self/exe",	      "/proc/self/fd/0",
+		"/nonexistent/x", "/usr/bin/ls/", "/etc/../usr/bin/../bin/sh"};
+	for (int round = 0; round < 50; round++) {
+		for (size_t i = 0; i < WD_ARRAY_SIZE(paths); i++) {
+			struct sbx_walk_caller c = {.pid = getpid()};
+			struct sbx_walk w;
+			(void)sbx_walk_path(rfd, rfd, paths[i], true, &c, &w);
+			sbx_walk_free(&w);
+			(void)sbx_walk_path(rfd, rfd, paths[i], false, &c, &w);
+			sbx_walk_free(&w);
+		}
+	}
+	assert_int_equal(count_fds(), before);
+	close(rfd);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -198,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_sbx_walk_path_in_root),
 		cmocka_unit_test(test_sbx_walk_path_proc_self),
 		cmocka_unit_test(test_sbx_places_writable),
+		cmocka_unit_test(test_sbx_walk_path_no_fd_leak),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
