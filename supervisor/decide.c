@@ -554,8 +554,13 @@ static void free_misses(struct sup_run *r)
 
 int sup_audit_flush(struct sup_run *r, struct sto_row *also)
 {
-	if (r->nmisses == 0)
+	if (r->nmisses == 0) {
+		if (!also) {
+			free(r->misses);
+			r->misses = NULL;
+		}
 		return also ? sto_append(r->db, also) : 0;
+	}
 	size_t n = r->nmisses;
 	struct sto_row *rows = wd_calloc(n + 1, sizeof(*rows));
 	memcpy(rows, r->misses, n * sizeof(*rows));
