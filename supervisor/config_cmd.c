@@ -157,6 +157,7 @@ int sup_cmd_explain(int argc, char **argv)
 	pol_config_set_paths(cfg, dir, home ? home : "/root");
 
 	struct pol_request *req;
+	wd_autofree char *identity = NULL; /* what explain says of the program */
 	if (open_path) {
 		unsigned acc = write ? POL_ACC_WRITE : POL_ACC_READ;
 		req = pol_request_open(open_path, NULL, acc, NULL);
@@ -191,9 +192,17 @@ int sup_cmd_explain(int argc, char **argv)
 			/* The places of every agent profile: explain does not
 			 * know which agent will run. */
 			struct sbx_places *pl = explain_places(cfg, dir);
-			sbx_program_identity(pl, invoked, &resolved, &writable, &why);
+			int rc = sbx_program_identity(pl, invoked, &resolved, &writable, &why);
 			sbx_places_free(pl);
+			identity = rc < 0 ? wd_asprintf("not found as an exec would find it: %s",
+							strerror(-rc))
+				   : writable
+					   ? wd_strdup(why)
+					   : wd_strdup("outside every place the agent can write, "
+						       "owned by root or you");
 		}
+		if (!identity)
+			identity = wd_strdup("not found on PATH");
 		struct pol_exec_desc d = {
 			.path = invoked,
 			.resolved = resolved && strcmp(resolved, invoked) != 0 ? resolved : NULL,
@@ -224,15 +233,20 @@ int sup_cmd_explain(int argc, char **argv)
 		json_str(stdout, d.reason);
 		printf(",\"matched\":");
 		json_str(stdout, d.matched);
-		printf(",\"covers\":%s}\n", d.covers ? "true" : "false");
+		printf(",\"covers\":%s", d.covers ? "true" : "false");
+		if (identity) {
+			printf(",\"identity\":");
+			json_str(stdout, identity);
+		}
+		printf("}\n");
 		free(rj);
 	} else {
 		printf("request:  %s\n", summary);
-		const char *res = pol_request_resolved(req), *why = NULL;
+		const char *res = pol_request_resolved(req);
 		if (res)
 			printf("program:  %s\n", res);
-		if (pol_request_agent_writable(req, &why))
-			printf("identity: %s\n", why ? why : "written where the agent can write");
+		if (identity)
+			printf("identity: %s\n", identity);
 		printf("verdict:  %s\n", pol_verdict_name(d.verdict));
 		printf("source:   %s\n", pol_source_name(d.source));
 		printf("reason:   %s\n", d.reason);

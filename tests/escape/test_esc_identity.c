@@ -170,6 +170,15 @@ static void test_esc_identity_copy_named_ls_in_writable_place(void **state)
 			 3);
 	assert_int_equal(count(f, "allow", "fast_path", NULL, NULL, dir), 0);
 	wt_result_free(&r);
+	/* explain finds the program by the same walk and check. */
+	wt_warden(f->proj, &r, "explain", "--", ls, "m1", NULL);
+	assert_non_null(strstr(r.out, "identity: written where the agent can write"));
+	assert_non_null(strstr(r.out, "verdict:  undecided"));
+	wt_result_free(&r);
+	wt_warden(f->proj, &r, "explain", "--", "/usr/bin/ls", "m1", NULL);
+	assert_non_null(strstr(r.out, "identity: outside every place the agent can write"));
+	assert_non_null(strstr(r.out, "source:   fast_path"));
+	wt_result_free(&r);
 	free(text);
 	free(cfg);
 	free(ls);
