@@ -486,7 +486,8 @@ int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx
 	else if ((k->cur = openat(path[0] == '/' ? root : start, ".",
 				  O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = -errno;
-	snprintf(k->rest, sizeof(k->rest), "%s", path);
+	if (rc == 0)
+		memcpy(k->rest, path, strlen(path) + 1); /* fits: checked above */
 	/* Bounded: each step consumes a component or follows one of at most
 	 * SBX_WALK_LINKS symlinks. */
 	for (int steps = 0; rc == 0; steps++) {
