@@ -384,12 +384,13 @@ static bool agent_written(const struct pol_request *r, const struct pol_context 
 		return true;
 	}
 	const char *why = r->writable_why ? r->writable_why : "written where the agent can write";
+	const char *file = r->resolved ? r->resolved : r->path; /* the file that runs */
 	/* The reason starts with the phrase explain and the audit search for. */
 	if (strncmp(why, "written where the agent can write", 33) == 0)
-		set(out, POL_UNDECIDED, POL_SRC_NONE, r->path, "%.120s: %.200s", r->path, why);
+		set(out, POL_UNDECIDED, POL_SRC_NONE, file, "%.120s: %.200s", file, why);
 	else
-		set(out, POL_UNDECIDED, POL_SRC_NONE, r->path,
-		    "%.120s: written where the agent can write (%.200s)", r->path, why);
+		set(out, POL_UNDECIDED, POL_SRC_NONE, file,
+		    "%.120s: written where the agent can write (%.200s)", file, why);
 	return true;
 }
 
