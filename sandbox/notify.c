@@ -20,6 +20,13 @@
  * mismatch kills the process. Reading here is therefore about showing the
  * right command to the decision; the exec event is what enforces it.
  *
+ * The program is found as the caller's own exec finds it, in its root, cwd
+ * and credentials (ident.c), and the decoder reads its "#!" line only once
+ * the caller's exec permission is checked; a lookup that fails gives the
+ * kernel's errno. That lookup is right when nothing races, which is all the
+ * decision needs: a file changed under the path afterwards has another
+ * identity at the exec event, and is killed there.
+ *
  * The id check after reading guarantees that the pid we read from was the
  * caller of this notification and not a recycled pid.
  */

@@ -271,9 +271,12 @@ typedef const struct sbx_args *(*sbx_args_hint)(void *ctx, pid_t tid, pid_t ppid
 
 /* Waits for no notification: receives one that is ready on |fd|. Returns 0
  * and an event (caller frees), -ENOENT when the caller vanished before it
- * could be decoded (nothing to answer), or another -errno. Absolute paths
- * resolve under |root_fd| (sbx_child.root_fd; -1: the caller's own root,
- * opened for each exec). |hint| (may be NULL) is asked, with |hint_ctx|,
+ * could be decoded (nothing to answer), or another -errno. The program is
+ * found as the caller's exec finds it (ident.c): in its root, |root_fd|
+ * (sbx_child.root_fd; -1: the caller's own root, opened for each exec),
+ * from its cwd or dirfd, with its credentials, the calling thread taking
+ * them on for the lookup; when that fails, found is false and open_errno is
+ * the kernel's answer. |hint| (may be NULL) is asked, with |hint_ctx|,
  * where the caller's arguments should be. Not thread-safe: one thread
  * decodes. */
 int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
