@@ -307,6 +307,22 @@ static bool decide_grants_rules(const struct pol_request *r, const struct pol_co
 	return false;
 }
 
+/* Ask rules alone (decide_grants_rules() runs them before allowances). */
+static bool ask_rules(const struct pol_request *r, const struct pol_config *c,
+		      struct pol_decision *out)
+{
+	char m[32];
+	for (size_t i = 0; c && i < c->nrules; i++) {
+		if (c->rules[i].action == RULE_ASK && rule_matches(&c->rules[i], r, true)) {
+			snprintf(m, sizeof(m), "rules[%zu]", i);
+			set(out, POL_ASK, POL_SRC_RULE, m,
+			    "rule %zu of the project config asks a person for this", i);
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool deny_rules(const struct pol_request *r, const struct pol_config *c,
 		       struct pol_decision *out)
 {
@@ -347,6 +363,37 @@ static bool harness_grants(const struct pol_request *r, const struct pol_config 
 	return hit;
 }
 
+/*
+ * A program the agent can have written (a copy of touch named ls in /tmp, a
+ * symlink in the project, anything under a place Landlock lets it write, or
+ * owned by someone else than root or the invoking user) is not what its
+ * name says: every allowance by name (grants, session grants, accepted and
+ * allow rules, the fast path) is skipped and it goes to the judge, then the
+ * tier. What refuses by name (hard deny, deny and ask rules) still applies,
+ * and so does the cover of an allowed tree, which never depended on names.
+ */
+static bool agent_written(const struct pol_request *r, const struct pol_context *ctx,
+			  bool sensitive, struct pol_decision *out)
+{
+	if (!r->agent_writable)
+		return false;
+	if (ctx && ctx->covered && !sensitive) {
+		set(out, POL_ALLOW, POL_SRC_COVERED, "",
+		    "an allowed command higher in this process tree covers it");
+		out->covers = pol_exec_covers(r);
+		return true;
+	}
+	const char *why = r->writable_why ? r->writable_why : "written where the agent can write";
+	const char *file = r->resolved ? r->resolved : r->path; /* the file that runs */
+	/* The reason starts with the phrase explain and the audit search for. */
+	if (strncmp(why, "written where the agent can write", 33) == 0)
+		set(out, POL_UNDECIDED, POL_SRC_NONE, file, "%.120s: %.200s", file, why);
+	else
+		set(out, POL_UNDECIDED, POL_SRC_NONE, file,
+		    "%.120s: written where the agent can write (%.200s)", file, why);
+	return true;
+}
+
 static void decide_exec(const struct pol_request *r, const struct pol_config *c,
 			const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
 			struct pol_decision *out)
@@ -358,6 +405,10 @@ static void decide_exec(const struct pol_request *r, const struct pol_config *c,
 		return;
 	}
 	if (deny_rules(r, c, out) || harness_deny(r, c, out))
+		return;
+	if (r->agent_writable && ask_rules(r, c, out))
+		return;
+	if (agent_written(r, ctx, cls.sensitive, out))
 		return;
 	if (decide_grants_rules(r, c, s, cls.sensitive, now_us, out) ||
 	    harness_grants(r, c, s, cls.sensitive, now_us, out)) {

@@ -333,7 +333,9 @@ struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *
 	}
 	struct pol_request *r = wd_calloc(1, sizeof(*r));
 	r->kind = POL_EXEC;
-	r->path = wd_strdup(d->path);
+	/* Programs are classified by the file that runs; the name it was
+	 * invoked by stays in |d->path| (the summary's argv shows it). */
+	r->path = wd_strdup(d->resolved ? d->resolved : d->path);
 	r->interp = d->interp ? wd_strdup(d->interp) : NULL;
 	r->argv = pol_strv_dup(d->argv, &r->argc);
 	size_t n = 0;
@@ -561,6 +563,12 @@ char *pol_request_json(const struct pol_request *r)
 	}
 	wd_sb_puts(&sb, "},\"cwd\":");
 	json_str(&sb, r->cwd);
+	if (r->agent_writable) {
+		/* The judge and the audit see that the name proves nothing. */
+		wd_sb_puts(&sb, ",\"agent_writable\":");
+		json_str(&sb,
+			 r->writable_why ? r->writable_why : "written where the agent can write");
+	}
 	wd_sb_puts(&sb, ",\"parent\":");
 	json_redacted(&sb, r->parent);
 	wd_sb_putc(&sb, '}');

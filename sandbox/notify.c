@@ -20,17 +20,24 @@
  * mismatch kills the process. Reading here is therefore about showing the
  * right command to the decision; the exec event is what enforces it.
  *
+ * The program is found as the caller's own exec finds it, in its root, cwd
+ * and credentials (ident.c), and the decoder reads its "#!" line only once
+ * the caller's exec permission is checked; a lookup that fails gives the
+ * kernel's errno. That lookup is right when nothing races, which is all the
+ * decision needs: a file changed under the path afterwards has another
+ * identity at the exec event, and is killed there.
+ *
  * The id check after reading guarantees that the pid we read from was the
  * caller of this notification and not a recycled pid.
  */
 #include "sandbox.h"
 #include "notify_int.h"
+#include "ident_int.h"
 
 #include "common.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -334,31 +341,6 @@ static int open_proc(pid_t pid, const char *what)
 	return open(p, O_PATH | O_CLOEXEC);
 }
 
-/* Opens |path| (O_PATH) as the caller would find it: absolute paths inside
- * the caller's root (|root|, else its /proc/PID/root: its mount namespace,
- * with RESOLVE_IN_ROOT so that absolute symlinks stay there), relative ones
- * from |base| (its cwd or its dirfd). */
-static int open_as_caller(pid_t pid, int root, int base, const char *path, bool nofollow)
-{
-	int flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
-	if (path[0] != '/')
-		return openat(base, path, flags);
-	wd_autoclose int own = -1;
-	if (root < 0)
-		root = own = open_proc(pid, "root");
-	if (root < 0)
-		return -1;
-	struct open_how how = {.flags = (uint64_t)flags, .resolve = RESOLVE_IN_ROOT};
-	/* openat2 answers EAGAIN when any mount or rename on the system
-	 * raced with the resolution; that says nothing about this path. */
-	for (int i = 0; i < 64; i++) {
-		int fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
-		if (fd >= 0 || errno != EAGAIN)
-			return fd;
-	}
-	return -1;
-}
-
 static bool spacetab(char c)
 {
 	return c == ' ' || c == '\t';
@@ -418,7 +400,11 @@ bool sbx_parse_shebang(const char *in, size_t len, char **interp, char **arg)
 }
 
 /* Reads the "#!" line of the file behind |fd| (an O_PATH fd of a regular
- * file) as binfmt_script does. Returns 1 with *interp and *arg (NULL if
+ * file) as binfmt_script does. Called only once the caller's own exec
+ * permission on the file was checked (exec_access): the kernel reads these
+ * same bytes for the caller at its exec, read permission or not, so warden
+ * learns nothing the exec would not act on; a file the caller may not
+ * execute is never read. Returns 1 with *interp and *arg (NULL if
  * none; the caller frees both) when it is a script, 0 when it is not, -1
  * when it could not be read. */
 static int read_shebang(int fd, char **interp, char **arg)
@@ -508,8 +494,136 @@ static char *kernel_filename(const struct sbx_exec_event *ev, int dirfd, int fla
 	return wd_strdup(ev->path_arg);
 }
 
-/* Fills dev/ino, interp, expect_argv and exe_dev/exe_ino: what the exec
- * event must show if the kernel runs what we looked at. */
+/* The path the kernel gives the object behind |fd| (as the supervisor
+ * sees it), or NULL. */
+static char *fd_path(int fd)
+{
+	char link[64], buf[4096];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return wd_strdup(buf);
+}
+
+static void set_refusal(struct sbx_exec_event *ev, int err, const char *why);
+
+/* Where the decoder finds the programs' places and the callers'
+ * credentials. */
+static const struct sbx_places *notify_places;
+
+void sbx_notify_set_places(const struct sbx_places *pl)
+{
+	notify_places = pl;
+}
+
+/*
+ * The caller's credentials, for resolving as the caller. Every process of
+ * the sandbox runs with no capability and NO_NEW_PRIVS, so none can change
+ * its groups or gain a capability: a caller whose ids (from its pidfd, the
+ * same call that names its process) equal those seen before has the groups
+ * and capabilities seen then. Anything else reads /proc/PID/status.
+ */
+static struct {
+	bool have;
+	uint32_t ids[8];
+	struct sbx_creds c;
+} creds_memo;
+
+static int caller_creds(pid_t pid, const uint32_t *ids, struct sbx_creds *out)
+{
+	if (ids && creds_memo.have && memcmp(ids, creds_memo.ids, sizeof(creds_memo.ids)) == 0) {
+		*out = creds_memo.c;
+		return 0;
+	}
+	int rc = sbx_creds_of(pid, out);
+	if (rc == 0 && ids) {
+		creds_memo.have = true;
+		memcpy(creds_memo.ids, ids, sizeof(creds_memo.ids));
+		creds_memo.c = *out;
+	}
+	return rc;
+}
+
+/* What the kernel's exec checks on the file itself (do_open_execat): a
+ * regular file, exec permission for the caller (the thread holds its
+ * credentials), not on a noexec mount: faccessat2 with AT_EACCESS checks
+ * exactly these with the thread's own credentials. 0 or -errno. */
+static int exec_access(int fd, const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode))
+		return -EACCES;
+	if (syscall(SYS_faccessat2, fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Notes in |ev| that the agent can have written what |w| found: the file
+ * or a symlink on the way. */
+static void note_writable(struct sbx_exec_event *ev, int root, const struct sbx_walk *w)
+{
+	if (ev->agent_writable || !notify_places)
+		return;
+	char *why = NULL;
+	bool bad = sbx_places_writable(notify_places, root, w->dirfd, w->fd, &w->st, &why);
+	for (size_t i = 0; !bad && i < w->nlinks; i++) {
+		free(why);
+		why = NULL;
+		bad = sbx_places_writable(notify_places, root, w->link_dir[i], w->link_dir[i],
+					  &w->link_st[i], &why);
+		if (bad) {
+			char *t = wd_asprintf("%s (a symlink on the way)", why ? why : "?");
+			free(why);
+			why = t;
+		}
+	}
+	if (bad) {
+		ev->agent_writable = true;
+		ev->writable_why = why ? why : wd_strdup("written where the agent can write");
+	} else {
+		free(why);
+	}
+}
+
+/*
+ * Finds |path| as the caller's exec would: in its root, from |base|, with
+ * its credentials, and checks the file as the kernel's exec does. Fills |w|
+ * and returns 0, or -errno (the exec fails so). The supervisor takes on the
+ * caller's credentials for this thread only and for the walk only.
+ */
+static int find_as_caller(struct sbx_exec_event *ev, int root, int base, const char *path,
+			  bool follow, const uint32_t *ids, struct sbx_walk *w)
+{
+	*w = (struct sbx_walk){.fd = -1, .dirfd = -1};
+	struct sbx_creds cr;
+	struct sbx_creds_saved sv;
+	if (caller_creds(ev->pid, ids, &cr) < 0 || sbx_creds_enter(&cr, &sv) < 0) {
+		/* Not the kernel's answer: refused, and the reason says why. */
+		set_refusal(
+			ev, EACCES,
+			"warden could not take on the caller's credentials to find its program");
+		return -EACCES;
+	}
+	struct sbx_walk_caller wc = {.pid = ev->pid};
+	int rc;
+	if (path[0] == '\0') {
+		/* execveat(fd, "", AT_EMPTY_PATH): the caller's own fd. */
+		w->fd = base >= 0 ? dup(base) : -1;
+		rc = w->fd < 0 ? -EBADF : fstat(w->fd, &w->st) < 0 ? -errno : 0;
+	} else if (path[0] != '/' && base < 0) {
+		rc = -EBADF;
+	} else {
+		rc = sbx_walk_path(root, path[0] == '/' ? root : base, path, follow, &wc, w);
+	}
+	if (rc == 0)
+		rc = exec_access(w->fd, &w->st);
+	sbx_creds_leave(&sv);
+	if (rc < 0)
+		sbx_walk_free(w);
+	return rc;
+}
+
 /* The caller's cwd (O_PATH), opened on first use: most programs are run by
  * absolute path and never need it. -1 when it cannot be opened. */
 static int caller_cwd(pid_t pid, int *cwdfd)
@@ -519,12 +633,14 @@ static int caller_cwd(pid_t pid, int *cwdfd)
 	return *cwdfd;
 }
 
-static void predict_image(struct sbx_exec_event *ev, int root, int fd, int dirfd, int flags,
-			  int *cwdfd)
+/* Fills dev/ino, interp, expect_argv and exe_dev/exe_ino: what the exec
+ * event must show if the kernel runs what we looked at. |fd| and |st| are
+ * the program's file. An interpreter is found as the kernel finds it (from
+ * the caller's cwd when relative, with its credentials); one that cannot be
+ * found or executed fails the exec, as the kernel would. */
+static void predict_image(struct sbx_exec_event *ev, int root, int fd, struct stat st, int dirfd,
+			  int flags, int *cwdfd, const uint32_t *ids)
 {
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return;
 	ev->found = true;
 	ev->dev = st.st_dev;
 	ev->ino = st.st_ino;
@@ -532,14 +648,13 @@ static void predict_image(struct sbx_exec_event *ev, int root, int fd, int dirfd
 	ev->exe_ino = st.st_ino;
 	char **argv = dup_vec(ev->argv);
 	char *filename = kernel_filename(ev, dirfd, flags);
-	/* |fd| is the caller's to close; each interpreter opened here is ours.
+	/* |fd| is the caller's to close; each interpreter's walk is ours.
 	 * |st| describes |cur| on entry to each round. */
 	int cur = fd;
-	bool owned = false;
-	for (int depth = 0; depth < SCRIPT_DEPTH && cur >= 0; depth++) {
+	struct sbx_walk iw = {.fd = -1, .dirfd = -1};
+	for (int depth = 0; depth < SCRIPT_DEPTH; depth++) {
 		char *interp = NULL, *arg = NULL;
-		if ((depth > 0 && fstat(cur, &st) < 0) || !S_ISREG(st.st_mode) ||
-		    !shebang_of(cur, &st, &interp, &arg))
+		if (!shebang_of(cur, &st, &interp, &arg))
 			break;
 		/* binfmt_script: argv[0] is replaced by interp [arg] filename. */
 		size_t n = 0;
@@ -559,24 +674,25 @@ static void predict_image(struct sbx_exec_event *ev, int root, int fd, int dirfd
 		filename = wd_strdup(interp);
 		if (!ev->interp)
 			ev->interp = wd_strdup(interp);
-		if (owned)
-			close(cur);
-		cur = open_as_caller(ev->pid, root,
-				     interp[0] == '/' ? -1 : caller_cwd(ev->pid, cwdfd), interp,
-				     false);
-		owned = true;
+		sbx_walk_free(&iw);
+		int rc =
+			find_as_caller(ev, root, interp[0] == '/' ? -1 : caller_cwd(ev->pid, cwdfd),
+				       interp, true, ids, &iw);
 		free(interp);
 		free(arg);
-		if (cur >= 0 && fstat(cur, &st) == 0) {
-			ev->exe_dev = st.st_dev;
-			ev->exe_ino = st.st_ino;
-		} else {
-			ev->exe_dev = 0; /* unknown interpreter: nothing can match */
-			ev->exe_ino = 0;
+		if (rc < 0) {
+			/* The kernel fails the exec: no interpreter to run. */
+			ev->found = false;
+			ev->open_errno = -rc;
+			break;
 		}
+		note_writable(ev, root, &iw);
+		cur = iw.fd;
+		st = iw.st;
+		ev->exe_dev = st.st_dev;
+		ev->exe_ino = st.st_ino;
 	}
-	if (owned && cur >= 0)
-		close(cur);
+	sbx_walk_free(&iw);
 	free(filename);
 	ev->expect_argv = argv;
 }
@@ -589,11 +705,20 @@ static void set_refusal(struct sbx_exec_event *ev, int err, const char *why)
 	}
 }
 
-static void resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags)
+/*
+ * Finds the program as the caller's exec will (ident.c: in the caller's
+ * root, cwd and credentials), fills the path strings, the identity the exec
+ * event must show, and whether the agent can have written the program. When
+ * nothing races, this is the file the exec opens; when something does, the
+ * exec event compares identities and kills the difference (sbx_verify_exec),
+ * so a lookup that is right when nothing races is all the decision needs.
+ */
+static void resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags, const uint32_t *ids)
 {
 	wd_autoclose int cwdfd = -1;
 	wd_autoclose int dirbase = -1; /* execveat's dirfd, as the caller has it */
-	int base = -1;		       /* where a relative path starts: dirbase or cwdfd */
+	wd_autoclose int own_root = -1;
+	int base = -1; /* where a relative path starts: dirbase or cwdfd */
 	char *base_path = NULL;
 	if (ev->syscall_nr == __NR_execveat && dirfd != AT_FDCWD && ev->path_arg[0] != '/') {
 		char what[32];
@@ -612,32 +737,24 @@ static void resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags)
 	else
 		ev->path = wd_asprintf("%s/%s", base_path ? base_path : "?", ev->path_arg);
 	free(base_path);
+	if (root < 0)
+		root = own_root = open_proc(ev->pid, "root");
 
-	int fd = -1;
-	errno = ENOENT;
-	if (ev->path_arg[0] == '\0') {
-		if (flags & AT_EMPTY_PATH)
-			fd = base >= 0 ? dup(base) : -1;
-	} else if (base >= 0 || ev->path_arg[0] == '/') {
-		fd = open_as_caller(ev->pid, root, base, ev->path_arg,
-				    (flags & AT_SYMLINK_NOFOLLOW) != 0);
-	}
-	if (fd < 0) {
+	struct sbx_walk w;
+	int rc = -ENOENT;
+	if (root >= 0 && (ev->path_arg[0] != '\0' || (flags & AT_EMPTY_PATH)))
+		rc = find_as_caller(ev, root, base, ev->path_arg, !(flags & AT_SYMLINK_NOFOLLOW),
+				    ids, &w);
+	if (rc < 0) {
 		/* The exec would fail the same way: the caller answers with
 		 * this errno and never lets the syscall continue. */
-		ev->open_errno = errno ? errno : ENOENT;
+		ev->open_errno = -rc;
 		return;
 	}
-	char link[64];
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	char buf[4096];
-	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
-	if (n > 0) {
-		buf[n] = '\0';
-		ev->resolved = wd_strdup(buf);
-	}
-	predict_image(ev, root, fd, dirfd, flags, &cwdfd);
-	close(fd);
+	ev->resolved = fd_path(w.fd);
+	note_writable(ev, root, &w);
+	predict_image(ev, root, w.fd, w.st, dirfd, flags, &cwdfd, ids);
+	sbx_walk_free(&w);
 }
 
 /* |len| bytes of NUL-separated arguments (buf[len] is a NUL), shell-quoted
@@ -673,6 +790,7 @@ void sbx_exec_event_free(struct sbx_exec_event *ev)
 	free(ev->path_arg);
 	free(ev->path);
 	free(ev->resolved);
+	free(ev->writable_why);
 	free(ev->cwd);
 	free_vec(ev->argv);
 	free_vec(ev->envp);
@@ -720,22 +838,40 @@ struct wd_pidfd_info {
 #define WD_PIDFD_INFO_PID (1ULL << 0)
 #define WD_PIDFD_GET_INFO _IOWR(0xFF, 11, struct wd_pidfd_info)
 
-bool sbx_pidfd_ids(int pidfd, pid_t *tgid, pid_t *ppid)
+#define WD_PIDFD_INFO_CREDS (1ULL << 1)
+
+/* The ids of the process behind |pidfd|, and its credentials into |ids|
+ * (ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid) when |ids| is not NULL
+ * and the kernel said them (*have_ids). */
+static bool pidfd_info(int pidfd, pid_t *tgid, pid_t *ppid, uint32_t *ids, bool *have_ids)
 {
 	static bool unsupported;
+	if (have_ids)
+		*have_ids = false;
 	if (pidfd < 0 || unsupported)
 		return false;
-	struct wd_pidfd_info info = {.mask = WD_PIDFD_INFO_PID};
+	struct wd_pidfd_info info = {.mask = WD_PIDFD_INFO_PID | (ids ? WD_PIDFD_INFO_CREDS : 0)};
 	if (ioctl(pidfd, WD_PIDFD_GET_INFO, &info) < 0) {
 		if (errno == ENOTTY || errno == EINVAL)
 			unsupported = true;
 		return false;
+	}
+	if (ids && (info.mask & WD_PIDFD_INFO_CREDS)) {
+		uint32_t v[8] = {info.ruid, info.rgid, info.euid,  info.egid,
+				 info.suid, info.sgid, info.fsuid, info.fsgid};
+		memcpy(ids, v, sizeof(v));
+		*have_ids = true;
 	}
 	if (!(info.mask & WD_PIDFD_INFO_PID) || info.tgid == 0)
 		return false;
 	*tgid = (pid_t)info.tgid;
 	*ppid = (pid_t)info.ppid;
 	return true;
+}
+
+bool sbx_pidfd_ids(int pidfd, pid_t *tgid, pid_t *ppid)
+{
+	return pidfd_info(pidfd, tgid, ppid, NULL, NULL);
 }
 
 /*
@@ -802,7 +938,9 @@ int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 	 * caller (see there), and it names its parent without /proc. */
 	ev->pidfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);
 	/* Left 0 (unknown) when the kernel cannot say. */
-	(void)sbx_pidfd_ids(ev->pidfd, &ev->tgid, &ev->ppid);
+	uint32_t ids[8];
+	bool have_ids = false;
+	(void)pidfd_info(ev->pidfd, &ev->tgid, &ev->ppid, ids, &have_ids);
 	const struct sbx_args *args = hint ? hint(hint_ctx, ev->pid, ev->ppid) : NULL;
 	uint64_t args_at = args && args->bytes ? args->at : 0;
 	uint64_t args_end = args_at ? args->at + args->len - 1 : 0;
@@ -846,7 +984,7 @@ int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 	ev->cwd = proc_link(ev->pid, "cwd");
 	/* A thread's cmdline is its process's (one mm). */
 	ev->parent_cmdline = caller_cmdline(m, ev->pid, args);
-	resolve(ev, root_fd, dirfd, flags);
+	resolve(ev, root_fd, dirfd, flags, have_ids ? ids : NULL);
 	ev->digest = digest_of(ev);
 
 	/* Everything above may have read a recycled pid if the caller died:
@@ -1074,7 +1212,7 @@ int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, struct sbx_args 
 	if (!ev->found || st.st_dev != ev->exe_dev || st.st_ino != ev->exe_ino) {
 		char *exe = proc_link(pid, "exe");
 		*why = wd_asprintf("the program that started (%s) is not the one decided (%s)",
-				   exe ? exe : "?", ev->path);
+				   exe ? exe : "?", ev->resolved ? ev->resolved : ev->path);
 		free(exe);
 		return -EPERM;
 	}
@@ -1088,5 +1226,36 @@ int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, struct sbx_args 
 		*why = wd_strdup("its environment changed between the decision and the exec");
 		return -EPERM;
 	}
+	return 0;
+}
+
+int sbx_program_identity(const struct sbx_places *pl, const char *path, char **resolved,
+			 bool *agent_writable, char **why)
+{
+	*resolved = NULL;
+	*agent_writable = false;
+	*why = NULL;
+	wd_autoclose int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	wd_autoclose int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0 || cwd < 0)
+		return -errno;
+	struct sbx_walk w;
+	struct sbx_walk_caller c = {.pid = getpid()};
+	int rc = sbx_walk_path(root, path[0] == '/' ? root : cwd, path, true, &c, &w);
+	if (rc == 0)
+		rc = exec_access(w.fd, &w.st);
+	if (rc < 0) {
+		sbx_walk_free(&w);
+		return rc;
+	}
+	*resolved = fd_path(w.fd);
+	struct sbx_exec_event ev = {0};
+	const struct sbx_places *saved = notify_places;
+	notify_places = pl;
+	note_writable(&ev, root, &w);
+	notify_places = saved;
+	*agent_writable = ev.agent_writable;
+	*why = ev.writable_why;
+	sbx_walk_free(&w);
 	return 0;
 }

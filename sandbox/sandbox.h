@@ -287,9 +287,14 @@ struct sbx_exec_event {
 	char *path_arg; /* the path argument as passed (may be relative or "") */
 	char *path;	/* absolute path, as the caller's namespace sees it */
 	char *resolved; /* the final file after symlinks, or NULL */
-	char *cwd;	/* the caller's cwd */
-	char **argv;	/* NULL-terminated */
-	char **envp;	/* NULL-terminated */
+	/* The program's file, a symlink on the way or a directory above them
+	 * is one the agent can have written (sbx_notify_set_places), with
+	 * where, for the policy and the audit (NULL when not). */
+	bool agent_writable;
+	char *writable_why;
+	char *cwd;   /* the caller's cwd */
+	char **argv; /* NULL-terminated */
+	char **envp; /* NULL-terminated */
 	size_t argv_bytes;
 	/* What the exec will run, for the check at the exec event: the file's
 	 * identity and, for a "#!" script, the interpreter chain. */
@@ -332,15 +337,38 @@ typedef const struct sbx_args *(*sbx_args_hint)(void *ctx, pid_t tid, pid_t ppid
 
 /* Waits for no notification: receives one that is ready on |fd|. Returns 0
  * and an event (caller frees), -ENOENT when the caller vanished before it
- * could be decoded (nothing to answer), or another -errno. Absolute paths
- * resolve under |root_fd| (sbx_child.root_fd; -1: the caller's own root,
- * opened for each exec). |hint| (may be NULL) is asked, with |hint_ctx|,
+ * could be decoded (nothing to answer), or another -errno. The program is
+ * found as the caller's exec finds it (ident.c): in its root, |root_fd|
+ * (sbx_child.root_fd; -1: the caller's own root, opened for each exec),
+ * from its cwd or dirfd, with its credentials, the calling thread taking
+ * them on for the lookup; when that fails, found is false and open_errno is
+ * the kernel's answer. |hint| (may be NULL) is asked, with |hint_ctx|,
  * where the caller's arguments should be. Not thread-safe: one thread
  * decodes. */
 int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 		    struct sbx_exec_event **out);
 
 void sbx_exec_event_free(struct sbx_exec_event *ev);
+
+/* The places the agent can write, by identity (ident.c): each of |paths|
+ * (NULL-terminated) is opened as a caller with root |root_fd| finds it (-1:
+ * this process's root), and kept as (device, inode); a path that does not
+ * exist is skipped. |owner| is who may own a program besides root (the
+ * invoking user; 0 for root runs). Caller frees with sbx_places_free(). */
+struct sbx_places;
+struct sbx_places *sbx_places_open(int root_fd, char *const *paths, uid_t owner);
+void sbx_places_free(struct sbx_places *pl);
+/* The decoder's places (borrowed; NULL: no program counts as written by the
+ * agent). Set once the sandbox is built, before its first exec is decoded. */
+void sbx_notify_set_places(const struct sbx_places *pl);
+
+/* For `warden explain`: resolves |path| (absolute, or relative to this
+ * process's cwd) as this process would exec it and says whether the agent
+ * can have written it, by the same check as the decoder. Fills *resolved
+ * (the final file) and *why (NULL when not agent-writable); the caller
+ * frees both. 0 or -errno (the exec would fail so). */
+int sbx_program_identity(const struct sbx_places *pl, const char *path, char **resolved,
+			 bool *agent_writable, char **why);
 
 /* Answers a notification: allow (continue the syscall) or fail it with
  * |err| (a positive errno). 0, -ENOENT when the caller is gone, or -errno. */

@@ -77,6 +77,32 @@ static const char explain_usage[] =
 	"anything: the verdict, its source, the reason and what matched. \"undecided\"\n"
 	"goes to the judge, then the tier.\n";
 
+/* The places any agent may write in a session of |project|. */
+static struct sbx_places *explain_places(const struct pol_config *cfg, const char *project)
+{
+	static const enum pol_harness hs[] = {POL_HARNESS_CLAUDE_CODE, POL_HARNESS_CODEX,
+					      POL_HARNESS_AIDER};
+	size_t n = 0, cap = 8;
+	char **all = wd_calloc(cap, sizeof(char *));
+	for (size_t h = 0; h < WD_ARRAY_SIZE(hs); h++) {
+		char **v = sup_writable_list(cfg, project, hs[h]);
+		for (size_t i = 0; v[i]; i++) {
+			if (n + 2 > cap) {
+				cap *= 2;
+				all = wd_realloc(all, cap * sizeof(char *));
+			}
+			all[n++] = v[i];
+			all[n] = NULL;
+		}
+		free(v);
+	}
+	struct sbx_places *pl = sbx_places_open(-1, all, getuid());
+	for (size_t i = 0; i < n; i++)
+		free(all[i]);
+	free(all);
+	return pl;
+}
+
 int sup_cmd_explain(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -131,6 +157,7 @@ int sup_cmd_explain(int argc, char **argv)
 	pol_config_set_paths(cfg, dir, home ? home : "/root");
 
 	struct pol_request *req;
+	wd_autofree char *identity = NULL; /* what explain says of the program */
 	if (open_path) {
 		unsigned acc = write ? POL_ACC_WRITE : POL_ACC_READ;
 		req = pol_request_open(open_path, NULL, acc, NULL);
@@ -139,7 +166,8 @@ int sup_cmd_explain(int argc, char **argv)
 		char cwd[PATH_MAX];
 		if (!getcwd(cwd, sizeof(cwd)))
 			snprintf(cwd, sizeof(cwd), "%s", dir);
-		/* The program as warden run would resolve it (PATH search). */
+		/* The program as an exec would find it (PATH search), then its
+		 * identity by the decoder's own check. */
 		wd_autofree char *prog = NULL;
 		if (!strchr(av[0], '/')) {
 			const char *path = getenv("PATH");
@@ -149,15 +177,40 @@ int sup_cmd_explain(int argc, char **argv)
 			     d = strtok_r(NULL, ":", &save)) {
 				char *full = wd_asprintf("%s/%s", d, av[0]);
 				if (access(full, X_OK) == 0)
-					prog = realpath(full, NULL);
-				free(full);
+					prog = full;
+				else
+					free(full);
 			}
+		} else if (av[0][0] != '/') {
+			prog = wd_asprintf("%s/%s", cwd, av[0]);
 		}
+		const char *invoked = prog ? prog : av[0];
+		wd_autofree char *resolved = NULL;
+		wd_autofree char *why = NULL;
+		bool writable = false;
+		if (invoked[0] == '/') {
+			/* The places of every agent profile: explain does not
+			 * know which agent will run. */
+			struct sbx_places *pl = explain_places(cfg, dir);
+			int rc = sbx_program_identity(pl, invoked, &resolved, &writable, &why);
+			sbx_places_free(pl);
+			identity = rc < 0 ? wd_asprintf("not found as an exec would find it: %s",
+							strerror(-rc))
+				   : writable
+					   ? wd_strdup(why)
+					   : wd_strdup("outside every place the agent can write, "
+						       "owned by root or you");
+		}
+		if (!identity)
+			identity = wd_strdup("not found on PATH");
 		struct pol_exec_desc d = {
-			.path = prog ? prog : av[0],
+			.path = invoked,
+			.resolved = resolved && strcmp(resolved, invoked) != 0 ? resolved : NULL,
 			.argv = av,
 			.envp = NULL,
 			.cwd = cwd,
+			.agent_writable = writable,
+			.agent_writable_why = why,
 		};
 		req = pol_request_exec(&d, dir);
 	}
@@ -180,10 +233,20 @@ int sup_cmd_explain(int argc, char **argv)
 		json_str(stdout, d.reason);
 		printf(",\"matched\":");
 		json_str(stdout, d.matched);
-		printf(",\"covers\":%s}\n", d.covers ? "true" : "false");
+		printf(",\"covers\":%s", d.covers ? "true" : "false");
+		if (identity) {
+			printf(",\"identity\":");
+			json_str(stdout, identity);
+		}
+		printf("}\n");
 		free(rj);
 	} else {
 		printf("request:  %s\n", summary);
+		const char *res = pol_request_resolved(req);
+		if (res)
+			printf("program:  %s\n", res);
+		if (identity)
+			printf("identity: %s\n", identity);
 		printf("verdict:  %s\n", pol_verdict_name(d.verdict));
 		printf("source:   %s\n", pol_source_name(d.source));
 		printf("reason:   %s\n", d.reason);

@@ -211,6 +211,10 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 	 * covers (set below, once the row exists), the caller's cover for a
 	 * covered command, else nothing. */
 	bool covers_next = rq->kind == POL_EXEC && o.allow && o.covers;
+	/* The agent's own process covers nothing: were it to, everything it
+	 * starts afterwards (every tool call) would go undecided. */
+	if (p && p->tgid == r->child.pid)
+		covers_next = false;
 	/* An allowed exec is checked at its exec event, so warden must be the
 	 * caller's tracer before the answer lets it go on. The caller is
 	 * blocked in the exec (only a fatal signal ends that wait, see
@@ -244,7 +248,7 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 		.judge = rq->judge_json,
 	};
 	int64_t t_row = wd_now_mono_ns();
-	int rc = sto_append(r->db, &row);
+	int rc = sup_audit_flush(r, &row);
 	/* The first exec of an agent's child is the tool call the rest of its
 	 * tree is attributed to. */
 	if (rc == 0 && p && !p->startup && p->tool_call == 0 && rq->kind == POL_EXEC)
@@ -272,6 +276,7 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 	if (!o.allow) {
 		if (p && rq->ev) {
 			p->refused_digest = rq->ev->digest;
+			p->refused_row = row.id;
 			p->refused_at_ns = wd_now_mono_ns();
 		}
 		/* A view caller that could not be named (tgid 0) is not told:
@@ -384,7 +389,8 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 static bool system_program(const struct sbx_exec_event *ev)
 {
 	const char *res = ev->resolved, *a0 = ev->argv[0];
-	if (!res || !a0 ||
+	/* The name counts only for a file the agent cannot have written. */
+	if (!res || !a0 || ev->agent_writable ||
 	    !(wd_str_has_prefix(res, "/usr/bin/") || wd_str_has_prefix(res, "/bin/")))
 		return false;
 	const char *rb = strrchr(res, '/') + 1, *ab = strrchr(a0, '/');
@@ -517,34 +523,124 @@ static void refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summ
 
 static struct pol_request *request_of(struct sup_run *r, const struct sbx_exec_event *ev)
 {
+	/* |path| as invoked, |resolved| the file that runs (when it differs):
+	 * the decoder found both in the caller's own context. */
+	bool same = ev->resolved && strcmp(ev->resolved, ev->path) == 0;
 	struct pol_exec_desc d = {
-		.path = ev->resolved ? ev->resolved : ev->path,
+		.path = ev->path,
+		.resolved = same ? NULL : ev->resolved,
 		.interp = ev->interp,
 		.argv = ev->argv,
 		.envp = ev->envp,
 		.cwd = ev->cwd,
 		.parent_cmdline = ev->parent_cmdline,
+		.agent_writable = ev->agent_writable,
+		.agent_writable_why = ev->writable_why,
 	};
 	return pol_request_exec(&d, r->opts.project);
+}
+
+#define MISSES_MAX 32
+
+static void free_misses(struct sup_run *r)
+{
+	for (size_t i = 0; i < r->nmisses; i++) {
+		free((char *)r->misses[i].request);
+		free((char *)r->misses[i].summary);
+		free((char *)r->misses[i].reason);
+	}
+	r->nmisses = 0;
+}
+
+int sup_audit_flush(struct sup_run *r, struct sto_row *also)
+{
+	if (r->nmisses == 0) {
+		if (!also) {
+			free(r->misses);
+			r->misses = NULL;
+		}
+		return also ? sto_append(r->db, also) : 0;
+	}
+	size_t n = r->nmisses;
+	struct sto_row *rows = wd_calloc(n + 1, sizeof(*rows));
+	memcpy(rows, r->misses, n * sizeof(*rows));
+	if (also)
+		rows[n++] = *also;
+	int rc = sto_append_batch(r->db, rows, n);
+	if (rc == 0 && also)
+		also->id = rows[n - 1].id;
+	if (rc < 0)
+		wd_debug("%zu rows of failed execs could not be written: %s", r->nmisses,
+			 strerror(-rc));
+	free(rows);
+	free_misses(r);
+	if (!also) {
+		free(r->misses);
+		r->misses = NULL;
+	}
+	return rc;
+}
+
+/*
+ * Answers |ev| (taken) with |err| at once, without continuing it, and
+ * queues its row (|source|, |reason|, |by|): an exec the caller's own
+ * lookup fails (not found, no exec permission, a hidden place, a bad
+ * interpreter: the kernel's errno), or the retry of an exec refused a
+ * moment ago. The caller is not told again (a shell fails so on every
+ * PATH entry but one) and the judge's history does not see it. Nothing
+ * runs, so the row need not come before the answer: it is written in the
+ * transaction of the next row (a shell's next try is usually the program
+ * it finds), or when the loop is idle, or at the end, which keeps a PATH
+ * search at one commit.
+ */
+static void quiet_refusal(struct sup_run *r, struct sbx_exec_event *ev, struct sup_proc *p,
+			  int64_t t0, int err, const char *source, char *reason, const char *by)
+{
+	sbx_notify_deny(r->child.notify_fd, ev->id, err);
+	struct pol_request *req = ev->argv[0] ? request_of(r, ev) : NULL;
+	if (!r->misses)
+		r->misses = wd_calloc(MISSES_MAX, sizeof(*r->misses));
+	r->misses[r->nmisses++] = (struct sto_row){
+		.ts_us = wd_now_real_us(),
+		.session = r->session_id,
+		.pid = ev->pid,
+		.ppid = p ? p->ppid : 0,
+		.kind = "exec",
+		.request = req ? pol_request_json(req) : wd_strdup("{}"),
+		.summary = ev->argv[0] ? wd_argv_join(ev->argv) : wd_strdup(ev->path),
+		.decision = "deny",
+		.source = source,
+		.reason = reason,
+		.decided_by = by,
+		.tool_call = p ? p->tool_call : 0,
+		.latency_us = (wd_now_mono_ns() - t0) / 1000,
+	};
+	pol_request_free(req);
+	sup_stats_add(&r->stats, stat_index(source), wd_now_mono_ns() - t0);
+	sbx_exec_event_free(ev);
+	sup_proc_keep_untraced(r, p);
+	if (r->nmisses == MISSES_MAX)
+		sup_audit_flush(r, NULL);
 }
 
 /* The exec of |ev| (taken), whose caller's entry is |p|. */
 static void on_exec(struct sup_run *r, struct sbx_exec_event *ev, struct sup_proc *p, int64_t t0)
 {
 	if (!ev->found && !ev->refuse_errno) {
-		/* Nothing there to run: fail the exec as the kernel would,
-		 * without continuing it. Not a decision, so not audited. */
-		sbx_notify_deny(r->child.notify_fd, ev->id, ev->open_errno);
-		sbx_exec_event_free(ev);
-		sup_proc_keep_untraced(r, p);
+		const char *name = strerrorname_np(ev->open_errno);
+		quiet_refusal(r, ev, p, t0, ev->open_errno, "decoder",
+			      wd_asprintf("the exec fails: %s (%s)", strerror(ev->open_errno),
+					  name ? name : "?"),
+			      "kernel");
 		return;
 	}
 	if (p->refused_digest == ev->digest && wd_now_mono_ns() - p->refused_at_ns < 2000000000LL) {
 		/* The same exec, refused a moment ago, retried on the next
 		 * PATH entry (dash, bash and execvp all do): same answer. */
-		sbx_notify_deny(r->child.notify_fd, ev->id, EACCES);
-		sbx_exec_event_free(ev);
-		sup_proc_keep_untraced(r, p);
+		quiet_refusal(r, ev, p, t0, EACCES, "repeat",
+			      wd_asprintf("the same exec was refused a moment ago (row %lld)",
+					  (long long)p->refused_row),
+			      "warden");
 		return;
 	}
 	struct sup_request *rq = wd_calloc(1, sizeof(*rq));
@@ -571,7 +667,7 @@ static void on_exec(struct sup_run *r, struct sbx_exec_event *ev, struct sup_pro
 		return;
 	}
 	rq->summary = pol_request_summary(rq->req);
-	run_pipeline(r, rq, p->startup);
+	run_pipeline(r, rq, p->startup && !r->startup_over);
 }
 
 void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
@@ -602,6 +698,7 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	 * pending decision looks the entry up again, with its check, when
 	 * it is answered. */
 	r->live = p;
+	sup_startup_check(r, ev, p);
 	on_exec(r, ev, p, t0);
 	r->live = NULL;
 }

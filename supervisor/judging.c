@@ -274,9 +274,11 @@ static void done(void *arg, const struct jdg_result *res)
 			break;
 		}
 	char *json = jdg_result_json(res, j->model);
-	j->cache = wd_realloc(j->cache, (j->ncache + 1) * sizeof(*j->cache));
-	j->cache[j->ncache++] = (struct cached){wd_strdup(f->request), res->outcome,
-						wd_strdup(res->reason), wd_strdup(json)};
+	if (!pol_request_agent_writable(f->rq->req, NULL)) {
+		j->cache = wd_realloc(j->cache, (j->ncache + 1) * sizeof(*j->cache));
+		j->cache[j->ncache++] = (struct cached){wd_strdup(f->request), res->outcome,
+							wd_strdup(res->reason), wd_strdup(json)};
+	}
 	sup_judge_verdict(r, f->rq, res->outcome, res->reason, json, "judge");
 	free(json);
 	free(f->request);
@@ -291,7 +293,11 @@ bool sup_judge_submit(struct sup_run *r, struct sup_request *rq)
 	if (!j->prefix || j->turn_over)
 		new_turn(r);
 	char *request = pol_request_json(rq->req);
-	for (size_t i = 0; i < j->ncache; i++) {
+	/* A verdict on a program the agent can have written holds for that
+	 * file as it was, not for whatever bears its name next: never from
+	 * the cache (and never into it, in on_result). */
+	bool writable = pol_request_agent_writable(rq->req, NULL);
+	for (size_t i = 0; !writable && i < j->ncache; i++) {
 		if (strcmp(j->cache[i].request, request) == 0) {
 			free(request);
 			sup_judge_verdict(r, rq, j->cache[i].outcome, j->cache[i].reason,

@@ -679,7 +679,7 @@ static const char *const *profile_writable(enum pol_harness h)
 /* Where Landlock lets the agent write: the project (through the view),
  * the temporary directories (the session's private ones: tmpdir.c),
  * harmless devices, the agent profile's places and the config's list. */
-static char **writable_list(const struct pol_config *c, const char *project, enum pol_harness h)
+char **sup_writable_list(const struct pol_config *c, const char *project, enum pol_harness h)
 {
 	static const char *const base[] = {"/tmp",	"/var/tmp", "/dev/null", "/dev/zero",
 					   "/dev/full", "/dev/tty", "/dev/pts",	 "/dev/shm"};
@@ -900,6 +900,7 @@ static int exit_code_of(int status)
  * it, for at most two seconds (EXITKILL finishes the job if we exit). */
 static void wind_down(struct sup_run *r)
 {
+	sup_audit_flush(r, NULL);
 	r->stopping = true; /* from here on, escalations refuse (decide.c) */
 	sup_desk_close(r);
 	sup_view_close(r);
@@ -949,8 +950,10 @@ static int run_loop(struct sup_run *r)
 		}
 		/* Tracee events come with SIGCHLD (the signalfd reaps); a quiet
 		 * round reaps too, so that nothing can be left waiting. */
-		if (rc == 0)
+		if (rc == 0) {
 			sup_trace_reap(r);
+			sup_audit_flush(r, NULL); /* the failed execs' rows */
+		}
 	}
 	return 0;
 }
@@ -1023,7 +1026,7 @@ int sup_cmd_run(int argc, char **argv)
 	if (!r.opts.agent_set || r.opts.agent_auto)
 		r.opts.agent = detect_agent(real_prog ? real_prog : prog, r.opts.argv[0]);
 	free(real_prog);
-	writable = writable_list(r.config, project, r.opts.agent);
+	writable = sup_writable_list(r.config, project, r.opts.agent);
 	/* The private temporary directories first: what they hide from the
 	 * agent is not a place it may write on the host. Then warden's own
 	 * files, before anything is opened or started. */
@@ -1205,6 +1208,12 @@ int sup_cmd_run(int argc, char **argv)
 	sbx_view_seal(r.view);
 	for (size_t i = 0; i < r.nmarkers; i++)
 		sbx_view_seal(r.markers[i].view);
+	/* The places Landlock lets the agent write, as the sandbox sees them
+	 * now that everything is mounted (the view over the project, a
+	 * private /tmp): a program under one of them is not what its name
+	 * says. Programs may belong to root or the user who runs warden. */
+	r.places = sbx_places_open(r.child.root_fd, writable, getuid());
+	sbx_notify_set_places(r.places);
 	if (r.child.landlock_abi == 0)
 		wd_warn("Landlock is not available on this kernel: nothing but file "
 			"permissions limits where the agent writes outside the project view");
@@ -1276,6 +1285,8 @@ out:
 	free_list(hide);
 	free_list(writable);
 	sup_tmp_free(&r);
+	sbx_notify_set_places(NULL);
+	sbx_places_free(r.places);
 	sup_stats_free(&r.stats);
 	wd_close(&r.child.notify_fd);
 	wd_close(&r.child.root_fd);

@@ -99,6 +99,15 @@ struct sup_run {
 	char *person; /* who started the run */
 	struct sbx_child child;
 	bool agent_started; /* its first exec event was seen */
+	/* The places the agent can write, by identity (for the decoder). */
+	struct sbx_places *places;
+	/* The agent has had a child or a tool call: from now on its own
+	 * execs are decided like any other (trace.c, sup_startup_check). */
+	bool startup_over;
+	/* Rows of execs the kernel failed (a PATH miss), answered already,
+	 * waiting to be written with the next row (sup_audit_flush). */
+	struct sto_row *misses;
+	size_t nmisses;
 	bool agent_exited;
 	int agent_status; /* wait status of the agent's initial process */
 	bool stopping;
@@ -231,6 +240,7 @@ struct sup_proc {
 	 * command on the next PATH entry gets the same answer, once audited. */
 	uint64_t refused_digest;
 	int64_t refused_at_ns;
+	int64_t refused_row; /* its audit row */
 	/* Where its arguments are and what they were at its last exec event
 	 * (or its creator's, copied at a fork event); bytes NULL: unknown. */
 	struct sbx_args args;
@@ -428,6 +438,22 @@ int sup_cmd_audit(int argc, char **argv);
 int sup_cmd_doctor(int argc, char **argv);
 int sup_cmd_config(int argc, char **argv);
 int sup_cmd_explain(int argc, char **argv);
+
+/* Where Landlock lets the agent write: the agent profile |h|'s places in
+ * the home directory, the project, the temporary directories, harmless
+ * devices and the config's list. NULL-terminated; caller frees each and
+ * the array. */
+char **sup_writable_list(const struct pol_config *c, const char *project, enum pol_harness h);
+
+/* Called for every exec notification before it is decided: the agent's
+ * start-up ends at the first sign it has had a child (an exec by another
+ * process of its tree, or a child alive at an exec of its own). */
+/* Writes the queued rows of execs the kernel failed, in one transaction
+ * with |also| (may be NULL) when given. Returns sto_append_batch()'s
+ * result; |also|->id is set on success. */
+int sup_audit_flush(struct sup_run *r, struct sto_row *also);
+
+void sup_startup_check(struct sup_run *r, const struct sbx_exec_event *ev, struct sup_proc *p);
 int sup_cmd_rules(int argc, char **argv); /* rules_cmd.c: rules propose|accept */
 /* Approval memory for a pending request (rules_cmd.c): the summary line
  * ("3 similar: 2 approved, 1 denied (by ann)") and the JSON context, from

@@ -446,6 +446,55 @@ struct sup_proc *sup_proc_adopt(struct sup_run *r, pid_t tid, pid_t tgid, pid_t 
 	return p;
 }
 
+/* Whether process |pid| has a child now: /proc/PID/task/TID/children of
+ * each of its threads (a child's parent is the thread that made it). */
+static bool has_children(pid_t pid)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/task", pid);
+	DIR *d = opendir(p);
+	if (!d)
+		return true; /* cannot tell: take it as having had one */
+	bool found = false;
+	struct dirent *de;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char cp[96], buf[64];
+		snprintf(cp, sizeof(cp), "/proc/%d/task/%.16s/children", pid, de->d_name);
+		/* A pid, or a list longer than the buffer (-EFBIG). A kernel
+		 * without the file (CONFIG_PROC_CHILDREN) cannot say: the
+		 * other sign (an exec by another process) still ends it. */
+		ssize_t n = wd_read_proc_into(cp, buf, sizeof(buf) - 1);
+		found = n > 0 || n == -EFBIG;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * The agent's start-up is the exec chain of its first process until it has
+ * had a child: from then on it is running tool calls, and an exec of its
+ * own process is decided like any other (and covers nothing, decide.c).
+ * The agent is not traced between its execs, so "has had a child" is seen
+ * from two sides: an exec by any other process of the tree (every process
+ * but the agent's descends from it), and, at an exec of the agent's own, a
+ * child still alive (one that forked and has not exec'd). A child that
+ * forked, did its work without an exec and exited before the agent's next
+ * exec is not seen; it ran no program, so it was no tool call warden could
+ * have decided. Once over, start-up never comes back.
+ */
+void sup_startup_check(struct sup_run *r, const struct sbx_exec_event *ev, struct sup_proc *p)
+{
+	if (r->startup_over)
+		return;
+	pid_t tgid = ev->tgid > 0 ? ev->tgid : p->tgid;
+	if (tgid != r->child.pid || has_children(r->child.pid)) {
+		r->startup_over = true;
+		wd_debug("the agent's start-up is over (an exec by pid %d)", ev->pid);
+	}
+}
+
 static void on_new_child(struct sup_run *r, pid_t parent, pid_t child, bool is_thread)
 {
 	struct sup_proc *par = traced_get(r, parent);

@@ -1,7 +1,7 @@
 # The escape suite (issue 8): small programs that try to get out of warden,
 # each run under the real `warden run` by the cmocka driver test_escape.
 set(esc_targets)
-foreach(n race sys exec open flood)
+foreach(n race sys exec open flood identity)
 	add_executable(esc_${n} ${CMAKE_SOURCE_DIR}/tests/escape/esc_${n}.c)
 	set_target_properties(esc_${n} PROPERTIES
 		RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
@@ -21,6 +21,12 @@ if(TARGET wd_judge)
 	target_compile_definitions(test_escape PRIVATE WARDEN_ESC_HAVE_JUDGE=1)
 endif()
 add_dependencies(test_escape warden ${esc_targets})
+
+# The identity escapes (a program is where it lives, paths are the
+# caller's, start-up ends).
+wd_test(test_esc_identity SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_identity.c
+	LIBS wt wd_policy LABELS escape TIMEOUT 600)
+add_dependencies(test_esc_identity warden esc_identity)
 
 # The driver keeps small path strings until it exits (many cases, one
 # process): LeakSanitizer is off for the driver and the wardens it starts

@@ -103,7 +103,8 @@ static void test_memory_never_decides(void **state)
 	char *built = wd_asprintf("%s/built.txt", proj);
 	struct stat st;
 	assert_int_equal(stat(built, &st), -1);
-	assert_int_equal(wt_audit_count(db, "deny", NULL, "=touch built.txt", NULL), 1);
+	/* (PATH misses before it are rows of their own, source decoder.) */
+	assert_int_equal(wt_audit_count(db, "deny", "tier", "=touch built.txt", NULL), 1);
 	assert_int_equal(wt_audit_count(db, "allow", NULL, "=touch built.txt", NULL), HISTORY);
 	assert_int_equal(wt_audit_count(db, NULL, "accepted_rule", NULL, NULL), 0);
 	assert_int_equal(wt_audit_count(db, "deny", "user", NULL, NULL), 0);

@@ -695,6 +695,99 @@ static void test_pol_classify_argv_nested_quotes(void **state)
 	}
 }
 
+/* A program the agent can have written: no allowance by name (fast path,
+ * allow rule, grant, session grant); hard deny, deny and ask rules and a
+ * cover still apply; the JSON says so; the resolved file is classified. */
+static struct pol_request *writable_req(const char *path, const char *resolved, char **argv)
+{
+	struct pol_exec_desc d = {.path = path,
+				  .resolved = resolved,
+				  .argv = argv,
+				  .cwd = PROJECT,
+				  .agent_writable = true,
+				  .agent_writable_why = "written where the agent can write: /tmp"};
+	struct pol_request *r = pol_request_exec(&d, PROJECT);
+	assert_non_null(r);
+	return r;
+}
+
+static void test_pol_decide_agent_writable(void **state)
+{
+	(void)state;
+	struct pol_config *c =
+		parse_ok("{\"rules\": ["
+			 "{\"action\": \"deny\", \"command\": [\"git\", \"push\"]},"
+			 "{\"action\": \"ask\", \"command\": [\"npm\", \"publish\"]},"
+			 "{\"action\": \"allow\", \"command\": [\"cat\"]}],"
+			 " \"grants\": [{\"command\": [\"make\", \"-j2\"], \"by\": \"ann\", "
+			 "\"at\": \"2026-12-01T10:00:00Z\"}]}");
+	struct pol_session *s = pol_session_new();
+	struct {
+		const char *path;
+		char *argv[4];
+		enum pol_verdict want;
+		enum pol_source src;
+	} cases[] = {
+		{"/tmp/x/ls", {"ls", "-la", NULL}, POL_UNDECIDED, POL_SRC_NONE},
+		{"/tmp/x/cat", {"cat", "README.md", NULL}, POL_UNDECIDED, POL_SRC_NONE},
+		{"/tmp/x/make", {"make", "-j2", NULL}, POL_UNDECIDED, POL_SRC_NONE},
+		{"/tmp/x/git", {"git", "status", NULL}, POL_UNDECIDED, POL_SRC_NONE},
+		{"/tmp/x/rm", {"rm", "-rf", "/", NULL}, POL_DENY_CRITICAL, POL_SRC_HARD_DENY},
+		{"/tmp/x/git", {"git", "push", NULL}, POL_DENY, POL_SRC_RULE},
+		{"/tmp/x/npm", {"npm", "publish", NULL}, POL_ASK, POL_SRC_RULE},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pol_request *r = writable_req(cases[i].path, NULL, cases[i].argv);
+		struct pol_decision d;
+		pol_decide(r, c, s, NULL, 0, &d);
+		print_message("%s: %s %s (%s)\n", cases[i].path, pol_verdict_name(d.verdict),
+			      pol_source_name(d.source), d.reason);
+		assert_int_equal(d.verdict, cases[i].want);
+		assert_int_equal(d.source, cases[i].src);
+		if (d.verdict == POL_UNDECIDED)
+			assert_non_null(strstr(d.reason, "written where the agent can write"));
+		pol_request_free(r);
+	}
+	/* A session grant for exactly this is not enough either. */
+	struct pol_request *r = writable_req("/tmp/x/ls", NULL, (char *[]){"ls", NULL});
+	pol_session_grant(s, r);
+	struct pol_decision d;
+	pol_decide(r, c, s, NULL, 0, &d);
+	assert_int_equal(d.verdict, POL_UNDECIDED);
+	/* Inside an allowed tree, the cover holds (it never named it). */
+	struct pol_context ctx = {.covered = true};
+	pol_decide(r, c, s, &ctx, 0, &d);
+	assert_int_equal(d.verdict, POL_ALLOW);
+	assert_int_equal(d.source, POL_SRC_COVERED);
+	char *json = pol_request_json(r);
+	assert_non_null(
+		strstr(json, "\"agent_writable\":\"written where the agent can write: /tmp\""));
+	free(json);
+	const char *why = NULL;
+	assert_true(pol_request_agent_writable(r, &why));
+	assert_string_equal(why, "written where the agent can write: /tmp");
+	pol_request_free(r);
+	/* The file that runs is classified, under the name it was invoked by:
+	 * a symlink named ls to touch is touch. */
+	r = writable_req("/tmp/x/ls", "/usr/bin/touch", (char *[]){"ls", "y", NULL});
+	assert_string_equal(pol_request_resolved(r), "/usr/bin/touch");
+	pol_decide(r, c, s, NULL, 0, &d);
+	assert_int_equal(d.verdict, POL_UNDECIDED);
+	assert_non_null(strstr(d.reason, "/usr/bin/touch"));
+	pol_request_free(r);
+	/* Not agent-writable: the same requests are allowed by name. */
+	struct pol_exec_desc ok = {.path = "/usr/bin/ls", .argv = (char *[]){"ls", NULL}};
+	r = pol_request_exec(&ok, PROJECT);
+	pol_decide(r, c, NULL, NULL, 0, &d);
+	assert_int_equal(d.source, POL_SRC_FAST_PATH);
+	json = pol_request_json(r);
+	assert_null(strstr(json, "agent_writable"));
+	free(json);
+	pol_request_free(r);
+	pol_session_free(s);
+	pol_config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -734,6 +827,7 @@ int main(void)
 		cmocka_unit_test(test_pol_harness_request_view),
 		cmocka_unit_test(test_pol_harness_multicall),
 		cmocka_unit_test(test_pol_harness_startup_table),
+		cmocka_unit_test(test_pol_decide_agent_writable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,672 @@
+/*
+ * ident.c: which file an exec names, found as its caller finds it, and
+ * whether the agent can have written it.
+ *
+ * A path is resolved in the caller's context, never in the supervisor's:
+ * from the caller's root (the sandbox's mount namespace, where hidden places
+ * are empty) and cwd, component by component, with the caller's credentials
+ * (sbx_creds_enter: its fsuid, fsgid, groups and no capability), so that
+ * every search permission and every "exists or not" is the kernel's answer
+ * to the caller. /proc/self of the sandbox's /proc names the caller, not the
+ * supervisor. Nothing here reads a file: it opens O_PATH descriptors only.
+ *
+ * Why a resolution that is right when nothing races is enough: the exec
+ * event compares the identity (device and inode) of what really started
+ * with what was resolved here (notify.c, sbx_verify_exec). A path changed
+ * after this walk (a symlink flipped, a directory renamed) starts another
+ * file, and that process is killed before its first instruction.
+ *
+ * Whether the agent can have written a program (sbx_places_writable) is
+ * decided on identities too: the directories above the file and above every
+ * symlink followed to it are walked up with "..", as the kernel links them,
+ * and each is compared by (device, inode) with the places Landlock lets the
+ * agent write, opened once in the sandbox's root; each must belong to root
+ * (or the invoking user) and be writable by no one else (a sticky
+ * directory of root's excepted). No path prefix is trusted.
+ */
+#include "ident_int.h"
+
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---- the places the agent can write --------------------------------------- */
+
+struct sbx_place {
+	dev_t dev;
+	ino_t ino;
+	char *path;
+};
+
+struct sbx_places {
+	struct sbx_place *v;
+	size_t n;
+	dev_t root_dev;
+	ino_t root_ino;
+	uid_t owner; /* who may own a program besides root */
+};
+
+struct sbx_places *sbx_places_open(int root_fd, char *const *paths, uid_t owner)
+{
+	struct sbx_places *pl = wd_calloc(1, sizeof(*pl));
+	pl->owner = owner;
+	wd_autoclose int own_root = -1;
+	if (root_fd < 0)
+		root_fd = own_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (root_fd >= 0 && fstat(root_fd, &st) == 0) {
+		pl->root_dev = st.st_dev;
+		pl->root_ino = st.st_ino;
+	}
+	size_t n = 0;
+	while (paths && paths[n])
+		n++;
+	pl->v = wd_calloc(n + 1, sizeof(*pl->v));
+	for (size_t i = 0; i < n; i++) {
+		struct sbx_walk w;
+		struct sbx_walk_caller c = {.pid = getpid()};
+		/* A place that does not exist has no identity to match: the
+		 * agent cannot write there either (Landlock has no rule). */
+		if (sbx_walk_path(root_fd, root_fd, paths[i], true, &c, &w) == 0) {
+			pl->v[pl->n++] =
+				(struct sbx_place){w.st.st_dev, w.st.st_ino, wd_strdup(paths[i])};
+		}
+		sbx_walk_free(&w);
+	}
+	return pl;
+}
+
+void sbx_places_free(struct sbx_places *pl)
+{
+	if (!pl)
+		return;
+	for (size_t i = 0; i < pl->n; i++)
+		free(pl->v[i].path);
+	free(pl->v);
+	free(pl);
+}
+
+static const struct sbx_place *place_of(const struct sbx_places *pl, const struct stat *st)
+{
+	for (size_t i = 0; i < pl->n; i++)
+		if (pl->v[i].dev == st->st_dev && pl->v[i].ino == st->st_ino)
+			return &pl->v[i];
+	return NULL;
+}
+
+/* The name of the directory behind |fd|, for a reason shown to people. */
+static char *fd_name(int fd)
+{
+	char p[64], buf[4096];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(p, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return wd_strdup("?");
+	buf[n] = '\0';
+	return wd_strdup(buf);
+}
+
+/* Whether one object (|st|, behind |fd|) is one only root or the invoking
+ * user can change; else *why. |dir|: it is a directory above the program. */
+static bool owned_safely(const struct sbx_places *pl, int fd, const struct stat *st, bool dir,
+			 char **why)
+{
+	if (st->st_uid != 0 && st->st_uid != pl->owner) {
+		wd_autofree char *name = fd_name(fd);
+		*why = wd_asprintf("%s belongs to uid %u, not root", name, (unsigned)st->st_uid);
+		return false;
+	}
+	if (S_ISLNK(st->st_mode) || !(st->st_mode & (S_IWGRP | S_IWOTH)))
+		return true;
+	if (dir && (st->st_mode & S_ISVTX) && st->st_uid == 0)
+		return true; /* /tmp-like: nobody replaces another's entry */
+	wd_autofree char *name = fd_name(fd);
+	*why = wd_asprintf("%s is writable by its group or by others", name);
+	return false;
+}
+
+/* Walks up from directory |dirfd| to the root: true when one of them is a
+ * place the agent may write or is not safely owned (with *why). Each step
+ * is the kernel's ".." of the directory, so a rename or a symlink cannot
+ * make a path string say something else. */
+static bool chain_writable(const struct sbx_places *pl, int dirfd, char **why)
+{
+	int cur = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0) {
+		*why = wd_strdup("the directory of the program could not be opened");
+		return true;
+	}
+	bool bad = false;
+	struct stat st;
+	if (fstat(cur, &st) < 0)
+		goto unknown;
+	for (int depth = 0; depth < 4096; depth++) {
+		const struct sbx_place *place = place_of(pl, &st);
+		if (place) {
+			*why = wd_asprintf("written where the agent can write: %s", place->path);
+			bad = true;
+			break;
+		}
+		if (!owned_safely(pl, cur, &st, true, why)) {
+			bad = true;
+			break;
+		}
+		if (st.st_dev == pl->root_dev && st.st_ino == pl->root_ino)
+			break;
+		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		struct stat ust;
+		if (up < 0 || fstat(up, &ust) < 0) {
+			if (up >= 0)
+				close(up);
+			goto unknown;
+		}
+		close(cur);
+		cur = up;
+		if (ust.st_dev == st.st_dev && ust.st_ino == st.st_ino)
+			break; /* the top of the caller's mount tree */
+		st = ust;
+	}
+	close(cur);
+	return bad;
+unknown:
+	close(cur);
+	*why = wd_strdup("a directory above the program could not be examined");
+	return true;
+}
+
+bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int fd,
+			 const struct stat *st, char **why)
+{
+	*why = NULL;
+	if (!pl)
+		return false;
+	if (place_of(pl, st)) {
+		*why = wd_asprintf("written where the agent can write: %s", place_of(pl, st)->path);
+		return true;
+	}
+	if (!owned_safely(pl, fd, st, false, why))
+		return true;
+	if (dirfd >= 0)
+		return chain_writable(pl, dirfd, why);
+	/* Reached through a magic link or a descriptor: find its directory by
+	 * the name the kernel gives it, and believe it only when that name
+	 * still leads to this very file. A file with no such name (deleted,
+	 * a memfd) has no place outside the agent's reach. */
+	wd_autofree char *name = fd_name(fd);
+	char *slash = strrchr(name, '/');
+	if (name[0] != '/' || !slash) {
+		*why = wd_asprintf("the program has no place in the file system (%s)", name);
+		return true;
+	}
+	*slash = '\0';
+	struct sbx_walk w;
+	struct sbx_walk_caller c = {.pid = getpid()};
+	int rc = sbx_walk_path(root, root, name[0] ? name : "/", true, &c, &w);
+	bool bad = true;
+	struct stat fst;
+	int f = rc == 0 ? openat(w.fd, slash + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (f >= 0 && fstat(f, &fst) == 0 && fst.st_dev == st->st_dev && fst.st_ino == st->st_ino)
+		bad = chain_writable(pl, w.fd, why);
+	else
+		*why = wd_asprintf("the program has no place in the file system (%s/%s)", name,
+				   slash + 1);
+	if (f >= 0)
+		close(f);
+	sbx_walk_free(&w);
+	return bad;
+}
+
+/* ---- resolving as the caller ------------------------------------------------ */
+
+void sbx_walk_free(struct sbx_walk *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->dirfd >= 0)
+		close(w->dirfd);
+	for (size_t i = 0; i < w->nlinks; i++)
+		if (w->link_dir[i] >= 0)
+			close(w->link_dir[i]);
+	w->fd = w->dirfd = -1;
+	w->nlinks = 0;
+}
+
+/* The caller's ids in the innermost pid namespace (NStgid, NSpid): the
+ * sandbox's, whose /proc the caller sees. */
+static int caller_ns_ids(struct sbx_walk_caller *c)
+{
+	if (c->ns_tgid > 0)
+		return 0;
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/status", c->pid);
+	char *text = NULL;
+	if (wd_read_proc(p, 1 << 16, &text, NULL) < 0)
+		return -ESRCH;
+	const char *keys[2] = {"\nNStgid:", "\nNSpid:"};
+	pid_t *out[2] = {&c->ns_tgid, &c->ns_tid};
+	for (int k = 0; k < 2; k++) {
+		const char *s = strstr(text, keys[k]);
+		long last = 0;
+		if (s) {
+			s += strlen(keys[k]);
+			char *end;
+			for (;;) {
+				long v = strtol(s, &end, 10);
+				if (end == s)
+					break;
+				last = v;
+				s = end;
+			}
+		}
+		*out[k] = (pid_t)last;
+	}
+	free(text);
+	return c->ns_tgid > 0 && c->ns_tid > 0 ? 0 : -ESRCH;
+}
+
+static bool is_proc_root(int fd, const struct stat *st)
+{
+	struct statfs sf;
+	return st->st_ino == 1 && fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
+static bool in_proc(int fd)
+{
+	struct statfs sf;
+	return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
+/* Puts |text| then "/" then |rest| into |rest| (room for |cap|). */
+static int prepend(char *rest, size_t cap, const char *text)
+{
+	size_t tl = strlen(text), rl = strlen(rest);
+	if (tl + 1 + rl + 1 > cap)
+		return -ENAMETOOLONG;
+	memmove(rest + tl + 1, rest, rl + 1);
+	memcpy(rest, text, tl);
+	rest[tl] = '/';
+	if (rl == 0)
+		rest[tl] = '\0'; /* no trailing slash that was not there */
+	return 0;
+}
+
+#define WALK_MAX 8192
+
+/* A walk in progress. |cur| is the object reached so far, found in |dir|
+ * (-1: at the root, after "..", or through a magic link, |magic|). */
+struct walk {
+	int root;
+	int cur, dir;
+	bool magic;
+	struct stat rootst;
+	char rest[WALK_MAX]; /* what is left of the path */
+	struct sbx_walk *w;
+	struct sbx_walk_caller *c;
+};
+
+/* Makes |fd| (taken) the object reached, found in |dir| (taken, or -1). */
+static void walk_move(struct walk *k, int fd, int dir, bool magic)
+{
+	if (k->cur >= 0 && k->cur != dir)
+		close(k->cur);
+	if (k->dir >= 0)
+		close(k->dir);
+	k->cur = fd;
+	k->dir = dir;
+	k->magic = magic;
+}
+
+/* Takes the next component off |rest| into |comp|: 1, 0 at the end, or
+ * -errno. A leading "/" restarts at the caller's root. */
+static int walk_next(struct walk *k, char comp[256], bool *slash, bool *last)
+{
+	char *s = k->rest;
+	if (*s == '/') {
+		int fd = openat(k->root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		walk_move(k, fd, -1, false);
+		while (*s == '/')
+			s++;
+	}
+	if (!*s)
+		return 0;
+	char *e = strchr(s, '/');
+	size_t len = e ? (size_t)(e - s) : strlen(s);
+	if (len >= 256)
+		return -ENAMETOOLONG;
+	memcpy(comp, s, len);
+	comp[len] = '\0';
+	const char *after = s + len;
+	*slash = *after == '/';
+	while (*after == '/')
+		after++;
+	*last = !*after;
+	memmove(k->rest, after, strlen(after) + 1);
+	return 1;
+}
+
+/* Records a symlink followed (it lies in |k->cur|) for the identity check. */
+static int walk_note_link(struct walk *k, const struct stat *st)
+{
+	struct sbx_walk *w = k->w;
+	if (w->nlinks >= SBX_WALK_LINKS)
+		return -ELOOP;
+	w->link_dir[w->nlinks] = openat(k->cur, ".", O_PATH | O_CLOEXEC);
+	w->link_st[w->nlinks] = *st;
+	w->nlinks++;
+	return 0;
+}
+
+/* "..", which never climbs above the caller's root. */
+static int walk_dotdot(struct walk *k, const struct stat *cst)
+{
+	if (cst->st_dev == k->rootst.st_dev && cst->st_ino == k->rootst.st_ino)
+		return 0;
+	int up = openat(k->cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0)
+		return -errno;
+	walk_move(k, up, -1, false);
+	return 0;
+}
+
+/* /proc/self and /proc/thread-self name the reader: here the caller, by
+ * its ids in the pid namespace of the sandbox's /proc. */
+static int walk_proc_self(struct walk *k, const char *comp)
+{
+	int rc = caller_ns_ids(k->c);
+	if (rc < 0)
+		return rc;
+	struct stat st;
+	if (fstatat(k->cur, comp, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if ((rc = walk_note_link(k, &st)) < 0)
+		return rc;
+	char t[64];
+	if (strcmp(comp, "self") == 0)
+		snprintf(t, sizeof(t), "%d", k->c->ns_tgid);
+	else
+		snprintf(t, sizeof(t), "%d/task/%d", k->c->ns_tgid, k->c->ns_tid);
+	return prepend(k->rest, sizeof(k->rest), t);
+}
+
+/* Follows the symlink |nfd| (taken), named |comp| in |k->cur|. */
+static int walk_symlink(struct walk *k, int nfd, const char *comp, const struct stat *cst,
+			const struct stat *nst, bool slash)
+{
+	int rc = walk_note_link(k, nst);
+	if (rc < 0) {
+		close(nfd);
+		return rc;
+	}
+	if (in_proc(k->cur) && !is_proc_root(k->cur, cst)) {
+		/* A magic link (exe, cwd, root, fd/N): no text to follow, an
+		 * object the kernel hands over, after its own access check
+		 * for this thread's credentials (the caller's). */
+		close(nfd);
+		int fd = openat(k->cur, comp, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		walk_move(k, fd, -1, true);
+		return 0;
+	}
+	char target[4096];
+	ssize_t n = readlinkat(nfd, "", target, sizeof(target) - 1);
+	close(nfd);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -ENOENT;
+	target[n] = '\0';
+	/* "link/" still names a directory once replaced. */
+	if (slash && !k->rest[0])
+		snprintf(k->rest, sizeof(k->rest), "/");
+	return prepend(k->rest, sizeof(k->rest), target);
+}
+
+/* One component. The kernel checks search permission on |k->cur| in each
+ * openat, with this thread's (the caller's) credentials. */
+static int walk_step(struct walk *k, const char *comp, bool slash, bool last, bool follow)
+{
+	struct stat cst;
+	if (fstat(k->cur, &cst) < 0)
+		return -errno;
+	if (!S_ISDIR(cst.st_mode))
+		return -ENOTDIR;
+	if (strcmp(comp, ".") == 0)
+		return 0;
+	if (strcmp(comp, "..") == 0)
+		return walk_dotdot(k, &cst);
+	if ((strcmp(comp, "self") == 0 || strcmp(comp, "thread-self") == 0) &&
+	    is_proc_root(k->cur, &cst))
+		return walk_proc_self(k, comp);
+	int nfd = openat(k->cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (nfd < 0)
+		return -errno;
+	struct stat nst;
+	if (fstat(nfd, &nst) < 0) {
+		close(nfd);
+		return -errno;
+	}
+	if (S_ISLNK(nst.st_mode) && (!last || follow || slash))
+		return walk_symlink(k, nfd, comp, &cst, &nst, slash);
+	/* The final symlink, not followed (AT_SYMLINK_NOFOLLOW): execveat
+	 * fails with ELOOP; "file/" with ENOTDIR. */
+	int rc = S_ISLNK(nst.st_mode) ? -ELOOP : slash && !S_ISDIR(nst.st_mode) ? -ENOTDIR : 0;
+	if (rc < 0) {
+		close(nfd);
+		return rc;
+	}
+	walk_move(k, nfd, k->cur, false);
+	return 0;
+}
+
+int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx_walk_caller *c,
+		  struct sbx_walk *w)
+{
+	*w = (struct sbx_walk){.fd = -1, .dirfd = -1};
+	if (!path[0])
+		return -ENOENT;
+	struct walk *k = wd_calloc(1, sizeof(*k));
+	*k = (struct walk){.root = root, .cur = -1, .dir = -1, .w = w, .c = c};
+	int rc = 0;
+	if (strlen(path) >= sizeof(k->rest))
+		rc = -ENAMETOOLONG;
+	else if (fstat(root, &k->rootst) < 0)
+		rc = -errno;
+	else if ((k->cur = openat(path[0] == '/' ? root : start, ".",
+				  O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		rc = -errno;
+	if (rc == 0)
+		memcpy(k->rest, path, strlen(path) + 1); /* fits: checked above */
+	/* Bounded: each step consumes a component or follows one of at most
+	 * SBX_WALK_LINKS symlinks. */
+	for (int steps = 0; rc == 0; steps++) {
+		char comp[256];
+		bool slash = false, last = false;
+		rc = steps > 65536 ? -ELOOP : walk_next(k, comp, &slash, &last);
+		if (rc <= 0)
+			break;
+		rc = walk_step(k, comp, slash, last, follow);
+	}
+	if (rc == 0 && fstat(k->cur, &w->st) < 0)
+		rc = -errno;
+	if (rc == 0) {
+		w->fd = k->cur;
+		w->dirfd = k->magic ? -1 : k->dir;
+		if (k->magic && k->dir >= 0)
+			close(k->dir);
+	} else {
+		walk_move(k, -1, -1, false);
+		sbx_walk_free(w);
+	}
+	free(k);
+	return rc;
+}
+
+/* ---- the caller's credentials ------------------------------------------------ */
+
+static int parse_ids(const char *text, const char *key, unsigned long *v, size_t max, size_t *n)
+{
+	const char *s = strstr(text, key);
+	*n = 0;
+	if (!s)
+		return -EINVAL;
+	s += strlen(key);
+	while (*s && *s != '\n' && *n < max) {
+		char *end;
+		unsigned long x = strtoul(s, &end, 10);
+		if (end == s)
+			break;
+		v[(*n)++] = x;
+		s = end;
+	}
+	return 0;
+}
+
+int sbx_creds_of(pid_t pid, struct sbx_creds *c)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/status", pid);
+	char *text = NULL;
+	int rc = wd_read_proc(p, 1 << 16, &text, NULL);
+	if (rc < 0)
+		return rc;
+	unsigned long ids[256];
+	size_t n;
+	memset(c, 0, sizeof(*c));
+	rc = parse_ids(text, "\nUid:", ids, 4, &n);
+	if (rc == 0 && n == 4)
+		c->fsuid = (uid_t)ids[3];
+	else
+		rc = -EINVAL;
+	if (rc == 0 && parse_ids(text, "\nGid:", ids, 4, &n) == 0 && n == 4)
+		c->fsgid = (gid_t)ids[3];
+	else
+		rc = -EINVAL;
+	if (rc == 0 && parse_ids(text, "\nGroups:", ids, 256, &n) == 0) {
+		c->ngroups = n;
+		for (size_t i = 0; i < n; i++)
+			c->groups[i] = (gid_t)ids[i];
+	}
+	const char *ce = strstr(text, "\nCapEff:");
+	if (rc == 0 && ce)
+		c->capeff = strtoull(ce + 8, NULL, 16);
+	else
+		rc = -EINVAL;
+	free(text);
+	return rc;
+}
+
+static int own_creds(struct sbx_creds *c, uint32_t eff[2])
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -errno;
+	eff[0] = d[0].effective;
+	eff[1] = d[1].effective;
+	c->capeff = (uint64_t)d[1].effective << 32 | d[0].effective;
+	/* setfsuid(-1) changes nothing and returns the current one. */
+	c->fsuid = (uid_t)syscall(SYS_setfsuid, -1);
+	c->fsgid = (gid_t)syscall(SYS_setfsgid, -1);
+	int n = (int)syscall(SYS_getgroups, (int)WD_ARRAY_SIZE(c->groups), c->groups);
+	if (n < 0)
+		return -errno;
+	c->ngroups = (size_t)n;
+	return 0;
+}
+
+static bool same_groups(const struct sbx_creds *a, const struct sbx_creds *b)
+{
+	return a->ngroups == b->ngroups &&
+	       memcmp(a->groups, b->groups, a->ngroups * sizeof(gid_t)) == 0;
+}
+
+static int set_caps(uint32_t lo, uint32_t hi)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -errno;
+	d[0].effective = lo;
+	d[1].effective = hi;
+	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+/*
+ * Only this thread changes: fsuid, fsgid and groups by the raw system calls
+ * (the C library's setgroups would change every thread of the supervisor),
+ * and the effective capability set, which is per thread too. The other
+ * threads (the view's workers) keep theirs. The permitted set stays, so
+ * sbx_creds_leave() can always raise the effective set back.
+ */
+int sbx_creds_enter(const struct sbx_creds *c, struct sbx_creds_saved *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (own_creds(&s->own, s->cap_eff) < 0)
+		return -EPERM;
+	bool ids = s->own.fsuid == c->fsuid && s->own.fsgid == c->fsgid && same_groups(&s->own, c);
+	if (ids && (s->own.capeff & ~c->capeff) == 0)
+		return 0; /* already the caller, in every way that counts */
+	s->changed = true;
+	bool ok = true;
+	if (!same_groups(&s->own, c)) {
+		ok = syscall(SYS_setgroups, c->ngroups, c->groups) == 0;
+		s->groups = ok;
+	}
+	if (ok && s->own.fsgid != c->fsgid) {
+		syscall(SYS_setfsgid, c->fsgid);
+		s->gid = true;
+		ok = (gid_t)syscall(SYS_setfsgid, -1) == c->fsgid;
+	}
+	if (ok && s->own.fsuid != c->fsuid) {
+		syscall(SYS_setfsuid, c->fsuid);
+		s->uid = true;
+		ok = (uid_t)syscall(SYS_setfsuid, -1) == c->fsuid;
+	}
+	uint64_t eff = s->own.capeff & c->capeff;
+	if (ok) {
+		s->caps = true;
+		ok = set_caps((uint32_t)eff, (uint32_t)(eff >> 32)) == 0;
+	}
+	if (!ok) {
+		sbx_creds_leave(s);
+		return -EPERM;
+	}
+	return 0;
+}
+
+void sbx_creds_leave(struct sbx_creds_saved *s)
+{
+	if (!s->changed)
+		return;
+	s->changed = false;
+	/* Capabilities first: putting the ids back needs them. */
+	bool ok = !s->caps || set_caps(s->cap_eff[0], s->cap_eff[1]) == 0;
+	if (s->uid) {
+		syscall(SYS_setfsuid, s->own.fsuid);
+		ok = ok && (uid_t)syscall(SYS_setfsuid, -1) == s->own.fsuid;
+	}
+	if (s->gid) {
+		syscall(SYS_setfsgid, s->own.fsgid);
+		ok = ok && (gid_t)syscall(SYS_setfsgid, -1) == s->own.fsgid;
+	}
+	if (s->groups)
+		ok = ok && syscall(SYS_setgroups, s->own.ngroups, s->own.groups) == 0;
+	if (!ok) {
+		/* A supervisor that cannot be itself again cannot go on
+		 * safely; its death ends the sandbox (PDEATHSIG, EXITKILL). */
+		fprintf(stderr, "warden: cannot restore its own credentials\n");
+		abort();
+	}
+}
