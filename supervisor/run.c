@@ -357,8 +357,9 @@ static bool add_gate(struct sup_run *r, const char *given, const char *project)
 			close(fd);
 		return false;
 	}
-	if (r->ngates + 2 >= SBX_MAX_VIEWS) {
-		wd_warn("%s: more than %d gated places: hidden instead", p, SBX_MAX_VIEWS - 2);
+	if (r->ngates + r->nmarkers + 2 >= SBX_MAX_VIEWS) {
+		wd_warn("%s: more than %zu gated places: hidden instead", p,
+			SBX_MAX_VIEWS - 2 - r->nmarkers);
 		close(fd);
 		return false;
 	}
