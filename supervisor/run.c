@@ -1004,6 +1004,7 @@ int sup_cmd_run(int argc, char **argv)
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd))) {
 		wd_err("cannot read the current directory: %s", strerror(errno));
+		free_list(r.homes);
 		pol_config_free(r.config);
 		return SUP_EXIT_NOSTART;
 	}
@@ -1018,6 +1019,7 @@ int sup_cmd_run(int argc, char **argv)
 	char *prog = find_program(r.opts.argv[0]);
 	if (!prog) {
 		wd_err("%s: command not found or not executable", r.opts.argv[0]);
+		free_list(r.homes);
 		pol_config_free(r.config);
 		return SUP_EXIT_NOSTART;
 	}
@@ -1304,6 +1306,7 @@ early:
 	sup_tmp_finish(&r, true);
 	sup_tmp_free(&r);
 	free_list(writable);
+	free_list(r.homes);
 	pol_config_free(r.config);
 	free(prog);
 	return SUP_EXIT_NOSTART;
