@@ -217,12 +217,43 @@ static void set(struct pol_decision *out, enum pol_verdict v, enum pol_source sr
 	snprintf(out->matched, sizeof(out->matched), "%s", matched ? matched : "");
 }
 
+/* A "#!" script of the system's whose words the fast path's tables know
+ * (debianutils' which): read-only when the agent cannot have written it and
+ * the system's sh runs it. A non-interactive sh reads no start-up file;
+ * the variables that would make it (ENV, BASH_ENV) are not known harmless,
+ * so they keep the request off the fast path anyway. */
+static bool system_script(const struct pol_request *r, const struct pol_config *c)
+{
+	static const char *const scripts[] = {"which.debianutils"};
+	static const char *const shells[] = {"/bin/sh", "/usr/bin/sh", "/bin/dash",
+					     "/usr/bin/dash"};
+	(void)c;
+	if (r->agent_writable || !r->interp)
+		return false;
+	const char *file = r->resolved ? r->resolved : r->path;
+	const char *base = strrchr(file, '/');
+	if (file[0] != '/' || !base)
+		return false;
+	bool known = false, sh = false;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(scripts); i++)
+		known |= strcmp(base + 1, scripts[i]) == 0 &&
+			 (strncmp(file, "/usr/bin/", 9) == 0 || strncmp(file, "/bin/", 5) == 0);
+	for (size_t i = 0; i < WD_ARRAY_SIZE(shells); i++)
+		sh |= strcmp(r->interp, shells[i]) == 0;
+	return known && sh;
+}
+
 static void classify_request(const struct pol_request *r, const struct pol_config *c,
-			     struct cls_result *res)
+			     struct cls_result *res, struct wd_sb *trace)
 {
 	struct cls_env e = {.cfg = c, .path = r->path, .cwd = r->cwd_abs};
 	e.project = c && c->project ? c->project : r->project;
 	e.home = c ? c->home : NULL;
+	e.resolved = r->resolved;
+	e.agent_writable = r->agent_writable;
+	e.env_home = r->env_home;
+	e.env_xdg_config = r->env_xdg_config;
+	e.trace = trace;
 	if (!e.cwd)
 		e.cwd = e.project;
 	memset(res, 0, sizeof(*res));
@@ -231,15 +262,35 @@ static void classify_request(const struct pol_request *r, const struct pol_confi
 		const char *eq = strchr(r->env[0], '=');
 		int nl = eq ? (int)(eq - r->env[0]) : (int)strlen(r->env[0]);
 		cls_raise(res, POL_CLASS_OTHER, "",
-			  "the environment sets %.*s, which changes what the program runs", nl,
+			  "the environment sets %.*s, which is not a variable known harmless", nl,
 			  r->env[0]);
 		snprintf(res->matched, sizeof(res->matched), "%.*s", nl, r->env[0]);
 		res->risky_env = true;
+		if (trace) {
+			wd_sb_puts(trace, "environment not known harmless:");
+			for (size_t i = 0; i < r->envc; i++) {
+				const char *q = strchr(r->env[i], '=');
+				wd_sb_printf(trace, " %.*s",
+					     q ? (int)(q - r->env[i]) : (int)strlen(r->env[i]),
+					     r->env[i]);
+			}
+			wd_sb_putc(trace, '\n');
+		}
 	}
-	if (r->interp)
+	if (r->interp && !system_script(r, c))
 		cls_raise(res, POL_CLASS_OTHER, r->path, "%.100s is a script run by %.100s",
 			  r->path, r->interp);
 	cls_argv(&e, r->argv, r->argc, 0, res);
+}
+
+char *pol_explain_grammar(const struct pol_request *r, const struct pol_config *c)
+{
+	if (!r || r->kind != POL_EXEC)
+		return NULL;
+	struct wd_sb sb = {0};
+	struct cls_result res;
+	classify_request(r, c, &res, &sb);
+	return wd_sb_steal(&sb);
 }
 
 static bool program_in_project(const struct pol_request *r, const struct pol_config *c)
@@ -352,7 +403,7 @@ static void decide_exec(const struct pol_request *r, const struct pol_config *c,
 			struct pol_decision *out)
 {
 	struct cls_result cls;
-	classify_request(r, c, &cls);
+	classify_request(r, c, &cls, NULL);
 	if (cls.cls == POL_CLASS_CRITICAL) {
 		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, cls.matched, "%s", cls.reason);
 		return;
