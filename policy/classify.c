@@ -360,6 +360,22 @@ static void cls_shell(const struct cls_env *e, const char *name, char *const *ar
 	if (home_files && !home_is_start(e) && !problem)
 		problem = "reads .profile, .bash_profile or .bashrc (-l, --login, -i) from a HOME "
 			  "that is not warden's own, which the agent may have written";
+	if (e->trace) {
+		wd_sb_printf(e->trace, "%s: ", name);
+		for (size_t i = 1; i < (si ? si : argc); i++) {
+			wd_sb_shell_quote(e->trace, argv[i]);
+			wd_sb_putc(e->trace, ' ');
+		}
+		if (si) {
+			wd_sb_puts(e->trace, "script ");
+			wd_sb_shell_quote(e->trace, argv[si]);
+		}
+		if (home_files)
+			wd_sb_puts(e->trace, " (reads HOME's start-up files)");
+		if (problem)
+			wd_sb_printf(e->trace, " NOT READ-ONLY: %s", problem);
+		wd_sb_putc(e->trace, '\n');
+	}
 	if (problem)
 		cls_raise(r, POL_CLASS_OTHER, name, "%s %s", name, problem);
 	if (si == 0) {
@@ -984,6 +1000,8 @@ static void cls_top(const struct cls_env *e, char *const *argv, size_t argc, str
 	size_t nn = same_program(invoked, resolved) ? 1 : 2;
 	for (size_t i = 0; i < nn; i++) {
 		const char *applet = cls_multicall_applet(names[i], argv[0]);
+		if (applet && i == 1 && strcmp(applet, names[0]) == 0)
+			continue; /* /usr/sbin/shutdown as shutdown: classified once */
 		if (applet) {
 			cls_as_applet(e, names[i], applet, argv, argc, r);
 			continue;
@@ -1023,6 +1041,11 @@ static void cls_named(const struct cls_env *e, const char *name, char *const *ar
 	}
 	if (cls_is_shell(name)) {
 		cls_shell(e, name, argv, argc, depth, r);
+		return;
+	}
+	/* "-bash": a login shell by its argv[0] */
+	if (name[0] == '-' && cls_is_shell(name + 1)) {
+		cls_shell(e, name + 1, argv, argc, depth, r);
 		return;
 	}
 	if ((strcmp(name, "busybox") == 0 || strcmp(name, "toybox") == 0) && argc > 1) {

@@ -196,6 +196,8 @@ void gr_parse(const struct gr_prog *p, char *const *argv, size_t argc, struct gr
 
 void gr_describe(const struct gr_parse *ps, struct wd_sb *sb)
 {
+	if (ps->n == 0 && !ps->bad)
+		wd_sb_puts(sb, "(no options or operands)");
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct gr_item *it = &ps->items[i];
 		if (i)
@@ -225,6 +227,12 @@ void gr_describe(const struct gr_parse *ps, struct wd_sb *sb)
 
 bool gr_path_prints_secrets(const char *path, const char *cwd)
 {
+	if (path[0] == '~') {
+		const char *b = strrchr(path, '/');
+		b = b ? b + 1 : path;
+		size_t l = strlen(b);
+		return strcmp(b, ".history") == 0 || (l > 8 && strcmp(b + l - 8, "_history") == 0);
+	}
 	/* What /proc shows of a process (environ, cmdline, mem, fds, maps of
 	 * another) may hold secrets; the few files below are the machine's. */
 	static const char *const machine[] = {"cpuinfo", "meminfo", "version",	  "loadavg",
@@ -239,6 +247,12 @@ bool gr_path_prints_secrets(const char *path, const char *cwd)
 	} else
 		return false;
 	bool hit = false;
+	/* A shell's or a REPL's history holds what was typed: tokens too. */
+	const char *base = strrchr(full, '/');
+	base = base ? base + 1 : full;
+	size_t bl = strlen(base);
+	if (strcmp(base, ".history") == 0 || (bl > 8 && strcmp(base + bl - 8, "_history") == 0))
+		hit = true;
 	if (strcmp(full, "/proc") == 0)
 		hit = true;
 	else if (strncmp(full, "/proc/", 6) == 0) {

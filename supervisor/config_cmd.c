@@ -139,8 +139,10 @@ int sup_cmd_explain(int argc, char **argv)
 		char cwd[PATH_MAX];
 		if (!getcwd(cwd, sizeof(cwd)))
 			snprintf(cwd, sizeof(cwd), "%s", dir);
-		/* The program as warden run would resolve it (PATH search). */
+		/* The program as warden run would resolve it (PATH search): the
+		 * path it is invoked by and the file at the end of its links. */
 		wd_autofree char *prog = NULL;
+		wd_autofree char *found = NULL;
 		if (!strchr(av[0], '/')) {
 			const char *path = getenv("PATH");
 			wd_autofree char *copy = wd_strdup(path ? path : "/usr/bin:/bin");
@@ -148,16 +150,19 @@ int sup_cmd_explain(int argc, char **argv)
 			for (char *d = strtok_r(copy, ":", &save); d && !prog;
 			     d = strtok_r(NULL, ":", &save)) {
 				char *full = wd_asprintf("%s/%s", d, av[0]);
-				if (access(full, X_OK) == 0)
+				if (access(full, X_OK) == 0) {
 					prog = realpath(full, NULL);
+					found = wd_strdup(full);
+				}
 				free(full);
 			}
 		}
 		struct pol_exec_desc d = {
-			.path = prog ? prog : av[0],
+			.path = found ? found : av[0],
 			.argv = av,
 			.envp = NULL,
 			.cwd = cwd,
+			.resolved = prog && found && strcmp(prog, found) != 0 ? prog : NULL,
 		};
 		req = pol_request_exec(&d, dir);
 	}
@@ -170,6 +175,9 @@ int sup_cmd_explain(int argc, char **argv)
 	struct pol_context ctx = {0};
 	pol_decide(req, cfg, NULL, &ctx, wd_now_real_us(), &d);
 	char *summary = pol_request_summary(req);
+	/* What every command of the request parsed to (names, options, the
+	 * value each took, operands, the word that could not be placed). */
+	wd_autofree char *parsed = pol_explain_grammar(req, cfg);
 	if (json) {
 		char *rj = pol_request_json(req);
 		printf("{\"request\":%s,\"verdict\":", rj);
@@ -180,7 +188,12 @@ int sup_cmd_explain(int argc, char **argv)
 		json_str(stdout, d.reason);
 		printf(",\"matched\":");
 		json_str(stdout, d.matched);
-		printf(",\"covers\":%s}\n", d.covers ? "true" : "false");
+		printf(",\"covers\":%s", d.covers ? "true" : "false");
+		if (parsed) {
+			printf(",\"parsed\":");
+			json_str(stdout, parsed);
+		}
+		printf("}\n");
 		free(rj);
 	} else {
 		printf("request:  %s\n", summary);
@@ -189,6 +202,12 @@ int sup_cmd_explain(int argc, char **argv)
 		printf("reason:   %s\n", d.reason);
 		if (d.matched[0])
 			printf("matched:  %s\n", d.matched);
+		/* The program's identity (where it lies, who can write it) is
+		 * printed here, before what its words parsed to. */
+		for (char *line = parsed, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			printf("parsed:   %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
+		}
 		if (d.verdict == POL_UNDECIDED || d.verdict == POL_ASK)
 			printf("next:     %s\n", d.verdict == POL_ASK
 							 ? "the tier (an ask rule skips the judge)"
