@@ -298,7 +298,8 @@ static const char *const revparse_opts[] = {"--show-toplevel",
 					    "--",
 					    NULL};
 
-static const char *const blame_opts[] = {"-L", "-L*",
+static const char *const blame_opts[] = {"-L",
+					 "-L*",
 					 "-l",
 					 "-s",
 					 "-e",

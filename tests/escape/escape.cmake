@@ -31,3 +31,9 @@ add_dependencies(test_escape warden ${esc_targets})
 # about warden.
 set_property(TEST test_escape APPEND PROPERTY ENVIRONMENT
 	"ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:quarantine_size_mb=32")
+
+# The fast path's grammars under the real warden run (option prefixes,
+# option values, argv[0] dispatch, shell flags, wrappers, environment).
+wd_test(test_esc_grammar SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_grammar.c
+	LIBS wt wd_policy LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_grammar warden)

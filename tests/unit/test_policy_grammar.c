@@ -161,9 +161,8 @@ static const struct line options_lines[] = {
 static void test_pol_classify_argv_options_table(void **state)
 {
 	(void)state;
-	assert_int_equal(run_lines("options", options_lines, WD_ARRAY_SIZE(options_lines), NULL,
-				   NULL),
-			 0);
+	assert_int_equal(
+		run_lines("options", options_lines, WD_ARRAY_SIZE(options_lines), NULL, NULL), 0);
 }
 
 /* ---- 7: shells, 8: wrappers ------------------------------------------------------ */
@@ -241,8 +240,7 @@ static void test_pol_classify_argv_login_shell_home(void **state)
 	char *home_own[] = {"HOME=" HOME, NULL};
 	char *home_agent[] = {"HOME=/work/proj/fakehome", NULL};
 	assert_int_equal(run_lines("own-home", own, WD_ARRAY_SIZE(own), home_own, NULL), 0);
-	assert_int_equal(run_lines("agent-home", agent, WD_ARRAY_SIZE(agent), home_agent, NULL),
-			 0);
+	assert_int_equal(run_lines("agent-home", agent, WD_ARRAY_SIZE(agent), home_agent, NULL), 0);
 }
 
 /* ---- 9: the environment by allow list -------------------------------------------- */
@@ -310,10 +308,11 @@ static void test_pol_request_exec_env_allow_list(void **state)
 	(void)state;
 	struct pol_config *c = config();
 	char *argv[] = {"git", "version", NULL};
-	char *envp[] = {"PATH=/usr/bin", "HOME=" HOME, "TERM=xterm", "NODE_EXTRA_CA_CERTS=/x",
-			"GIT_TRACE=/tmp/trace", "API_TOKEN=hunter2", NULL};
-	struct pol_exec_desc d = {.path = "/usr/bin/git", .argv = argv, .envp = envp,
-				  .cwd = PROJECT};
+	char *envp[] = {
+		"PATH=/usr/bin",	"HOME=" HOME,	     "TERM=xterm", "NODE_EXTRA_CA_CERTS=/x",
+		"GIT_TRACE=/tmp/trace", "API_TOKEN=hunter2", NULL};
+	struct pol_exec_desc d = {
+		.path = "/usr/bin/git", .argv = argv, .envp = envp, .cwd = PROJECT};
 	struct pol_request *r = pol_request_exec(&d, PROJECT);
 	assert_non_null(r);
 	char *json = pol_request_json(r);
@@ -383,7 +382,7 @@ static void test_pol_classify_argv_secret_printers(void **state)
 /* ---- 2: the names a program answers to -------------------------------------------- */
 
 struct name_case {
-	const char *path; /* as invoked; its final file is read on this machine */
+	const char *path;	   /* as invoked; its final file is read on this machine */
 	const char *resolved_base; /* what the final file is called on Debian 12 */
 	const char *interp;
 	const char *argv[6];
@@ -392,40 +391,87 @@ struct name_case {
 };
 
 static const struct name_case name_cases[] = {
-	{"/usr/sbin/shutdown", "systemctl", NULL, {"shutdown", "-h", "now", NULL},
-	 POL_DENY_CRITICAL, POL_SRC_HARD_DENY},
-	{"/usr/sbin/reboot", "systemctl", NULL, {"reboot", NULL}, POL_DENY_CRITICAL,
+	{"/usr/sbin/shutdown",
+	 "systemctl",
+	 NULL,
+	 {"shutdown", "-h", "now", NULL},
+	 POL_DENY_CRITICAL,
+	 POL_SRC_HARD_DENY},
+	{"/usr/sbin/reboot",
+	 "systemctl",
+	 NULL,
+	 {"reboot", NULL},
+	 POL_DENY_CRITICAL,
 	 POL_SRC_HARD_DENY},
 	{"/usr/sbin/halt", "systemctl", NULL, {"halt", NULL}, POL_DENY_CRITICAL, POL_SRC_HARD_DENY},
-	{"/usr/sbin/poweroff", "systemctl", NULL, {"poweroff", NULL}, POL_DENY_CRITICAL,
+	{"/usr/sbin/poweroff",
+	 "systemctl",
+	 NULL,
+	 {"poweroff", NULL},
+	 POL_DENY_CRITICAL,
 	 POL_SRC_HARD_DENY},
 	/* the invoked name alone: argv[0] says something else */
-	{"/usr/sbin/shutdown", "systemctl", NULL, {"ls", NULL}, POL_DENY_CRITICAL,
+	{"/usr/sbin/shutdown",
+	 "systemctl",
+	 NULL,
+	 {"ls", NULL},
+	 POL_DENY_CRITICAL,
 	 POL_SRC_HARD_DENY},
 	/* systemctl by its own path, told by argv[0] to be reboot */
-	{"/usr/bin/systemctl", "systemctl", NULL, {"reboot", NULL}, POL_DENY_CRITICAL,
+	{"/usr/bin/systemctl",
+	 "systemctl",
+	 NULL,
+	 {"reboot", NULL},
+	 POL_DENY_CRITICAL,
 	 POL_SRC_HARD_DENY},
-	{"/usr/sbin/init", "systemd", NULL, {"init", "0", NULL}, POL_DENY_CRITICAL,
+	{"/usr/sbin/init",
+	 "systemd",
+	 NULL,
+	 {"init", "0", NULL},
+	 POL_DENY_CRITICAL,
 	 POL_SRC_HARD_DENY},
-	{"/usr/bin/which", "which.debianutils", "/bin/sh", {"which", "ls", NULL}, POL_ALLOW,
+	{"/usr/bin/which",
+	 "which.debianutils",
+	 "/bin/sh",
+	 {"which", "ls", NULL},
+	 POL_ALLOW,
 	 POL_SRC_FAST_PATH},
-	{"/usr/bin/which", "which.debianutils", "/bin/sh", {"which", "-a", "git", NULL}, POL_ALLOW,
+	{"/usr/bin/which",
+	 "which.debianutils",
+	 "/bin/sh",
+	 {"which", "-a", "git", NULL},
+	 POL_ALLOW,
 	 POL_SRC_FAST_PATH},
-	{"/usr/bin/which", "which.debianutils", "/bin/sh", {"which", "--frob", "git", NULL},
-	 POL_UNDECIDED, POL_SRC_NONE},
-	/* git dispatches on argv[0]: git-archive log runs git archive */
-	{"/usr/bin/git", "git", NULL, {"git-archive", "log", "-o", "/tmp/x", NULL}, POL_UNDECIDED,
+	{"/usr/bin/which",
+	 "which.debianutils",
+	 "/bin/sh",
+	 {"which", "--frob", "git", NULL},
+	 POL_UNDECIDED,
 	 POL_SRC_NONE},
-	{"/usr/bin/git", "git", NULL, {"git-log", "--oneline", NULL}, POL_ALLOW,
-	 POL_SRC_FAST_PATH},
+	/* git dispatches on argv[0]: git-archive log runs git archive */
+	{"/usr/bin/git",
+	 "git",
+	 NULL,
+	 {"git-archive", "log", "-o", "/tmp/x", NULL},
+	 POL_UNDECIDED,
+	 POL_SRC_NONE},
+	{"/usr/bin/git", "git", NULL, {"git-log", "--oneline", NULL}, POL_ALLOW, POL_SRC_FAST_PATH},
 	{"/usr/bin/git", "git", NULL, {"git-push", "--force", NULL}, POL_UNDECIDED, POL_SRC_NONE},
-	{"/usr/lib/git-core/git-log", "git", NULL, {"git-archive", "x", NULL}, POL_UNDECIDED,
+	{"/usr/lib/git-core/git-log",
+	 "git",
+	 NULL,
+	 {"git-archive", "x", NULL},
+	 POL_UNDECIDED,
 	 POL_SRC_NONE},
 	{"/usr/bin/git", "git", NULL, {"ls", "status", NULL}, POL_ALLOW, POL_SRC_FAST_PATH},
 	/* a program not multi-call: argv[0] is only a name */
 	{"/usr/bin/touch", "touch", NULL, {"ls", "x", NULL}, POL_UNDECIDED, POL_SRC_NONE},
 	{"/bin/sh", "dash", NULL, {"sh", "-c", "ls", NULL}, POL_ALLOW, POL_SRC_FAST_PATH},
-	{"/bin/sh", "dash", NULL, {"sh", "-c", "shutdown -h now", NULL}, POL_DENY_CRITICAL,
+	{"/bin/sh",
+	 "dash",
+	 NULL,
+	 {"sh", "-c", "shutdown -h now", NULL},
+	 POL_DENY_CRITICAL,
 	 POL_SRC_HARD_DENY},
 };
 
@@ -484,8 +530,11 @@ static void test_pol_decide_agent_writable_program(void **state)
 	(void)state;
 	struct pol_config *c = config();
 	char *ls[] = {"ls", NULL};
-	struct pol_exec_desc d = {.path = "/tmp/bin/ls", .argv = ls, .cwd = PROJECT,
-				  .agent_writable = true, .agent_writable_why = "/tmp"};
+	struct pol_exec_desc d = {.path = "/tmp/bin/ls",
+				  .argv = ls,
+				  .cwd = PROJECT,
+				  .agent_writable = true,
+				  .agent_writable_why = "/tmp"};
 	struct pol_request *r = pol_request_exec(&d, PROJECT);
 	struct pol_decision out;
 	pol_decide(r, c, NULL, NULL, 0, &out);
@@ -507,15 +556,24 @@ static void test_cls_multicall_applet_table(void **state)
 	static const struct {
 		const char *prog, *arg0, *want;
 	} t[] = {
-		{"git", "git-archive", "git-archive"}, {"git", "/x/git-log", "git-log"},
-		{"git", "git", NULL},		       {"git", "ls", NULL},
-		{"git", "git-", NULL},		       {"busybox", "ls", "ls"},
-		{"busybox", "busybox", NULL},	       {"toybox", "cat", "cat"},
-		{"coreutils", "sort", "sort"},	       {"systemctl", "shutdown", "shutdown"},
-		{"systemctl", "reboot", "reboot"},     {"systemctl", "halt", "halt"},
-		{"systemctl", "poweroff", "poweroff"}, {"systemctl", "telinit", "telinit"},
-		{"systemctl", "ls", NULL},	       {"systemd", "init", "init"},
-		{"ls", "rm", NULL},		       {"touch", "ls", NULL},
+		{"git", "git-archive", "git-archive"},
+		{"git", "/x/git-log", "git-log"},
+		{"git", "git", NULL},
+		{"git", "ls", NULL},
+		{"git", "git-", NULL},
+		{"busybox", "ls", "ls"},
+		{"busybox", "busybox", NULL},
+		{"toybox", "cat", "cat"},
+		{"coreutils", "sort", "sort"},
+		{"systemctl", "shutdown", "shutdown"},
+		{"systemctl", "reboot", "reboot"},
+		{"systemctl", "halt", "halt"},
+		{"systemctl", "poweroff", "poweroff"},
+		{"systemctl", "telinit", "telinit"},
+		{"systemctl", "ls", NULL},
+		{"systemd", "init", "init"},
+		{"ls", "rm", NULL},
+		{"touch", "ls", NULL},
 	};
 	for (size_t i = 0; i < WD_ARRAY_SIZE(t); i++) {
 		const char *got = cls_multicall_applet(t[i].prog, t[i].arg0);
@@ -627,12 +685,13 @@ static void test_gr_tables_match_help(void **state)
 		for (const char *p = buf; (p = strstr(p, "--")) != NULL;) {
 			p += 2;
 			size_t len = 0;
-			while ((p[len] >= 'a' && p[len] <= 'z') || (p[len] >= '0' && p[len] <= '9') ||
-			       (p[len] == '-' && len))
+			while ((p[len] >= 'a' && p[len] <= 'z') ||
+			       (p[len] >= '0' && p[len] <= '9') || (p[len] == '-' && len))
 				len++;
 			while (len && p[len - 1] == '-')
 				len--;
-			if (len < 2 || (p[-3] != ' ' && p[-3] != ',' && p[-3] != '[' && p[-3] != '\t'))
+			if (len < 2 ||
+			    (p[-3] != ' ' && p[-3] != ',' && p[-3] != '[' && p[-3] != '\t'))
 				continue;
 			if (!table_has_long(all[i].opts, p, len)) {
 				fprintf(stderr, "%s --help names --%.*s, not in its table\n",
@@ -773,7 +832,8 @@ static const struct line corpus[] = {
 	{{"sleep", "1", NULL}, FAST, NULL},
 	{{"find", ".", "-name", "*.py", NULL}, FAST, NULL},
 	{{"find", "src", "-type", "f", "-newer", "Makefile", NULL}, FAST, NULL},
-	{{"find", ".", "-maxdepth", "2", "-type", "d", "-not", "-path", "./.git*", NULL}, FAST,
+	{{"find", ".", "-maxdepth", "2", "-type", "d", "-not", "-path", "./.git*", NULL},
+	 FAST,
 	 NULL},
 	{{"sed", "-n", "1,20p", "x.c", NULL}, FAST, NULL},
 	{{"sed", "-n", "/start/,/end/p", "x", NULL}, FAST, NULL},
@@ -921,7 +981,8 @@ static void test_pol_classify_argv_labelled_corpus(void **state)
 	(void)state;
 	int counts[3] = {0, 0, 0};
 	int bad = run_lines("corpus", corpus, WD_ARRAY_SIZE(corpus), NULL, counts);
-	fprintf(stderr, "labelled corpus: %zu lines (%d fast_path, %d not, %d hard_deny), %d wrong\n",
+	fprintf(stderr,
+		"labelled corpus: %zu lines (%d fast_path, %d not, %d hard_deny), %d wrong\n",
 		WD_ARRAY_SIZE(corpus), counts[FAST], counts[NOT], counts[DENY], bad);
 	assert_true(WD_ARRAY_SIZE(corpus) >= 150);
 	assert_int_equal(bad, 0);
