@@ -216,6 +216,24 @@ static void test_esc_grammar_reads_stay_fast(void **state)
 	wt_result_free(&r);
 }
 
+/* explain shows what every word parsed to. */
+static void test_esc_grammar_explain_parsed(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r = {0};
+	wt_warden(f->proj, &r, "explain", "--", "sort", "--outp=x", "README.md", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "verdict:  undecided"));
+	assert_non_null(strstr(r.out, "parsed:   names: invoked as sort"));
+	assert_non_null(strstr(r.out, "parsed:   sort: --output=x (writes), operand README.md"));
+	wt_result_free(&r);
+	wt_warden(f->proj, &r, "explain", "--format", "json", "--", "bash", "-lc", "ls -l", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\"parsed\":"));
+	assert_non_null(strstr(r.out, "ls: -l (harmless)"));
+	wt_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +250,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_esc_grammar_proc_environ, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_grammar_systemctl_argv0, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_grammar_reads_stay_fast, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_esc_grammar_explain_parsed, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -704,6 +704,26 @@ static void test_gr_tables_match_help(void **state)
 	assert_int_equal(missing, 0);
 }
 
+/* which is debianutils' sh script: its only option is getopts' "a". */
+static void test_gr_which_script_options(void **state)
+{
+	(void)state;
+	char buf[8192];
+	char *argv[] = {"cat", "/usr/bin/which.debianutils", NULL};
+	if (run_prog(argv, NULL, buf, sizeof(buf)) != 0)
+		skip();
+	assert_non_null(strstr(buf, "while getopts a whichopts"));
+	const struct gr_prog *p = gr_find("which.debianutils");
+	assert_non_null(p);
+	assert_ptr_equal(p, gr_find("which"));
+	assert_int_equal(p->style, GR_POSIX);
+	size_t n = 0;
+	for (const struct gr_opt *o = p->opts; o->lng || o->shrt; o++)
+		n++;
+	assert_int_equal(n, 1);
+	assert_int_equal(p->opts[0].shrt, 'a');
+}
+
 /* The claims the tables rest on, made by the real programs. */
 static void test_gr_real_programs_parse_as_tables_say(void **state)
 {
@@ -1002,6 +1022,7 @@ int main(void)
 		cmocka_unit_test(test_cls_multicall_applet_table),
 		cmocka_unit_test(test_pol_explain_grammar_shows_options),
 		cmocka_unit_test(test_gr_tables_match_help),
+		cmocka_unit_test(test_gr_which_script_options),
 		cmocka_unit_test(test_gr_real_programs_parse_as_tables_say),
 		cmocka_unit_test(test_gr_real_git_argv0_dispatch),
 		cmocka_unit_test(test_pol_classify_argv_labelled_corpus),
