@@ -118,6 +118,7 @@ void pol_session_grant(struct pol_session *s, const struct pol_request *r)
 	c->interp = r->interp ? wd_strdup(r->interp) : NULL;
 	c->argv = r->argv ? pol_strv_dup(r->argv, &c->argc) : NULL;
 	c->env = r->env ? pol_strv_dup(r->env, &c->envc) : NULL;
+	c->env_risky = r->env_risky;
 	c->opath = r->opath ? wd_strdup(r->opath) : NULL;
 	c->opath2 = r->opath2 ? wd_strdup(r->opath2) : NULL;
 	c->access = r->access;
@@ -132,7 +133,7 @@ static bool grant_matches(const struct pol_grant *g, const struct pol_request *r
 	if (r->kind == POL_EXEC) {
 		/* A grant was given for the command, not for the command with a
 		 * preloaded library: any run-changing variable voids it. */
-		return g->argv && r->envc == 0 && pol_strv_equal(g->argv, r->argv) &&
+		return g->argv && r->env_risky == 0 && pol_strv_equal(g->argv, r->argv) &&
 		       (!g->program || str_eq(g->program, r->path));
 	}
 	return g->path && !r->opath2 && strcmp(g->path, r->opath) == 0 && g->access == r->access;
@@ -343,7 +344,8 @@ static bool decide_grants_rules(const struct pol_request *r, const struct pol_co
 				continue;
 			/* A command prefix was not written with secrets in mind: an
 			 * allow rule does not cover a sensitive argument. */
-			if (want == RULE_ALLOW && r->kind == POL_EXEC && (sensitive || r->envc))
+			if (want == RULE_ALLOW && r->kind == POL_EXEC &&
+			    (sensitive || r->env_risky))
 				continue;
 			snprintf(m, sizeof(m), "rules[%zu]", i);
 			if (want == RULE_ASK)

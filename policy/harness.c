@@ -281,6 +281,7 @@ bool hn_inner_view(const struct pol_request *r, const char *home, struct pol_req
 		/* Shared with |r|, never freed through the view. */
 		view->env = r->env;
 		view->envc = r->envc;
+		view->env_risky = r->env_risky;
 		view->project = r->project;
 	}
 	sh_script_free(&sc);

@@ -24,6 +24,10 @@ struct pol_request {
 	size_t argc;
 	char **env; /* the NAME=value entries not known harmless, NULL-terminated */
 	size_t envc;
+	/* How many of them change what any program runs or loads (LD_PRELOAD,
+	 * BASH_ENV, ...): those void grants and allow rules; the others only
+	 * keep the request off the fast path. */
+	size_t env_risky;
 	char *cwd;	      /* relative to the project when inside it ("." for the root) */
 	char *cwd_abs;	      /* the absolute cwd, or NULL */
 	char *parent;	      /* parent command line, or NULL */

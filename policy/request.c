@@ -490,13 +490,14 @@ struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *
 	for (size_t i = 0; d->envp && d->envp[i]; i++) {
 		const char *eq = strchr(d->envp[i], '=');
 		size_t nl = eq ? (size_t)(eq - d->envp[i]) : strlen(d->envp[i]);
-		(void)nl;
 		if (strncmp(d->envp[i], "HOME=", 5) == 0)
 			r->env_home = wd_strdup(d->envp[i] + 5);
 		else if (strncmp(d->envp[i], "XDG_CONFIG_HOME=", 16) == 0)
 			r->env_xdg_config = wd_strdup(d->envp[i] + 16);
-		else if (!pol_env_entry_fast_ok(d->envp[i]))
+		else if (!pol_env_entry_fast_ok(d->envp[i])) {
+			r->env_risky += pol_env_name_is_risky(d->envp[i], nl);
 			r->env[r->envc++] = wd_strdup(d->envp[i]);
+		}
 	}
 	r->cwd_abs = d->cwd ? wd_strdup(d->cwd) : NULL;
 	r->cwd = rel_to_project(d->cwd, project);

@@ -334,6 +334,35 @@ static void test_pol_request_exec_env_allow_list(void **state)
 	pol_config_free(c);
 }
 
+/* A variable that only keeps a command off the fast path (EDITOR) does not
+ * void a grant; one that changes what any program loads (LD_PRELOAD) does. */
+static void test_pol_decide_grant_env(void **state)
+{
+	(void)state;
+	struct pol_config *c = config();
+	char *argv[] = {"npm", "test", NULL};
+	char *plain[] = {"PATH=/usr/bin", NULL};
+	struct pol_exec_desc d = {
+		.path = "/usr/bin/npm", .argv = argv, .envp = plain, .cwd = PROJECT};
+	struct pol_request *r = pol_request_exec(&d, PROJECT);
+	assert_int_equal(pol_config_add_grant(c, r, "tester", 1), 0);
+	pol_request_free(r);
+	struct pol_decision out;
+	char *editor[] = {"PATH=/usr/bin", "EDITOR=vim", NULL};
+	d.envp = editor;
+	r = pol_request_exec(&d, PROJECT);
+	pol_decide(r, c, NULL, NULL, 0, &out);
+	assert_int_equal(out.source, POL_SRC_GRANT);
+	pol_request_free(r);
+	char *preload[] = {"PATH=/usr/bin", "LD_PRELOAD=/tmp/x.so", NULL};
+	d.envp = preload;
+	r = pol_request_exec(&d, PROJECT);
+	pol_decide(r, c, NULL, NULL, 0, &out);
+	assert_int_not_equal(out.source, POL_SRC_GRANT);
+	pol_request_free(r);
+	pol_config_free(c);
+}
+
 /* ---- 10: printing secrets --------------------------------------------------------- */
 
 static const struct line secret_lines[] = {
@@ -1016,6 +1045,7 @@ int main(void)
 		cmocka_unit_test(test_pol_classify_argv_login_shell_home),
 		cmocka_unit_test(test_pol_env_entry_fast_ok_table),
 		cmocka_unit_test(test_pol_request_exec_env_allow_list),
+		cmocka_unit_test(test_pol_decide_grant_env),
 		cmocka_unit_test(test_pol_classify_argv_secret_printers),
 		cmocka_unit_test(test_pol_decide_invoked_names),
 		cmocka_unit_test(test_pol_decide_agent_writable_program),
