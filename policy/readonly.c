@@ -45,695 +45,441 @@
 
 /* ---- tables ---------------------------------------------------------------------- */
 
-static const struct gr_opt ls_opts[] = {{"all", 'a', N, OK},
-					{"almost-all", 'A', N, OK},
-					{"author", 0, N, OK},
-					{"escape", 'b', N, OK},
-					{"block-size", 0, A, OK},
-					{"ignore-backups", 'B', N, OK},
-					{NULL, 'c', N, OK},
-					{NULL, 'C', N, OK},
-					{"color", 0, OA, OK},
-					{"directory", 'd', N, OK},
-					{"dired", 'D', N, OK},
-					{NULL, 'f', N, OK},
-					{"classify", 'F', OA, OK},
-					{"file-type", 0, N, OK},
-					{"format", 0, A, OK},
-					{"full-time", 0, N, OK},
-					{NULL, 'g', N, OK},
-					{"group-directories-first", 0, N, OK},
-					{"no-group", 'G', N, OK},
-					{"human-readable", 'h', N, OK},
-					{"si", 0, N, OK},
-					{"dereference-command-line", 'H', N, OK},
-					{"dereference-command-line-symlink-to-dir", 0, N, OK},
-					{"hide", 0, A, OK},
-					{"hyperlink", 0, OA, OK},
-					{"indicator-style", 0, A, OK},
-					{"inode", 'i', N, OK},
-					{"ignore", 'I', A, OK},
-					{"kibibytes", 'k', N, OK},
-					{NULL, 'l', N, OK},
-					{"dereference", 'L', N, OK},
-					{NULL, 'm', N, OK},
-					{"numeric-uid-gid", 'n', N, OK},
-					{"literal", 'N', N, OK},
-					{NULL, 'o', N, OK},
-					{NULL, 'p', N, OK},
-					{"hide-control-chars", 'q', N, OK},
-					{"show-control-chars", 0, N, OK},
-					{"quote-name", 'Q', N, OK},
-					{"quoting-style", 0, A, OK},
-					{"reverse", 'r', N, OK},
-					{"recursive", 'R', N, OK},
-					{"size", 's', N, OK},
-					{NULL, 'S', N, OK},
-					{"sort", 0, A, OK},
-					{"time", 0, A, OK},
-					{"time-style", 0, A, OK},
-					{NULL, 't', N, OK},
-					{"tabsize", 'T', A, OK},
-					{NULL, 'u', N, OK},
-					{NULL, 'U', N, OK},
-					{NULL, 'v', N, OK},
-					{"width", 'w', A, OK},
-					{NULL, 'x', N, OK},
-					{NULL, 'X', N, OK},
-					{"context", 'Z', N, OK},
-					{"zero", 0, N, OK},
-					{NULL, '1', N, OK},
-					STD,
-					END};
+/* clang-format off */
+static const struct gr_opt ls_opts[] = {
+	{"all", 'a', N, OK}, {"almost-all", 'A', N, OK}, {"author", 0, N, OK},
+	{"escape", 'b', N, OK}, {"block-size", 0, A, OK}, {"ignore-backups", 'B', N, OK},
+	{NULL, 'c', N, OK}, {NULL, 'C', N, OK}, {"color", 0, OA, OK}, {"directory", 'd', N, OK},
+	{"dired", 'D', N, OK}, {NULL, 'f', N, OK}, {"classify", 'F', OA, OK},
+	{"file-type", 0, N, OK}, {"format", 0, A, OK}, {"full-time", 0, N, OK},
+	{NULL, 'g', N, OK}, {"group-directories-first", 0, N, OK}, {"no-group", 'G', N, OK},
+	{"human-readable", 'h', N, OK}, {"si", 0, N, OK},
+	{"dereference-command-line", 'H', N, OK},
+	{"dereference-command-line-symlink-to-dir", 0, N, OK}, {"hide", 0, A, OK},
+	{"hyperlink", 0, OA, OK}, {"indicator-style", 0, A, OK}, {"inode", 'i', N, OK},
+	{"ignore", 'I', A, OK}, {"kibibytes", 'k', N, OK}, {NULL, 'l', N, OK},
+	{"dereference", 'L', N, OK}, {NULL, 'm', N, OK}, {"numeric-uid-gid", 'n', N, OK},
+	{"literal", 'N', N, OK}, {NULL, 'o', N, OK}, {NULL, 'p', N, OK},
+	{"hide-control-chars", 'q', N, OK}, {"show-control-chars", 0, N, OK},
+	{"quote-name", 'Q', N, OK}, {"quoting-style", 0, A, OK}, {"reverse", 'r', N, OK},
+	{"recursive", 'R', N, OK}, {"size", 's', N, OK}, {NULL, 'S', N, OK}, {"sort", 0, A, OK},
+	{"time", 0, A, OK}, {"time-style", 0, A, OK}, {NULL, 't', N, OK},
+	{"tabsize", 'T', A, OK}, {NULL, 'u', N, OK}, {NULL, 'U', N, OK}, {NULL, 'v', N, OK},
+	{"width", 'w', A, OK}, {NULL, 'x', N, OK}, {NULL, 'X', N, OK}, {"context", 'Z', N, OK},
+	{"zero", 0, N, OK}, {NULL, '1', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt cat_opts[] = {{"show-all", 'A', N, OK},
-					 {"number-nonblank", 'b', N, OK},
-					 {NULL, 'e', N, OK},
-					 {"show-ends", 'E', N, OK},
-					 {"number", 'n', N, OK},
-					 {"squeeze-blank", 's', N, OK},
-					 {NULL, 't', N, OK},
-					 {"show-tabs", 'T', N, OK},
-					 {NULL, 'u', N, OK},
-					 {"show-nonprinting", 'v', N, OK},
-					 STD,
-					 END};
+/* clang-format off */
+static const struct gr_opt cat_opts[] = {
+	{"show-all", 'A', N, OK}, {"number-nonblank", 'b', N, OK}, {NULL, 'e', N, OK},
+	{"show-ends", 'E', N, OK}, {"number", 'n', N, OK}, {"squeeze-blank", 's', N, OK},
+	{NULL, 't', N, OK}, {"show-tabs", 'T', N, OK}, {NULL, 'u', N, OK},
+	{"show-nonprinting", 'v', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt head_opts[] = {{"bytes", 'c', A, OK},
-					  {"lines", 'n', A, OK},
-					  {"quiet", 'q', N, OK},
-					  {"silent", 0, N, OK},
-					  {"verbose", 'v', N, OK},
-					  {"zero-terminated", 'z', N, OK},
-					  STD,
-					  END};
+/* clang-format off */
+static const struct gr_opt head_opts[] = {
+	{"bytes", 'c', A, OK}, {"lines", 'n', A, OK}, {"quiet", 'q', N, OK},
+	{"silent", 0, N, OK}, {"verbose", 'v', N, OK}, {"zero-terminated", 'z', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt tail_opts[] = {{"bytes", 'c', A, OK},
-					  {"follow", 'f', OA, OK},
-					  {NULL, 'F', N, OK},
-					  {"lines", 'n', A, OK},
-					  {"max-unchanged-stats", 0, A, OK},
-					  {"pid", 0, A, OK},
-					  {"quiet", 'q', N, OK},
-					  {"silent", 0, N, OK},
-					  {"retry", 0, N, OK},
-					  {"sleep-interval", 's', A, OK},
-					  {"verbose", 'v', N, OK},
-					  {"zero-terminated", 'z', N, OK},
-					  STD,
-					  END};
+/* clang-format off */
+static const struct gr_opt tail_opts[] = {
+	{"bytes", 'c', A, OK}, {"follow", 'f', OA, OK}, {NULL, 'F', N, OK},
+	{"lines", 'n', A, OK}, {"max-unchanged-stats", 0, A, OK}, {"pid", 0, A, OK},
+	{"quiet", 'q', N, OK}, {"silent", 0, N, OK}, {"retry", 0, N, OK},
+	{"sleep-interval", 's', A, OK}, {"verbose", 'v', N, OK}, {"zero-terminated", 'z', N, OK},
+	STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt wc_opts[] = {{"bytes", 'c', N, OK},
-					{"chars", 'm', N, OK},
-					{"lines", 'l', N, OK},
-					{"files0-from", 0, A, GR_ELSEWHERE},
-					{"max-line-length", 'L', N, OK},
-					{"words", 'w', N, OK},
-					{"total", 0, A, OK},
-					STD,
-					END};
+/* clang-format off */
+static const struct gr_opt wc_opts[] = {
+	{"bytes", 'c', N, OK}, {"chars", 'm', N, OK}, {"lines", 'l', N, OK},
+	{"files0-from", 0, A, GR_ELSEWHERE}, {"max-line-length", 'L', N, OK},
+	{"words", 'w', N, OK}, {"total", 0, A, OK}, STD, END,
+};
+/* clang-format on */
 
+/* clang-format off */
 static const struct gr_opt pwd_opts[] = {
-	{"logical", 'L', N, OK}, {"physical", 'P', N, OK}, STD, END};
+	{"logical", 'L', N, OK}, {"physical", 'P', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt grep_opts[] = {{"extended-regexp", 'E', N, OK},
-					  {"fixed-strings", 'F', N, OK},
-					  {"basic-regexp", 'G', N, OK},
-					  {"perl-regexp", 'P', N, OK},
-					  {"regexp", 'e', A, OK},
-					  {"file", 'f', A, OK},
-					  {"ignore-case", 'i', N, OK},
-					  {NULL, 'y', N, OK},
-					  {"no-ignore-case", 0, N, OK},
-					  {"word-regexp", 'w', N, OK},
-					  {"line-regexp", 'x', N, OK},
-					  {"null-data", 'z', N, OK},
-					  {"no-messages", 's', N, OK},
-					  {"invert-match", 'v', N, OK},
-					  {"version", 'V', N, OK},
-					  {"help", 0, N, OK},
-					  {"max-count", 'm', A, OK},
-					  {"byte-offset", 'b', N, OK},
-					  {"line-number", 'n', N, OK},
-					  {"line-buffered", 0, N, OK},
-					  {"with-filename", 'H', N, OK},
-					  {"no-filename", 'h', N, OK},
-					  {"label", 0, A, OK},
-					  {"only-matching", 'o', N, OK},
-					  {"quiet", 'q', N, OK},
-					  {"silent", 0, N, OK},
-					  {"binary-files", 0, A, OK},
-					  {"text", 'a', N, OK},
-					  {NULL, 'I', N, OK},
-					  {"directories", 'd', A, OK},
-					  {"devices", 'D', A, OK},
-					  {"recursive", 'r', N, OK},
-					  {"dereference-recursive", 'R', N, OK},
-					  {"include", 0, A, OK},
-					  {"exclude", 0, A, OK},
-					  {"exclude-from", 0, A, OK},
-					  {"exclude-dir", 0, A, OK},
-					  {"files-without-match", 'L', N, OK},
-					  {"files-with-matches", 'l', N, OK},
-					  {"count", 'c', N, OK},
-					  {"initial-tab", 'T', N, OK},
-					  {"null", 'Z', N, OK},
-					  {"before-context", 'B', A, OK},
-					  {"after-context", 'A', A, OK},
-					  {"context", 'C', A, OK},
-					  {"group-separator", 0, A, OK},
-					  {"no-group-separator", 0, N, OK},
-					  {"color", 0, OA, OK},
-					  {"colour", 0, OA, OK},
-					  {"binary", 'U', N, OK},
-					  {NULL, 'u', N, OK},
-					  END};
+/* clang-format off */
+static const struct gr_opt grep_opts[] = {
+	{"extended-regexp", 'E', N, OK}, {"fixed-strings", 'F', N, OK},
+	{"basic-regexp", 'G', N, OK}, {"perl-regexp", 'P', N, OK}, {"regexp", 'e', A, OK},
+	{"file", 'f', A, OK}, {"ignore-case", 'i', N, OK}, {NULL, 'y', N, OK},
+	{"no-ignore-case", 0, N, OK}, {"word-regexp", 'w', N, OK}, {"line-regexp", 'x', N, OK},
+	{"null-data", 'z', N, OK}, {"no-messages", 's', N, OK}, {"invert-match", 'v', N, OK},
+	{"version", 'V', N, OK}, {"help", 0, N, OK}, {"max-count", 'm', A, OK},
+	{"byte-offset", 'b', N, OK}, {"line-number", 'n', N, OK}, {"line-buffered", 0, N, OK},
+	{"with-filename", 'H', N, OK}, {"no-filename", 'h', N, OK}, {"label", 0, A, OK},
+	{"only-matching", 'o', N, OK}, {"quiet", 'q', N, OK}, {"silent", 0, N, OK},
+	{"binary-files", 0, A, OK}, {"text", 'a', N, OK}, {NULL, 'I', N, OK},
+	{"directories", 'd', A, OK}, {"devices", 'D', A, OK}, {"recursive", 'r', N, OK},
+	{"dereference-recursive", 'R', N, OK}, {"include", 0, A, OK}, {"exclude", 0, A, OK},
+	{"exclude-from", 0, A, OK}, {"exclude-dir", 0, A, OK},
+	{"files-without-match", 'L', N, OK}, {"files-with-matches", 'l', N, OK},
+	{"count", 'c', N, OK}, {"initial-tab", 'T', N, OK}, {"null", 'Z', N, OK},
+	{"before-context", 'B', A, OK}, {"after-context", 'A', A, OK}, {"context", 'C', A, OK},
+	{"group-separator", 0, A, OK}, {"no-group-separator", 0, N, OK}, {"color", 0, OA, OK},
+	{"colour", 0, OA, OK}, {"binary", 'U', N, OK}, {NULL, 'u', N, OK}, END,
+};
+/* clang-format on */
 
-static const struct gr_opt stat_opts[] = {{"dereference", 'L', N, OK},
-					  {"file-system", 'f', N, OK},
-					  {"cached", 0, A, OK},
-					  {"format", 'c', A, OK},
-					  {"printf", 0, A, OK},
-					  {"terse", 't', N, OK},
-					  STD,
-					  END};
+/* clang-format off */
+static const struct gr_opt stat_opts[] = {
+	{"dereference", 'L', N, OK}, {"file-system", 'f', N, OK}, {"cached", 0, A, OK},
+	{"format", 'c', A, OK}, {"printf", 0, A, OK}, {"terse", 't', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt id_opts[] = {{"context", 'Z', N, OK},
-					{"group", 'g', N, OK},
-					{"groups", 'G', N, OK},
-					{"name", 'n', N, OK},
-					{"real", 'r', N, OK},
-					{"user", 'u', N, OK},
-					{"zero", 'z', N, OK},
-					{NULL, 'a', N, OK},
-					STD,
-					END};
+/* clang-format off */
+static const struct gr_opt id_opts[] = {
+	{"context", 'Z', N, OK}, {"group", 'g', N, OK}, {"groups", 'G', N, OK},
+	{"name", 'n', N, OK}, {"real", 'r', N, OK}, {"user", 'u', N, OK}, {"zero", 'z', N, OK},
+	{NULL, 'a', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt uname_opts[] = {{"all", 'a', N, OK},
-					   {"kernel-name", 's', N, OK},
-					   {"nodename", 'n', N, OK},
-					   {"kernel-release", 'r', N, OK},
-					   {"kernel-version", 'v', N, OK},
-					   {"machine", 'm', N, OK},
-					   {"processor", 'p', N, OK},
-					   {"hardware-platform", 'i', N, OK},
-					   {"operating-system", 'o', N, OK},
-					   STD,
-					   END};
+/* clang-format off */
+static const struct gr_opt uname_opts[] = {
+	{"all", 'a', N, OK}, {"kernel-name", 's', N, OK}, {"nodename", 'n', N, OK},
+	{"kernel-release", 'r', N, OK}, {"kernel-version", 'v', N, OK}, {"machine", 'm', N, OK},
+	{"processor", 'p', N, OK}, {"hardware-platform", 'i', N, OK},
+	{"operating-system", 'o', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt date_opts[] = {{"date", 'd', A, OK},
-					  {"debug", 0, N, OK},
-					  {"file", 'f', A, OK},
-					  {"iso-8601", 'I', OA, OK},
-					  {"resolution", 0, N, OK},
-					  {"rfc-email", 'R', N, OK},
-					  {"rfc-822", 0, N, OK},
-					  {"rfc-2822", 0, N, OK},
-					  {"rfc-3339", 0, A, OK},
-					  {"reference", 'r', A, OK},
-					  {"set", 's', A, GR_WRITES},
-					  {"universal", 'u', N, OK},
-					  {"utc", 0, N, OK},
-					  {"uct", 0, N, OK},
-					  STD,
-					  END};
+/* clang-format off */
+static const struct gr_opt date_opts[] = {
+	{"date", 'd', A, OK}, {"debug", 0, N, OK}, {"file", 'f', A, OK},
+	{"iso-8601", 'I', OA, OK}, {"resolution", 0, N, OK}, {"rfc-email", 'R', N, OK},
+	{"rfc-822", 0, N, OK}, {"rfc-2822", 0, N, OK}, {"rfc-3339", 0, A, OK},
+	{"reference", 'r', A, OK}, {"set", 's', A, GR_WRITES}, {"universal", 'u', N, OK},
+	{"utc", 0, N, OK}, {"uct", 0, N, OK}, STD, END,
+};
+/* clang-format on */
 
+/* clang-format off */
 static const struct gr_opt basename_opts[] = {
-	{"multiple", 'a', N, OK}, {"suffix", 's', A, OK}, {"zero", 'z', N, OK}, STD, END};
+	{"multiple", 'a', N, OK}, {"suffix", 's', A, OK}, {"zero", 'z', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt dirname_opts[] = {{"zero", 'z', N, OK}, STD, END};
+/* clang-format off */
+static const struct gr_opt dirname_opts[] = {
+	{"zero", 'z', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt realpath_opts[] = {{"canonicalize-existing", 'e', N, OK},
-					      {"canonicalize-missing", 'm', N, OK},
-					      {"logical", 'L', N, OK},
-					      {"physical", 'P', N, OK},
-					      {"quiet", 'q', N, OK},
-					      {"relative-to", 0, A, OK},
-					      {"relative-base", 0, A, OK},
-					      {"no-symlinks", 's', N, OK},
-					      {"strip", 0, N, OK},
-					      {"zero", 'z', N, OK},
-					      STD,
-					      END};
+/* clang-format off */
+static const struct gr_opt realpath_opts[] = {
+	{"canonicalize-existing", 'e', N, OK}, {"canonicalize-missing", 'm', N, OK},
+	{"logical", 'L', N, OK}, {"physical", 'P', N, OK}, {"quiet", 'q', N, OK},
+	{"relative-to", 0, A, OK}, {"relative-base", 0, A, OK}, {"no-symlinks", 's', N, OK},
+	{"strip", 0, N, OK}, {"zero", 'z', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt readlink_opts[] = {{"canonicalize", 'f', N, OK},
-					      {"canonicalize-existing", 'e', N, OK},
-					      {"canonicalize-missing", 'm', N, OK},
-					      {"no-newline", 'n', N, OK},
-					      {"quiet", 'q', N, OK},
-					      {"silent", 's', N, OK},
-					      {"verbose", 'v', N, OK},
-					      {"zero", 'z', N, OK},
-					      STD,
-					      END};
+/* clang-format off */
+static const struct gr_opt readlink_opts[] = {
+	{"canonicalize", 'f', N, OK}, {"canonicalize-existing", 'e', N, OK},
+	{"canonicalize-missing", 'm', N, OK}, {"no-newline", 'n', N, OK}, {"quiet", 'q', N, OK},
+	{"silent", 's', N, OK}, {"verbose", 'v', N, OK}, {"zero", 'z', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt sort_opts[] = {{"ignore-leading-blanks", 'b', N, OK},
-					  {"dictionary-order", 'd', N, OK},
-					  {"ignore-case", 'f', N, OK},
-					  {"general-numeric-sort", 'g', N, OK},
-					  {"ignore-nonprinting", 'i', N, OK},
-					  {"month-sort", 'M', N, OK},
-					  {"human-numeric-sort", 'h', N, OK},
-					  {"numeric-sort", 'n', N, OK},
-					  {"random-sort", 'R', N, OK},
-					  {"random-source", 0, A, OK},
-					  {"reverse", 'r', N, OK},
-					  {"sort", 0, A, OK},
-					  {"version-sort", 'V', N, OK},
-					  {"batch-size", 0, A, OK},
-					  {"check", 0, OA, OK},
-					  {NULL, 'c', N, OK},
-					  {NULL, 'C', N, OK},
-					  {"compress-program", 0, A, GR_RUNS},
-					  {"debug", 0, N, OK},
-					  {"files0-from", 0, A, GR_ELSEWHERE},
-					  {"key", 'k', A, OK},
-					  {"merge", 'm', N, OK},
-					  {"output", 'o', A, GR_WRITES},
-					  {"stable", 's', N, OK},
-					  {"buffer-size", 'S', A, OK},
-					  {"field-separator", 't', A, OK},
-					  {"temporary-directory", 'T', A, GR_WRITES},
-					  {"parallel", 0, A, OK},
-					  {"unique", 'u', N, OK},
-					  {"zero-terminated", 'z', N, OK},
-					  STD,
-					  END};
+/* clang-format off */
+static const struct gr_opt sort_opts[] = {
+	{"ignore-leading-blanks", 'b', N, OK}, {"dictionary-order", 'd', N, OK},
+	{"ignore-case", 'f', N, OK}, {"general-numeric-sort", 'g', N, OK},
+	{"ignore-nonprinting", 'i', N, OK}, {"month-sort", 'M', N, OK},
+	{"human-numeric-sort", 'h', N, OK}, {"numeric-sort", 'n', N, OK},
+	{"random-sort", 'R', N, OK}, {"random-source", 0, A, OK}, {"reverse", 'r', N, OK},
+	{"sort", 0, A, OK}, {"version-sort", 'V', N, OK}, {"batch-size", 0, A, OK},
+	{"check", 0, OA, OK}, {NULL, 'c', N, OK}, {NULL, 'C', N, OK},
+	{"compress-program", 0, A, GR_RUNS}, {"debug", 0, N, OK},
+	{"files0-from", 0, A, GR_ELSEWHERE}, {"key", 'k', A, OK}, {"merge", 'm', N, OK},
+	{"output", 'o', A, GR_WRITES}, {"stable", 's', N, OK}, {"buffer-size", 'S', A, OK},
+	{"field-separator", 't', A, OK}, {"temporary-directory", 'T', A, GR_WRITES},
+	{"parallel", 0, A, OK}, {"unique", 'u', N, OK}, {"zero-terminated", 'z', N, OK}, STD,
+	END,
+};
+/* clang-format on */
 
-static const struct gr_opt uniq_opts[] = {{"count", 'c', N, OK},
-					  {"repeated", 'd', N, OK},
-					  {"all-repeated", 0, OA, OK},
-					  {NULL, 'D', N, OK},
-					  {"skip-fields", 'f', A, OK},
-					  {"group", 0, OA, OK},
-					  {"ignore-case", 'i', N, OK},
-					  {"skip-chars", 's', A, OK},
-					  {"unique", 'u', N, OK},
-					  {"zero-terminated", 'z', N, OK},
-					  {"check-chars", 'w', A, OK},
-					  STD,
-					  END};
+/* clang-format off */
+static const struct gr_opt uniq_opts[] = {
+	{"count", 'c', N, OK}, {"repeated", 'd', N, OK}, {"all-repeated", 0, OA, OK},
+	{NULL, 'D', N, OK}, {"skip-fields", 'f', A, OK}, {"group", 0, OA, OK},
+	{"ignore-case", 'i', N, OK}, {"skip-chars", 's', A, OK}, {"unique", 'u', N, OK},
+	{"zero-terminated", 'z', N, OK}, {"check-chars", 'w', A, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt cut_opts[] = {{"bytes", 'b', A, OK},
-					 {"characters", 'c', A, OK},
-					 {"delimiter", 'd', A, OK},
-					 {"fields", 'f', A, OK},
-					 {NULL, 'n', N, OK},
-					 {"complement", 0, N, OK},
-					 {"only-delimited", 's', N, OK},
-					 {"output-delimiter", 0, A, OK},
-					 {"zero-terminated", 'z', N, OK},
-					 STD,
-					 END};
+/* clang-format off */
+static const struct gr_opt cut_opts[] = {
+	{"bytes", 'b', A, OK}, {"characters", 'c', A, OK}, {"delimiter", 'd', A, OK},
+	{"fields", 'f', A, OK}, {NULL, 'n', N, OK}, {"complement", 0, N, OK},
+	{"only-delimited", 's', N, OK}, {"output-delimiter", 0, A, OK},
+	{"zero-terminated", 'z', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt tr_opts[] = {{"complement", 'c', N, OK},
-					{NULL, 'C', N, OK},
-					{"delete", 'd', N, OK},
-					{"squeeze-repeats", 's', N, OK},
-					{"truncate-set1", 't', N, OK},
-					STD,
-					END};
+/* clang-format off */
+static const struct gr_opt tr_opts[] = {
+	{"complement", 'c', N, OK}, {NULL, 'C', N, OK}, {"delete", 'd', N, OK},
+	{"squeeze-repeats", 's', N, OK}, {"truncate-set1", 't', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt nl_opts[] = {{"body-numbering", 'b', A, OK},
-					{"section-delimiter", 'd', A, OK},
-					{"footer-numbering", 'f', A, OK},
-					{"header-numbering", 'h', A, OK},
-					{"line-increment", 'i', A, OK},
-					{"join-blank-lines", 'l', A, OK},
-					{"number-format", 'n', A, OK},
-					{"no-renumber", 'p', N, OK},
-					{"number-separator", 's', A, OK},
-					{"starting-line-number", 'v', A, OK},
-					{"number-width", 'w', A, OK},
-					STD,
-					END};
+/* clang-format off */
+static const struct gr_opt nl_opts[] = {
+	{"body-numbering", 'b', A, OK}, {"section-delimiter", 'd', A, OK},
+	{"footer-numbering", 'f', A, OK}, {"header-numbering", 'h', A, OK},
+	{"line-increment", 'i', A, OK}, {"join-blank-lines", 'l', A, OK},
+	{"number-format", 'n', A, OK}, {"no-renumber", 'p', N, OK},
+	{"number-separator", 's', A, OK}, {"starting-line-number", 'v', A, OK},
+	{"number-width", 'w', A, OK}, STD, END,
+};
+/* clang-format on */
 
+/* clang-format off */
 static const struct gr_opt tac_opts[] = {
-	{"before", 'b', N, OK}, {"regex", 'r', N, OK}, {"separator", 's', A, OK}, STD, END};
+	{"before", 'b', N, OK}, {"regex", 'r', N, OK}, {"separator", 's', A, OK}, STD, END,
+};
+/* clang-format on */
 
+/* clang-format off */
 static const struct gr_opt seq_opts[] = {
-	{"format", 'f', A, OK}, {"separator", 's', A, OK}, {"equal-width", 'w', N, OK}, STD, END};
+	{"format", 'f', A, OK}, {"separator", 's', A, OK}, {"equal-width", 'w', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt help_only_opts[] = {STD, END};
+/* clang-format off */
+static const struct gr_opt help_only_opts[] = {
+	STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt sum_opts[] = {{"binary", 'b', N, OK},
-					 {"check", 'c', N, OK},
-					 {"tag", 0, N, OK},
-					 {"text", 't', N, OK},
-					 {"zero", 'z', N, OK},
-					 {"ignore-missing", 0, N, OK},
-					 {"quiet", 0, N, OK},
-					 {"status", 0, N, OK},
-					 {"strict", 0, N, OK},
-					 {"warn", 'w', N, OK},
-					 STD,
-					 END};
+/* clang-format off */
+static const struct gr_opt sum_opts[] = {
+	{"binary", 'b', N, OK}, {"check", 'c', N, OK}, {"tag", 0, N, OK}, {"text", 't', N, OK},
+	{"zero", 'z', N, OK}, {"ignore-missing", 0, N, OK}, {"quiet", 0, N, OK},
+	{"status", 0, N, OK}, {"strict", 0, N, OK}, {"warn", 'w', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt b2sum_opts[] = {{"binary", 'b', N, OK},
-					   {"check", 'c', N, OK},
-					   {"length", 'l', A, OK},
-					   {"tag", 0, N, OK},
-					   {"text", 't', N, OK},
-					   {"zero", 'z', N, OK},
-					   {"ignore-missing", 0, N, OK},
-					   {"quiet", 0, N, OK},
-					   {"status", 0, N, OK},
-					   {"strict", 0, N, OK},
-					   {"warn", 'w', N, OK},
-					   STD,
-					   END};
+/* clang-format off */
+static const struct gr_opt b2sum_opts[] = {
+	{"binary", 'b', N, OK}, {"check", 'c', N, OK}, {"length", 'l', A, OK}, {"tag", 0, N, OK},
+	{"text", 't', N, OK}, {"zero", 'z', N, OK}, {"ignore-missing", 0, N, OK},
+	{"quiet", 0, N, OK}, {"status", 0, N, OK}, {"strict", 0, N, OK}, {"warn", 'w', N, OK},
+	STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt cksum_opts[] = {{"algorithm", 'a', A, OK},
-					   {"check", 'c', N, OK},
-					   {"length", 'l', A, OK},
-					   {"tag", 0, N, OK},
-					   {"untagged", 0, N, OK},
-					   {"zero", 'z', N, OK},
-					   {"ignore-missing", 0, N, OK},
-					   {"quiet", 0, N, OK},
-					   {"status", 0, N, OK},
-					   {"strict", 0, N, OK},
-					   {"warn", 'w', N, OK},
-					   {"debug", 0, N, OK},
-					   STD,
-					   END};
+/* clang-format off */
+static const struct gr_opt cksum_opts[] = {
+	{"algorithm", 'a', A, OK}, {"check", 'c', N, OK}, {"length", 'l', A, OK},
+	{"tag", 0, N, OK}, {"untagged", 0, N, OK}, {"zero", 'z', N, OK},
+	{"ignore-missing", 0, N, OK}, {"quiet", 0, N, OK}, {"status", 0, N, OK},
+	{"strict", 0, N, OK}, {"warn", 'w', N, OK}, {"debug", 0, N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt od_opts[] = {{"address-radix", 'A', A, OK},
-					{"endian", 0, A, OK},
-					{"skip-bytes", 'j', A, OK},
-					{"read-bytes", 'N', A, OK},
-					{"strings", 'S', OA, OK},
-					{"format", 't', A, OK},
-					{"output-duplicates", 'v', N, OK},
-					{"width", 'w', OA, OK},
-					{"traditional", 0, N, OK},
-					{NULL, 'a', N, OK},
-					{NULL, 'b', N, OK},
-					{NULL, 'c', N, OK},
-					{NULL, 'd', N, OK},
-					{NULL, 'f', N, OK},
-					{NULL, 'i', N, OK},
-					{NULL, 'l', N, OK},
-					{NULL, 'o', N, OK},
-					{NULL, 's', N, OK},
-					{NULL, 'x', N, OK},
-					STD,
-					END};
+/* clang-format off */
+static const struct gr_opt od_opts[] = {
+	{"address-radix", 'A', A, OK}, {"endian", 0, A, OK}, {"skip-bytes", 'j', A, OK},
+	{"read-bytes", 'N', A, OK}, {"strings", 'S', OA, OK}, {"format", 't', A, OK},
+	{"output-duplicates", 'v', N, OK}, {"width", 'w', OA, OK}, {"traditional", 0, N, OK},
+	{NULL, 'a', N, OK}, {NULL, 'b', N, OK}, {NULL, 'c', N, OK}, {NULL, 'd', N, OK},
+	{NULL, 'f', N, OK}, {NULL, 'i', N, OK}, {NULL, 'l', N, OK}, {NULL, 'o', N, OK},
+	{NULL, 's', N, OK}, {NULL, 'x', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt du_opts[] = {{"null", '0', N, OK},
-					{"all", 'a', N, OK},
-					{"apparent-size", 0, N, OK},
-					{"block-size", 'B', A, OK},
-					{"bytes", 'b', N, OK},
-					{"total", 'c', N, OK},
-					{"dereference-args", 'D', N, OK},
-					{NULL, 'H', N, OK},
-					{"max-depth", 'd', A, OK},
-					{"files0-from", 0, A, GR_ELSEWHERE},
-					{"human-readable", 'h', N, OK},
-					{"inodes", 0, N, OK},
-					{NULL, 'k', N, OK},
-					{"dereference", 'L', N, OK},
-					{"count-links", 'l', N, OK},
-					{NULL, 'm', N, OK},
-					{"no-dereference", 'P', N, OK},
-					{"separate-dirs", 'S', N, OK},
-					{"si", 0, N, OK},
-					{"summarize", 's', N, OK},
-					{"threshold", 't', A, OK},
-					{"time", 0, OA, OK},
-					{"time-style", 0, A, OK},
-					{"exclude-from", 'X', A, OK},
-					{"exclude", 0, A, OK},
-					{"one-file-system", 'x', N, OK},
-					STD,
-					END};
+/* clang-format off */
+static const struct gr_opt du_opts[] = {
+	{"null", '0', N, OK}, {"all", 'a', N, OK}, {"apparent-size", 0, N, OK},
+	{"block-size", 'B', A, OK}, {"bytes", 'b', N, OK}, {"total", 'c', N, OK},
+	{"dereference-args", 'D', N, OK}, {NULL, 'H', N, OK}, {"max-depth", 'd', A, OK},
+	{"files0-from", 0, A, GR_ELSEWHERE}, {"human-readable", 'h', N, OK},
+	{"inodes", 0, N, OK}, {NULL, 'k', N, OK}, {"dereference", 'L', N, OK},
+	{"count-links", 'l', N, OK}, {NULL, 'm', N, OK}, {"no-dereference", 'P', N, OK},
+	{"separate-dirs", 'S', N, OK}, {"si", 0, N, OK}, {"summarize", 's', N, OK},
+	{"threshold", 't', A, OK}, {"time", 0, OA, OK}, {"time-style", 0, A, OK},
+	{"exclude-from", 'X', A, OK}, {"exclude", 0, A, OK}, {"one-file-system", 'x', N, OK},
+	STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt df_opts[] = {{"all", 'a', N, OK},
-					{"block-size", 'B', A, OK},
-					{"human-readable", 'h', N, OK},
-					{NULL, 'H', N, OK},
-					{"si", 0, N, OK},
-					{"inodes", 'i', N, OK},
-					{NULL, 'k', N, OK},
-					{"local", 'l', N, OK},
-					{"no-sync", 0, N, OK},
-					{"output", 0, OA, OK},
-					{"portability", 'P', N, OK},
-					{"sync", 0, N, OK},
-					{"total", 0, N, OK},
-					{"type", 't', A, OK},
-					{"print-type", 'T', N, OK},
-					{"exclude-type", 'x', A, OK},
-					{NULL, 'v', N, OK},
-					STD,
-					END};
+/* clang-format off */
+static const struct gr_opt df_opts[] = {
+	{"all", 'a', N, OK}, {"block-size", 'B', A, OK}, {"human-readable", 'h', N, OK},
+	{NULL, 'H', N, OK}, {"si", 0, N, OK}, {"inodes", 'i', N, OK}, {NULL, 'k', N, OK},
+	{"local", 'l', N, OK}, {"no-sync", 0, N, OK}, {"output", 0, OA, OK},
+	{"portability", 'P', N, OK}, {"sync", 0, N, OK}, {"total", 0, N, OK},
+	{"type", 't', A, OK}, {"print-type", 'T', N, OK}, {"exclude-type", 'x', A, OK},
+	{NULL, 'v', N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt nproc_opts[] = {{"all", 0, N, OK}, {"ignore", 0, A, OK}, STD, END};
+/* clang-format off */
+static const struct gr_opt nproc_opts[] = {
+	{"all", 0, N, OK}, {"ignore", 0, A, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt tty_opts[] = {{"silent", 's', N, OK}, {"quiet", 0, N, OK}, STD, END};
+/* clang-format off */
+static const struct gr_opt tty_opts[] = {
+	{"silent", 's', N, OK}, {"quiet", 0, N, OK}, STD, END,
+};
+/* clang-format on */
 
-static const struct gr_opt diff_opts[] = {{"normal", 0, N, OK},
-					  {"brief", 'q', N, OK},
-					  {"report-identical-files", 's', N, OK},
-					  {"context", 0, OA, OK},
-					  {NULL, 'c', N, OK},
-					  {NULL, 'C', A, OK},
-					  {"unified", 0, OA, OK},
-					  {NULL, 'u', N, OK},
-					  {NULL, 'U', A, OK},
-					  {"ed", 'e', N, OK},
-					  {"rcs", 'n', N, OK},
-					  {"side-by-side", 'y', N, OK},
-					  {"width", 'W', A, OK},
-					  {"left-column", 0, N, OK},
-					  {"suppress-common-lines", 0, N, OK},
-					  {"show-c-function", 'p', N, OK},
-					  {"show-function-line", 'F', A, OK},
-					  {"label", 0, A, OK},
-					  {"expand-tabs", 't', N, OK},
-					  {"initial-tab", 'T', N, OK},
-					  {"tabsize", 0, A, OK},
-					  {"suppress-blank-empty", 0, N, OK},
-					  {"paginate", 'l', N, GR_RUNS},
-					  {"recursive", 'r', N, OK},
-					  {"no-dereference", 0, N, OK},
-					  {"new-file", 'N', N, OK},
-					  {"unidirectional-new-file", 0, N, OK},
-					  {"ignore-file-name-case", 0, N, OK},
-					  {"no-ignore-file-name-case", 0, N, OK},
-					  {"exclude", 'x', A, OK},
-					  {"exclude-from", 'X', A, OK},
-					  {"starting-file", 'S', A, OK},
-					  {"from-file", 0, A, OK},
-					  {"to-file", 0, A, OK},
-					  {"ignore-case", 'i', N, OK},
-					  {"ignore-tab-expansion", 'E', N, OK},
-					  {"ignore-trailing-space", 'Z', N, OK},
-					  {"ignore-space-change", 'b', N, OK},
-					  {"ignore-all-space", 'w', N, OK},
-					  {"ignore-blank-lines", 'B', N, OK},
-					  {"ignore-matching-lines", 'I', A, OK},
-					  {"text", 'a', N, OK},
-					  {"strip-trailing-cr", 0, N, OK},
-					  {"ifdef", 'D', A, OK},
-					  {"old-group-format", 0, A, OK},
-					  {"new-group-format", 0, A, OK},
-					  {"unchanged-group-format", 0, A, OK},
-					  {"changed-group-format", 0, A, OK},
-					  {"line-format", 0, A, OK},
-					  {"old-line-format", 0, A, OK},
-					  {"new-line-format", 0, A, OK},
-					  {"unchanged-line-format", 0, A, OK},
-					  {"minimal", 'd', N, OK},
-					  {"horizon-lines", 0, A, OK},
-					  {"speed-large-files", 0, N, OK},
-					  {"color", 0, OA, OK},
-					  {"palette", 0, A, OK},
-					  {"help", 0, N, OK},
-					  {"version", 'v', N, OK},
-					  END};
+/* clang-format off */
+static const struct gr_opt diff_opts[] = {
+	{"normal", 0, N, OK}, {"brief", 'q', N, OK}, {"report-identical-files", 's', N, OK},
+	{"context", 0, OA, OK}, {NULL, 'c', N, OK}, {NULL, 'C', A, OK}, {"unified", 0, OA, OK},
+	{NULL, 'u', N, OK}, {NULL, 'U', A, OK}, {"ed", 'e', N, OK}, {"rcs", 'n', N, OK},
+	{"side-by-side", 'y', N, OK}, {"width", 'W', A, OK}, {"left-column", 0, N, OK},
+	{"suppress-common-lines", 0, N, OK}, {"show-c-function", 'p', N, OK},
+	{"show-function-line", 'F', A, OK}, {"label", 0, A, OK}, {"expand-tabs", 't', N, OK},
+	{"initial-tab", 'T', N, OK}, {"tabsize", 0, A, OK}, {"suppress-blank-empty", 0, N, OK},
+	{"paginate", 'l', N, GR_RUNS}, {"recursive", 'r', N, OK}, {"no-dereference", 0, N, OK},
+	{"new-file", 'N', N, OK}, {"unidirectional-new-file", 0, N, OK},
+	{"ignore-file-name-case", 0, N, OK}, {"no-ignore-file-name-case", 0, N, OK},
+	{"exclude", 'x', A, OK}, {"exclude-from", 'X', A, OK}, {"starting-file", 'S', A, OK},
+	{"from-file", 0, A, OK}, {"to-file", 0, A, OK}, {"ignore-case", 'i', N, OK},
+	{"ignore-tab-expansion", 'E', N, OK}, {"ignore-trailing-space", 'Z', N, OK},
+	{"ignore-space-change", 'b', N, OK}, {"ignore-all-space", 'w', N, OK},
+	{"ignore-blank-lines", 'B', N, OK}, {"ignore-matching-lines", 'I', A, OK},
+	{"text", 'a', N, OK}, {"strip-trailing-cr", 0, N, OK}, {"ifdef", 'D', A, OK},
+	{"old-group-format", 0, A, OK}, {"new-group-format", 0, A, OK},
+	{"unchanged-group-format", 0, A, OK}, {"changed-group-format", 0, A, OK},
+	{"line-format", 0, A, OK}, {"old-line-format", 0, A, OK}, {"new-line-format", 0, A, OK},
+	{"unchanged-line-format", 0, A, OK}, {"minimal", 'd', N, OK},
+	{"horizon-lines", 0, A, OK}, {"speed-large-files", 0, N, OK}, {"color", 0, OA, OK},
+	{"palette", 0, A, OK}, {"help", 0, N, OK}, {"version", 'v', N, OK}, END,
+};
+/* clang-format on */
 
+/* clang-format off */
 static const struct gr_opt cmp_opts[] = {
 	{"print-bytes", 'b', N, OK}, {"ignore-initial", 'i', A, OK}, {"verbose", 'l', N, OK},
 	{"bytes", 'n', A, OK},	     {"quiet", 's', N, OK},	     {"silent", 0, N, OK},
-	{"help", 0, N, OK},	     {"version", 'v', N, OK},	     END};
+	{"help", 0, N, OK},	     {"version", 'v', N, OK},	     END,
+};
+/* clang-format on */
 
-static const struct gr_opt sed_opts[] = {{"quiet", 'n', N, OK},
-					 {"silent", 0, N, OK},
-					 {"debug", 0, N, OK},
-					 {"expression", 'e', A, GR_CHECKED},
-					 {"file", 'f', A, GR_RUNS},
-					 {"follow-symlinks", 0, N, OK},
-					 {"in-place", 'i', OA, GR_WRITES},
-					 {"line-length", 'l', A, OK},
-					 {"posix", 0, N, OK},
-					 {"regexp-extended", 'r', N, OK},
-					 {NULL, 'E', N, OK},
-					 {"separate", 's', N, OK},
-					 {"sandbox", 0, N, OK},
-					 {"unbuffered", 'u', N, OK},
-					 {"null-data", 'z', N, OK},
-					 {"zero-terminated", 0, N, OK},
-					 STD,
-					 END};
+/* clang-format off */
+static const struct gr_opt sed_opts[] = {
+	{"quiet", 'n', N, OK}, {"silent", 0, N, OK}, {"debug", 0, N, OK},
+	{"expression", 'e', A, GR_CHECKED}, {"file", 'f', A, GR_RUNS},
+	{"follow-symlinks", 0, N, OK}, {"in-place", 'i', OA, GR_WRITES},
+	{"line-length", 'l', A, OK}, {"posix", 0, N, OK}, {"regexp-extended", 'r', N, OK},
+	{NULL, 'E', N, OK}, {"separate", 's', N, OK}, {"sandbox", 0, N, OK},
+	{"unbuffered", 'u', N, OK}, {"null-data", 'z', N, OK}, {"zero-terminated", 0, N, OK},
+	STD, END,
+};
+/* clang-format on */
 
 /* find's options before its paths; the expression has its own table. */
-static const struct gr_opt find_opts[] = {{NULL, 'H', N, OK},  {NULL, 'L', N, OK},
-					  {NULL, 'P', N, OK},  {NULL, 'D', A, OK},
-					  {NULL, 'O', OA, OK}, END};
+/* clang-format off */
+static const struct gr_opt find_opts[] = {
+	{NULL, 'H', N, OK}, {NULL, 'L', N, OK},	 {NULL, 'P', N, OK},
+	{NULL, 'D', A, OK}, {NULL, 'O', OA, OK}, END,
+};
+/* clang-format on */
 
-static const struct gr_opt file_opts[] = {{"help", 0, N, OK},
-					  {"version", 'v', N, OK},
-					  {"magic-file", 'm', A, OK},
-					  {"uncompress", 'z', N, OK},
-					  {"uncompress-noreport", 'Z', N, OK},
-					  {"brief", 'b', N, OK},
-					  {"checking-printout", 'c', N, OK},
-					  {"exclude", 'e', A, OK},
-					  {"exclude-quiet", 0, A, OK},
-					  {"files-from", 'f', A, GR_ELSEWHERE},
-					  {"separator", 'F', A, OK},
-					  {"mime", 'i', N, OK},
-					  {"mime-encoding", 0, N, OK},
-					  {"mime-type", 0, N, OK},
-					  {"apple", 0, N, OK},
-					  {"extension", 0, N, OK},
-					  {"keep-going", 'k', N, OK},
-					  {"list", 'l', N, OK},
-					  {"dereference", 'L', N, OK},
-					  {"no-dereference", 'h', N, OK},
-					  {"no-buffer", 'n', N, OK},
-					  {"no-pad", 'N', N, OK},
-					  {"print0", '0', N, OK},
-					  {"preserve-date", 'p', N, GR_WRITES},
-					  {"parameter", 'P', A, OK},
-					  {"raw", 'r', N, OK},
-					  {"special-files", 's', N, OK},
-					  {"no-sandbox", 'S', N, OK},
-					  {"compile", 'C', N, GR_WRITES},
-					  {"debug", 'd', N, OK},
-					  END};
+/* clang-format off */
+static const struct gr_opt file_opts[] = {
+	{"help", 0, N, OK}, {"version", 'v', N, OK}, {"magic-file", 'm', A, OK},
+	{"uncompress", 'z', N, OK}, {"uncompress-noreport", 'Z', N, OK}, {"brief", 'b', N, OK},
+	{"checking-printout", 'c', N, OK}, {"exclude", 'e', A, OK}, {"exclude-quiet", 0, A, OK},
+	{"files-from", 'f', A, GR_ELSEWHERE}, {"separator", 'F', A, OK}, {"mime", 'i', N, OK},
+	{"mime-encoding", 0, N, OK}, {"mime-type", 0, N, OK}, {"apple", 0, N, OK},
+	{"extension", 0, N, OK}, {"keep-going", 'k', N, OK}, {"list", 'l', N, OK},
+	{"dereference", 'L', N, OK}, {"no-dereference", 'h', N, OK}, {"no-buffer", 'n', N, OK},
+	{"no-pad", 'N', N, OK}, {"print0", '0', N, OK}, {"preserve-date", 'p', N, GR_WRITES},
+	{"parameter", 'P', A, OK}, {"raw", 'r', N, OK}, {"special-files", 's', N, OK},
+	{"no-sandbox", 'S', N, OK}, {"compile", 'C', N, GR_WRITES}, {"debug", 'd', N, OK}, END,
+};
+/* clang-format on */
 
 /* ripgrep (Claude Code's own binary plays it): exact long names, no
  * abbreviations; short options cluster. */
-static const struct gr_opt rg_opts[] = {{"after-context", 'A', A, OK},
-					{"before-context", 'B', A, OK},
-					{"context", 'C', A, OK},
-					{"binary", 0, N, OK},
-					{"block-buffered", 0, N, OK},
-					{"byte-offset", 'b', N, OK},
-					{"case-sensitive", 's', N, OK},
-					{"color", 0, A, OK},
-					{"colors", 0, A, OK},
-					{"column", 0, N, OK},
-					{"no-column", 0, N, OK},
-					{"context-separator", 0, A, OK},
-					{"count", 'c', N, OK},
-					{"count-matches", 0, N, OK},
-					{"crlf", 0, N, OK},
-					{"debug", 0, N, OK},
-					{"trace", 0, N, OK},
-					{"dfa-size-limit", 0, A, OK},
-					{"encoding", 'E', A, OK},
-					{"engine", 0, A, OK},
-					{"file", 'f', A, OK},
-					{"files", 0, N, OK},
-					{"files-with-matches", 'l', N, OK},
-					{"files-without-match", 0, N, OK},
-					{"fixed-strings", 'F', N, OK},
-					{"follow", 'L', N, OK},
-					{"no-follow", 0, N, OK},
-					{"glob", 'g', A, OK},
-					{"glob-case-insensitive", 0, N, OK},
-					{"help", 'h', N, OK},
-					{"heading", 0, N, OK},
-					{"no-heading", 0, N, OK},
-					{"hidden", '.', N, OK},
-					{"no-hidden", 0, N, OK},
-					{"hostname-bin", 0, A, GR_RUNS},
-					{"hyperlink-format", 0, A, OK},
-					{"iglob", 0, A, OK},
-					{"ignore-case", 'i', N, OK},
-					{"ignore-file", 0, A, OK},
-					{"ignore-file-case-insensitive", 0, N, OK},
-					{"include-zero", 0, N, OK},
-					{"invert-match", 'v', N, OK},
-					{"json", 0, N, OK},
-					{"no-json", 0, N, OK},
-					{"line-buffered", 0, N, OK},
-					{"line-number", 'n', N, OK},
-					{"no-line-number", 'N', N, OK},
-					{"line-regexp", 'x', N, OK},
-					{"max-columns", 'M', A, OK},
-					{"max-columns-preview", 0, N, OK},
-					{"max-count", 'm', A, OK},
-					{"max-depth", 'd', A, OK},
-					{"maxdepth", 0, A, OK},
-					{"max-filesize", 0, A, OK},
-					{"mmap", 0, N, OK},
-					{"no-mmap", 0, N, OK},
-					{"multiline", 'U', N, OK},
-					{"multiline-dotall", 0, N, OK},
-					{"no-config", 0, N, OK},
-					{"no-ignore", 0, N, OK},
-					{"no-ignore-dot", 0, N, OK},
-					{"no-ignore-exclude", 0, N, OK},
-					{"no-ignore-files", 0, N, OK},
-					{"no-ignore-global", 0, N, OK},
-					{"no-ignore-messages", 0, N, OK},
-					{"no-ignore-parent", 0, N, OK},
-					{"no-ignore-vcs", 0, N, OK},
-					{"no-messages", 0, N, OK},
-					{"no-require-git", 0, N, OK},
-					{"no-unicode", 0, N, OK},
-					{"null", '0', N, OK},
-					{"null-data", 0, N, OK},
-					{"one-file-system", 0, N, OK},
-					{"only-matching", 'o', N, OK},
-					{"path-separator", 0, A, OK},
-					{"passthru", 0, N, OK},
-					{"pcre2", 'P', N, OK},
-					{"pcre2-version", 0, N, OK},
-					{"pre", 0, A, GR_RUNS},
-					{"pre-glob", 0, A, OK},
-					{"pretty", 'p', N, OK},
-					{"quiet", 'q', N, OK},
-					{"regex-size-limit", 0, A, OK},
-					{"regexp", 'e', A, OK},
-					{"replace", 'r', A, OK},
-					{"search-zip", 'z', N, OK},
-					{"smart-case", 'S', N, OK},
-					{"sort", 0, A, OK},
-					{"sortr", 0, A, OK},
-					{"stats", 0, N, OK},
-					{"stop-on-nonmatch", 0, N, OK},
-					{"text", 'a', N, OK},
-					{"threads", 'j', A, OK},
-					{"trim", 0, N, OK},
-					{"type", 't', A, OK},
-					{"type-not", 'T', A, OK},
-					{"type-add", 0, A, OK},
-					{"type-clear", 0, A, OK},
-					{"type-list", 0, N, OK},
-					{"unrestricted", 'u', N, OK},
-					{"version", 'V', N, OK},
-					{"vimgrep", 0, N, OK},
-					{"with-filename", 'H', N, OK},
-					{"no-filename", 'I', N, OK},
-					{"word-regexp", 'w', N, OK},
-					{"auto-hybrid-regex", 0, N, OK},
-					END};
+/* clang-format off */
+static const struct gr_opt rg_opts[] = {
+	{"after-context", 'A', A, OK}, {"before-context", 'B', A, OK}, {"context", 'C', A, OK},
+	{"binary", 0, N, OK}, {"block-buffered", 0, N, OK}, {"byte-offset", 'b', N, OK},
+	{"case-sensitive", 's', N, OK}, {"color", 0, A, OK}, {"colors", 0, A, OK},
+	{"column", 0, N, OK}, {"no-column", 0, N, OK}, {"context-separator", 0, A, OK},
+	{"count", 'c', N, OK}, {"count-matches", 0, N, OK}, {"crlf", 0, N, OK},
+	{"debug", 0, N, OK}, {"trace", 0, N, OK}, {"dfa-size-limit", 0, A, OK},
+	{"encoding", 'E', A, OK}, {"engine", 0, A, OK}, {"file", 'f', A, OK},
+	{"files", 0, N, OK}, {"files-with-matches", 'l', N, OK},
+	{"files-without-match", 0, N, OK}, {"fixed-strings", 'F', N, OK}, {"follow", 'L', N, OK},
+	{"no-follow", 0, N, OK}, {"glob", 'g', A, OK}, {"glob-case-insensitive", 0, N, OK},
+	{"help", 'h', N, OK}, {"heading", 0, N, OK}, {"no-heading", 0, N, OK},
+	{"hidden", '.', N, OK}, {"no-hidden", 0, N, OK}, {"hostname-bin", 0, A, GR_RUNS},
+	{"hyperlink-format", 0, A, OK}, {"iglob", 0, A, OK}, {"ignore-case", 'i', N, OK},
+	{"ignore-file", 0, A, OK}, {"ignore-file-case-insensitive", 0, N, OK},
+	{"include-zero", 0, N, OK}, {"invert-match", 'v', N, OK}, {"json", 0, N, OK},
+	{"no-json", 0, N, OK}, {"line-buffered", 0, N, OK}, {"line-number", 'n', N, OK},
+	{"no-line-number", 'N', N, OK}, {"line-regexp", 'x', N, OK}, {"max-columns", 'M', A, OK},
+	{"max-columns-preview", 0, N, OK}, {"max-count", 'm', A, OK}, {"max-depth", 'd', A, OK},
+	{"maxdepth", 0, A, OK}, {"max-filesize", 0, A, OK}, {"mmap", 0, N, OK},
+	{"no-mmap", 0, N, OK}, {"multiline", 'U', N, OK}, {"multiline-dotall", 0, N, OK},
+	{"no-config", 0, N, OK}, {"no-ignore", 0, N, OK}, {"no-ignore-dot", 0, N, OK},
+	{"no-ignore-exclude", 0, N, OK}, {"no-ignore-files", 0, N, OK},
+	{"no-ignore-global", 0, N, OK}, {"no-ignore-messages", 0, N, OK},
+	{"no-ignore-parent", 0, N, OK}, {"no-ignore-vcs", 0, N, OK}, {"no-messages", 0, N, OK},
+	{"no-require-git", 0, N, OK}, {"no-unicode", 0, N, OK}, {"null", '0', N, OK},
+	{"null-data", 0, N, OK}, {"one-file-system", 0, N, OK}, {"only-matching", 'o', N, OK},
+	{"path-separator", 0, A, OK}, {"passthru", 0, N, OK}, {"pcre2", 'P', N, OK},
+	{"pcre2-version", 0, N, OK}, {"pre", 0, A, GR_RUNS}, {"pre-glob", 0, A, OK},
+	{"pretty", 'p', N, OK}, {"quiet", 'q', N, OK}, {"regex-size-limit", 0, A, OK},
+	{"regexp", 'e', A, OK}, {"replace", 'r', A, OK}, {"search-zip", 'z', N, OK},
+	{"smart-case", 'S', N, OK}, {"sort", 0, A, OK}, {"sortr", 0, A, OK}, {"stats", 0, N, OK},
+	{"stop-on-nonmatch", 0, N, OK}, {"text", 'a', N, OK}, {"threads", 'j', A, OK},
+	{"trim", 0, N, OK}, {"type", 't', A, OK}, {"type-not", 'T', A, OK},
+	{"type-add", 0, A, OK}, {"type-clear", 0, A, OK}, {"type-list", 0, N, OK},
+	{"unrestricted", 'u', N, OK}, {"version", 'V', N, OK}, {"vimgrep", 0, N, OK},
+	{"with-filename", 'H', N, OK}, {"no-filename", 'I', N, OK}, {"word-regexp", 'w', N, OK},
+	{"auto-hybrid-regex", 0, N, OK}, END,
+};
+/* clang-format on */
 
 /* which (debianutils' shell script): getopts "a", exact. */
-static const struct gr_opt which_opts[] = {{NULL, 'a', N, OK}, END};
+/* clang-format off */
+static const struct gr_opt which_opts[] = {
+	{NULL, 'a', N, OK}, END,
+};
+/* clang-format on */
 /* The shell builtins cd and type, inside a script. */
+/* clang-format off */
 static const struct gr_opt cd_opts[] = {
-	{NULL, 'L', N, OK}, {NULL, 'P', N, OK}, {NULL, 'e', N, OK}, {NULL, '@', N, OK}, END};
-static const struct gr_opt type_opts[] = {{NULL, 'a', N, OK}, {NULL, 'f', N, OK},
-					  {NULL, 'p', N, OK}, {NULL, 'P', N, OK},
-					  {NULL, 't', N, OK}, END};
-static const struct gr_opt none_opts[] = {END};
+	{NULL, 'L', N, OK}, {NULL, 'P', N, OK}, {NULL, 'e', N, OK}, {NULL, '@', N, OK}, END,
+};
+/* clang-format on */
+/* clang-format off */
+static const struct gr_opt type_opts[] = {
+	{NULL, 'a', N, OK}, {NULL, 'f', N, OK}, {NULL, 'p', N, OK},
+	{NULL, 'P', N, OK}, {NULL, 't', N, OK}, END,
+};
+/* clang-format on */
+/* clang-format off */
+static const struct gr_opt none_opts[] = {
+	END,
+};
+/* clang-format on */
 
 /* ---- rules on operands ------------------------------------------------------------------ */
 
@@ -851,80 +597,24 @@ struct find_prim {
 	const char *name;
 	int args;
 };
+/* clang-format off */
 static const struct find_prim find_prims[] = {
-	{"-print", 0},
-	{"-print0", 0},
-	{"-ls", 0},
-	{"-prune", 0},
-	{"-quit", 0},
-	{"-true", 0},
-	{"-false", 0},
-	{"-empty", 0},
-	{"-executable", 0},
-	{"-readable", 0},
-	{"-writable", 0},
-	{"-nogroup", 0},
-	{"-nouser", 0},
-	{"-xdev", 0},
-	{"-mount", 0},
-	{"-depth", 0},
-	{"-d", 0},
-	{"-follow", 0},
-	{"-noleaf", 0},
-	{"-daystart", 0},
-	{"-ignore_readdir_race", 0},
-	{"-noignore_readdir_race", 0},
-	{"-not", 0},
-	{"!", 0},
-	{"(", 0},
-	{")", 0},
-	{",", 0},
-	{"-a", 0},
-	{"-and", 0},
-	{"-o", 0},
-	{"-or", 0},
-	{"-help", 0},
-	{"--help", 0},
-	{"-version", 0},
-	{"--version", 0},
-	{"-name", 1},
-	{"-iname", 1},
-	{"-path", 1},
-	{"-ipath", 1},
-	{"-wholename", 1},
-	{"-iwholename", 1},
-	{"-lname", 1},
-	{"-ilname", 1},
-	{"-regex", 1},
-	{"-iregex", 1},
-	{"-regextype", 1},
-	{"-type", 1},
-	{"-xtype", 1},
-	{"-size", 1},
-	{"-perm", 1},
-	{"-user", 1},
-	{"-group", 1},
-	{"-uid", 1},
-	{"-gid", 1},
-	{"-links", 1},
-	{"-inum", 1},
-	{"-samefile", 1},
-	{"-newer", 1},
-	{"-anewer", 1},
-	{"-cnewer", 1},
-	{"-mtime", 1},
-	{"-atime", 1},
-	{"-ctime", 1},
-	{"-mmin", 1},
-	{"-amin", 1},
-	{"-cmin", 1},
-	{"-used", 1},
-	{"-maxdepth", 1},
-	{"-mindepth", 1},
-	{"-printf", 1},
-	{"-fstype", 1},
-	{"-context", 1},
+	{"-print", 0}, {"-print0", 0}, {"-ls", 0}, {"-prune", 0}, {"-quit", 0}, {"-true", 0},
+	{"-false", 0}, {"-empty", 0}, {"-executable", 0}, {"-readable", 0}, {"-writable", 0},
+	{"-nogroup", 0}, {"-nouser", 0}, {"-xdev", 0}, {"-mount", 0}, {"-depth", 0}, {"-d", 0},
+	{"-follow", 0}, {"-noleaf", 0}, {"-daystart", 0}, {"-ignore_readdir_race", 0},
+	{"-noignore_readdir_race", 0}, {"-not", 0}, {"!", 0}, {"(", 0}, {")", 0}, {",", 0},
+	{"-a", 0}, {"-and", 0}, {"-o", 0}, {"-or", 0}, {"-help", 0}, {"--help", 0},
+	{"-version", 0}, {"--version", 0}, {"-name", 1}, {"-iname", 1}, {"-path", 1},
+	{"-ipath", 1}, {"-wholename", 1}, {"-iwholename", 1}, {"-lname", 1}, {"-ilname", 1},
+	{"-regex", 1}, {"-iregex", 1}, {"-regextype", 1}, {"-type", 1}, {"-xtype", 1},
+	{"-size", 1}, {"-perm", 1}, {"-user", 1}, {"-group", 1}, {"-uid", 1}, {"-gid", 1},
+	{"-links", 1}, {"-inum", 1}, {"-samefile", 1}, {"-newer", 1}, {"-anewer", 1},
+	{"-cnewer", 1}, {"-mtime", 1}, {"-atime", 1}, {"-ctime", 1}, {"-mmin", 1}, {"-amin", 1},
+	{"-cmin", 1}, {"-used", 1}, {"-maxdepth", 1}, {"-mindepth", 1}, {"-printf", 1},
+	{"-fstype", 1}, {"-context", 1},
 };
+/* clang-format on */
 
 static bool check_find(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
 		       size_t argc, char *why, size_t n, char *matched)
@@ -998,11 +688,13 @@ static bool obsolete_count(const char *name, const char *a)
 
 /* Programs that print what they read: an operand under /proc (environ,
  * cmdline, mem of a process) prints secrets. */
+/* clang-format off */
 static const char *const printers[] = {
 	"cat",	   "head",	"tail",	     "grep",	  "sort",      "uniq",	"cut",	 "tr",
 	"nl",	   "tac",	"diff",	     "cmp",	  "od",	       "sed",	"file",	 "md5sum",
 	"sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "rg",
 };
+/* clang-format on */
 
 static const struct gr_prog programs[] = {
 	{"ls", NULL, GR_GNU, ls_opts, NULL},
@@ -1076,6 +768,7 @@ const struct gr_prog *gr_all(size_t *n)
 }
 
 /* Toolchains whose "--version" is asked before almost every build. */
+/* clang-format off */
 static const char *const versioned[] = {
 	"gcc",	  "g++",     "cc",	  "c++",   "clang",  "clang++", "make",	  "cmake",
 	"ninja",  "node",    "npm",	  "npx",   "yarn",   "pnpm",	"python", "python3",
@@ -1083,6 +776,7 @@ static const char *const versioned[] = {
 	"ruby",	  "gem",     "perl",	  "php",   "dotnet", "deno",	"bun",	  "tsc",
 	"docker", "kubectl", "terraform", "uv",	   "pytest", "meson",	"bazel",
 };
+/* clang-format on */
 
 static bool version_query(const char *name, char *const *argv, size_t argc)
 {
