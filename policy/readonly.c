@@ -693,6 +693,7 @@ static const char *const printers[] = {
 	"cat",	   "head",	"tail",	     "grep",	  "sort",      "uniq",	"cut",	 "tr",
 	"nl",	   "tac",	"diff",	     "cmp",	  "od",	       "sed",	"file",	 "md5sum",
 	"sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "rg",
+	"date",
 };
 /* clang-format on */
 
@@ -865,9 +866,9 @@ bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const 
 		bool printer = false;
 		for (size_t k = 0; k < WD_ARRAY_SIZE(printers); k++)
 			printer |= strcmp(p->name, printers[k]) == 0;
-		const char *path = it->opt ? NULL : it->word;
-		if (it->opt && (it->opt->shrt == 'f' || it->opt->shrt == 'r') && it->value)
-			path = it->value; /* grep -f, date -r/-f: files read */
+		/* An operand, or an option's value: grep -f, date -f, file -m
+		 * read the file they name and may print its lines. */
+		const char *path = it->opt ? it->value : it->word;
 		if (printer && path && gr_path_prints_secrets(path, cwd)) {
 			snprintf(matched, 64, "%s", path);
 			snprintf(why, n,
