@@ -264,8 +264,10 @@ bool hn_inner_view(const struct pol_request *r, const char *home, struct pol_req
 	char buf[128];
 	const char *name = cls_identity(r->path, r->argv[0], buf, sizeof(buf));
 	char *inner = NULL;
-	if (hn_unwrap(r->argv, r->argc, name, home, &inner) != POL_HARNESS_CLAUDE_CODE)
+	if (hn_unwrap(r->argv, r->argc, name, home, &inner) != POL_HARNESS_CLAUDE_CODE) {
+		free(inner); /* the Codex and aider shapes hand one back too */
 		return false;
+	}
 	struct sh_script sc;
 	sh_split(inner, &sc);
 	free(inner);
