@@ -725,8 +725,10 @@ static bool wrapper_grammar_ok(const struct cls_env *e, const struct wrapper *w,
 			  ps->problem);
 		ok = false;
 	}
-	for (size_t i = 0; ok && i < ps->n; i++) {
+	for (size_t i = 0; i < ps->n; i++) {
 		const struct gr_item *it = &ps->items[i];
+		if (it->opt && it->opt->effect == GR_WRITES && it->value)
+			hd_check_write_target(e, it->value, "time -o", r); /* --outp=/etc/x */
 		if (it->opt && it->opt->effect != GR_OK && it->opt->effect != GR_CHECKED) {
 			cls_raise(r, POL_CLASS_OTHER, it->word, "%s %.40s %s", w->name, it->word,
 				  gr_effect_name(it->opt->effect));

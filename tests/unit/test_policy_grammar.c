@@ -186,6 +186,7 @@ static const struct line shell_wrapper_lines[] = {
 	{{"time", "-o", "/tmp/x", "ls", NULL}, NOT, "writes"},
 	{{"time", "--outp=/tmp/x", "ls", NULL}, NOT, "writes"},
 	{{"time", "-p", "ls", NULL}, FAST, NULL},
+	{{"time", "--outp=/etc/cron.d/x", "ls", NULL}, DENY, NULL},
 	{{"env", "-S", "ls -l", NULL}, FAST, NULL},
 	{{"env", "--split-string=touch x", NULL}, NOT, "touch"},
 	{{"env", "-C", "/proc/self", "cat", "environ", NULL}, NOT, "env -C"},
