@@ -264,8 +264,10 @@ bool hn_inner_view(const struct pol_request *r, const char *home, struct pol_req
 	char buf[128];
 	const char *name = cls_identity(r->path, r->argv[0], buf, sizeof(buf));
 	char *inner = NULL;
-	if (hn_unwrap(r->argv, r->argc, name, home, &inner) != POL_HARNESS_CLAUDE_CODE)
+	if (hn_unwrap(r->argv, r->argc, name, home, &inner) != POL_HARNESS_CLAUDE_CODE) {
+		free(inner); /* the Codex and aider shapes hand one back too */
 		return false;
+	}
 	struct sh_script sc;
 	sh_split(inner, &sc);
 	free(inner);
@@ -281,6 +283,7 @@ bool hn_inner_view(const struct pol_request *r, const char *home, struct pol_req
 		/* Shared with |r|, never freed through the view. */
 		view->env = r->env;
 		view->envc = r->envc;
+		view->env_risky = r->env_risky;
 		view->project = r->project;
 	}
 	sh_script_free(&sc);
@@ -341,27 +344,15 @@ char **hn_tool_argv(const char *name, char *const *argv, size_t argc, const char
 	}
 	if (strcmp(name, "ugrep") == 0) {
 		/* ugrep is grep plus options that run programs (--filter,
-		 * --pager, --view), write a file (--save-config) or start its
-		 * interactive query mode (-Q), which opens an editor. */
-		static const char *const bad[] = {"--filter", "--pager", "--view", "--save-config",
-						  "--query"};
-		for (size_t i = 1; i < argc; i++) {
-			const char *a = argv[i];
-			if (strcmp(a, "--") == 0)
-				break;
-			bool hit = a[0] == '-' && a[1] && a[1] != '-' && strchr(a, 'Q');
-			for (size_t k = 0; !hit && k < WD_ARRAY_SIZE(bad); k++) {
-				size_t l = strlen(bad[k]);
-				hit = strncmp(a, bad[k], l) == 0 && (a[l] == '\0' || a[l] == '=');
-			}
-			if (hit) {
-				cls_raise(r, POL_CLASS_OTHER, "ugrep",
-					  "ugrep %.60s runs another program, writes a file or "
-					  "opens an editor",
-					  a);
-				break;
-			}
-		}
+		 * --pager, --view), write a file (--save-config) or open an
+		 * editor (-Q), parsed its own way: warden has no table of its
+		 * options, so it is not read-only. Hard deny and the sensitive
+		 * markers still look at its words with grep's name. */
+		cls_raise(r, POL_CLASS_OTHER, "ugrep",
+			  "ugrep's options (some run programs, write a file or open an editor) "
+			  "are not in warden's tables");
+		(void)argc;
+		(void)argv;
 		*tool = "grep";
 	}
 	return NULL;

@@ -241,6 +241,14 @@ struct pol_classification {
 
 /* Classifies an argv (with optional envp) as the fast path and hard deny see
  * it, unwrapping sh -c, env, sudo, nice, timeout, xargs. |c| may be NULL. */
+/* What classification parsed for the exec request |r| under |c| (may be
+ * NULL): the names the program answers to, and for every command inside it
+ * (wrappers, shells' scripts) the options that matched the program's table,
+ * the value each took, the operands and the word that could not be placed.
+ * One line per command, for `warden explain`. Caller frees; NULL for an
+ * open request. */
+char *pol_explain_grammar(const struct pol_request *r, const struct pol_config *c);
+
 void pol_classify_argv(char *const argv[], char *const envp[], const struct pol_config *c,
 		       struct pol_classification *out);
 

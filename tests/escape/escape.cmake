@@ -47,3 +47,9 @@ wd_agent_program(esc_tmp)
 wd_test(test_esc_tmp SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_tmp.c
 	LIBS wt LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_tmp warden esc_tmp)
+
+# The fast path's grammars under the real warden run (option prefixes,
+# option values, argv[0] dispatch, shell flags, wrappers, environment).
+wd_test(test_esc_grammar SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_grammar.c
+	LIBS wt wd_policy LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_grammar warden)
