@@ -508,7 +508,11 @@ static void decide_open(const struct pol_request *r, const struct pol_config *c,
 	}
 	if (decide_grants_rules(r, c, s, sensitive, now_us, out))
 		return;
-	if (ctx && ctx->covered && !sensitive) {
+	/* A control file is never covered: what plants code for the host
+	 * needs its own decision, whoever runs it. */
+	bool control = pol_is_control(c, r->opath, NULL) ||
+		       (r->opath2 && pol_is_control(c, r->opath2, NULL));
+	if (ctx && ctx->covered && !sensitive && !control) {
 		set(out, POL_ALLOW, POL_SRC_COVERED, "",
 		    "an allowed command higher in this process tree covers it");
 		return;
@@ -518,8 +522,27 @@ static void decide_open(const struct pol_request *r, const struct pol_config *c,
 		    "%.120s matches the sensitive marker \"%s\"", r->opath, marker);
 		return;
 	}
+	const char *pattern = NULL;
+	const char *cpath = r->opath;
+	if (!pol_is_control(c, cpath, &pattern) && r->opath2 &&
+	    pol_is_control(c, r->opath2, &pattern))
+		cpath = r->opath2;
+	if (pattern) {
+		set(out, POL_UNDECIDED, POL_SRC_NONE, pattern,
+		    "%.120s is a control file (\"%s\"): the host runs code from it later "
+		    "(git, direnv, an editor), outside the sandbox",
+		    cpath, pattern);
+		return;
+	}
 	if (r->access == POL_ACC_READ && !(ctx && ctx->no_fast_path)) {
 		set(out, POL_ALLOW, POL_SRC_FAST_PATH, "", "reading a file that is not sensitive");
+		return;
+	}
+	if (r->access == POL_ACC_READ) {
+		set(out, POL_UNDECIDED, POL_SRC_NONE, "",
+		    "%.120s is a sensitive file under another name (a hard link, or below a "
+		    "sensitive directory)",
+		    r->opath);
 		return;
 	}
 	set(out, POL_UNDECIDED, POL_SRC_NONE, "", "a change to %.120s needs a decision", r->opath);
