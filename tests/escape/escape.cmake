@@ -47,3 +47,12 @@ wd_agent_program(esc_tmp)
 wd_test(test_esc_tmp SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_tmp.c
 	LIBS wt LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_tmp warden esc_tmp)
+
+# The project view's escapes: privileges lent, sensitive and control files
+# changed without a decision, renames that make secrets ordinary.
+add_executable(esc_view ${CMAKE_SOURCE_DIR}/tests/escape/esc_view.c)
+set_target_properties(esc_view PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+wd_agent_program(esc_view)
+wd_test(test_esc_view SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_view.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_view warden esc_view)
