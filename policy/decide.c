@@ -176,7 +176,15 @@ static bool access_matches(enum rule_access a, unsigned access)
 
 /* |deep|: deny and ask rules also match the command behind wrappers
  * (sudo git push, env X=1 git push). */
-static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r, bool deep)
+/* Whether a path of an open request needs its own decision whatever else
+ * the request does: a sensitive file or a control file. */
+static bool guarded(const struct pol_config *c, const char *path)
+{
+	return path[0] == '/' || pol_is_sensitive(c, path, NULL) || pol_is_control(c, path, NULL);
+}
+
+static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r,
+			 const struct pol_config *c, bool deep)
 {
 	if (r->kind == POL_EXEC) {
 		if (!ru->command)
@@ -195,9 +203,21 @@ static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r,
 	 * glob is absolute too. */
 	if (r->opath[0] == '/' && ru->glob[0] != '/')
 		return false;
-	return pol_glob_match(ru->glob, r->opath) ||
-	       (deep && r->opath2 && (r->opath2[0] != '/' || ru->glob[0] == '/') &&
-		pol_glob_match(ru->glob, r->opath2));
+	bool m1 = pol_glob_match(ru->glob, r->opath);
+	bool m2 = r->opath2 && (r->opath2[0] != '/' || ru->glob[0] == '/') &&
+		  pol_glob_match(ru->glob, r->opath2);
+	if (deep)
+		return m1 || m2;
+	/* An allow rule names what it allows: a rename or link with one side
+	 * it names allows the other side only when that side is neither
+	 * sensitive nor a control file (a rule for docs/ must not allow moving
+	 * docs/x over .git/config or .env; ".git/config" allows git's rename
+	 * of config.lock over it). */
+	if (!m1 && !m2)
+		return false;
+	if (!m1 && guarded(c, r->opath))
+		return false;
+	return !r->opath2 || m2 || !guarded(c, r->opath2);
 }
 
 /* ---- deciding ------------------------------------------------------------------- */
@@ -288,7 +308,7 @@ static bool decide_grants_rules(const struct pol_request *r, const struct pol_co
 		}
 		for (size_t i = 0; c && i < c->nrules; i++) {
 			const struct pol_rule *ru = &c->rules[i];
-			if (ru->action != want || !rule_matches(ru, r, want == RULE_ASK))
+			if (ru->action != want || !rule_matches(ru, r, c, want == RULE_ASK))
 				continue;
 			/* A command prefix was not written with secrets in mind: an
 			 * allow rule does not cover a sensitive argument. */
@@ -313,7 +333,7 @@ static bool ask_rules(const struct pol_request *r, const struct pol_config *c,
 {
 	char m[32];
 	for (size_t i = 0; c && i < c->nrules; i++) {
-		if (c->rules[i].action == RULE_ASK && rule_matches(&c->rules[i], r, true)) {
+		if (c->rules[i].action == RULE_ASK && rule_matches(&c->rules[i], r, c, true)) {
 			snprintf(m, sizeof(m), "rules[%zu]", i);
 			set(out, POL_ASK, POL_SRC_RULE, m,
 			    "rule %zu of the project config asks a person for this", i);
@@ -328,7 +348,7 @@ static bool deny_rules(const struct pol_request *r, const struct pol_config *c,
 {
 	char m[32];
 	for (size_t i = 0; c && i < c->nrules; i++) {
-		if (c->rules[i].action == RULE_DENY && rule_matches(&c->rules[i], r, true)) {
+		if (c->rules[i].action == RULE_DENY && rule_matches(&c->rules[i], r, c, true)) {
 			snprintf(m, sizeof(m), "rules[%zu]", i);
 			set(out, POL_DENY, POL_SRC_RULE, m,
 			    "rule %zu of the project config denies this", i);
