@@ -188,6 +188,45 @@ static const char *ctl_pattern(const struct pol_config *c, size_t i)
 	return c && i < c->ncontrol ? c->control[i] : NULL;
 }
 
+/* Whether |hay| contains the |n| bytes of |needle|, folding ASCII case. */
+static bool icontains_n(const char *hay, const char *needle, size_t n)
+{
+	unsigned char first = (unsigned char)needle[0] | 0x20, alt = (unsigned char)needle[0];
+
+	for (; *hay; hay++) {
+		unsigned char h = (unsigned char)*hay;
+		/* Cheap first-byte test (case-folded letters, or the byte). */
+		if ((h | 0x20) != first && h != alt)
+			continue;
+		if (strncasecmp(hay, needle, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A quick refusal: a component without wildcards must occur in the path
+ * as it is (most paths of a project contain none of ".git", ".vscode",
+ * ...), so the automaton runs only for the few that might match. */
+static bool may_match(const struct ctl_pat *p, const char *path)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const char *c = p->comp[i], *end = c + p->len[i];
+
+		if (is_globstar(p, i) || memchr(c, '[', p->len[i]) || memchr(c, '\\', p->len[i]))
+			continue;
+		/* Each run of bytes between '*' and '?' is in the path. */
+		while (c < end) {
+			const char *w = c;
+			while (w < end && *w != '*' && *w != '?')
+				w++;
+			if (w > c && !icontains_n(path, c, (size_t)(w - c)))
+				return false;
+			c = w + 1;
+		}
+	}
+	return true;
+}
+
 bool pol_is_control(const struct pol_config *c, const char *path, const char **pattern)
 {
 	const char *hit = NULL;
@@ -203,7 +242,7 @@ bool pol_is_control(const struct pol_config *c, const char *path, const char **p
 			break;
 		if (!ctl_split(pat, &p))
 			continue; /* refused by the parser; built-ins are short */
-		if (ctl_run(&p, path) & (1ull << p.n)) {
+		if (may_match(&p, path) && (ctl_run(&p, path) & (1ull << p.n))) {
 			in = !p.exclude;
 			hit = pat;
 		}
