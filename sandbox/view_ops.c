@@ -136,7 +136,7 @@ static void caller_begin(fuse_req_t req, struct as_caller *c)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 
-	c->switched = false;
+	*c = (struct as_caller){.switched = false};
 	if (geteuid() != 0)
 		return;
 	c->uid = (uid_t)syscall(SYS_setfsuid, -1);
