@@ -1131,6 +1131,27 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	reply_err(req, -do_xattr_change(req, ino, name, NULL, 0, 0));
 }
 
+/* Removes the trusted.* names from a listxattr buffer of |len| bytes (the
+ * view lists as root; the kernel refuses their values to the caller, and a
+ * file system hides their names from a caller without CAP_SYS_ADMIN, as no
+ * process in the sandbox has). Returns the new length. A size query
+ * answers the unfiltered length, an upper bound. */
+static ssize_t drop_trusted(char *buf, size_t len)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t l = strnlen(buf + i, len - i) + 1;
+
+		if (strncmp(buf + i, "trusted.", 8) != 0) {
+			memmove(buf + out, buf + i, l);
+			out += l;
+		}
+		i += l;
+	}
+	return (ssize_t)out;
+}
+
 /* getxattr and listxattr: |name| NULL lists. Symlinks have none here (the
  * /proc link would lead to their target's). */
 static void do_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
@@ -1153,6 +1174,8 @@ static void do_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	if (size)
 		buf = wd_malloc(size);
 	res = name ? getxattr(proc, name, buf, size) : listxattr(proc, buf, size);
+	if (res > 0 && !name && buf)
+		res = drop_trusted(buf, (size_t)res);
 	if (res < 0)
 		reply_err(req, errno);
 	else if (size)

@@ -11,6 +11,7 @@
  *   utimes PATH SEC     (both times, explicitly; needs ownership)
  *   touch PATH          (utimensat with NULL: the current time)
  *   setxattr PATH NAME VALUE               removexattr PATH NAME
+ *   listxattr PATH      prints "PATH xattrs=[name,name,]"
  *   open PATH MODE      MODE is r, w or rw: opens, reads or writes a byte
  *   read PATH           prints "PATH content=[...]" on success
  *   write PATH TEXT     O_WRONLY|O_CREAT|O_TRUNC, 0644
@@ -137,7 +138,15 @@ int main(int argc, char **argv)
 			rc = removexattr(a[0], a[1]);
 		else if (!strcmp(op, "open"))
 			rc = open_mode(a[0], a[1]);
-		else if (!strcmp(op, "read")) {
+		else if (!strcmp(op, "listxattr")) {
+			char names[4096];
+			ssize_t n = listxattr(a[0], names, sizeof(names));
+			printf("%s xattrs=[", a[0]);
+			for (ssize_t k = 0; k < n; k += (ssize_t)strlen(names + k) + 1)
+				printf("%s,", names + k);
+			printf("]\n");
+			rc = n < 0 ? -1 : 0;
+		} else if (!strcmp(op, "read")) {
 			do_read(a[0]);
 			i += 1 + need;
 			continue;

@@ -218,13 +218,17 @@ static void test_esc_view_other_users_files(void **state)
 	own(f, "sticky", NOBODY, NOBODY, 01777);
 	own(f, "sticky/f", NOBODY, NOBODY, 0666);
 	struct stat before = stat_of(f, "theirs");
+	wd_autofree char *theirs = in_proj(f, "theirs");
+	assert_int_equal(setxattr(theirs, "trusted.hidden", "1", 1, 0), 0);
+	assert_int_equal(setxattr(theirs, "user.shown", "1", 1, 0), 0);
 	struct wt_result r;
 	view_ops(f, &r, "read", "locked", "read", "zero", "open", "theirs", "w", "truncate",
 		 "theirs", "0", "utimes", "theirs", "1000", "touch", "theirs", "chmod", "theirs",
 		 "0666", "setxattr", "theirs", "user.x", "1", "write", "ro/new", "x", "mkdir",
 		 "ro/d", "unlink", "ro/keep", "unlink", "sticky/f", "rename", "sticky/f",
 		 "sticky/g", "setxattr", "README.md", "trusted.x", "1", "setxattr", "README.md",
-		 "security.x", "1", "setxattr", "README.md", "user.ok", "1", NULL);
+		 "security.x", "1", "setxattr", "README.md", "user.ok", "1", "listxattr", "theirs",
+		 NULL);
 	if (said(&r, SECRET))
 		fail_msg("ESCAPE FOUND: a file the agent may not read was read through the view");
 	assert_op(&r, "read", "locked", -1, "EACCES");
@@ -242,6 +246,9 @@ static void test_esc_view_other_users_files(void **state)
 	assert_op(&r, "rename", "sticky/g", -1, "EPERM");
 	assert_op(&r, "setxattr", "README.md", -1, "EPERM"); /* trusted.x, security.x */
 	assert_op(&r, "setxattr", "README.md", 0, "0");	     /* user.ok on its own file */
+	/* trusted.* names are not listed to a caller without CAP_SYS_ADMIN. */
+	assert_true(said(&r, "user.shown,"));
+	assert_false(said(&r, "trusted.hidden"));
 	struct stat after = stat_of(f, "theirs");
 	assert_int_equal(after.st_size, before.st_size);
 	assert_int_equal(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
