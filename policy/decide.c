@@ -187,7 +187,15 @@ static bool access_matches(enum rule_access a, unsigned access)
 
 /* |deep|: deny and ask rules also match the command behind wrappers
  * (sudo git push, env X=1 git push). */
-static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r, bool deep)
+/* Whether a path of an open request needs its own decision whatever else
+ * the request does: a sensitive file or a control file. */
+static bool guarded(const struct pol_config *c, const char *path)
+{
+	return path[0] == '/' || pol_is_sensitive(c, path, NULL) || pol_is_control(c, path, NULL);
+}
+
+static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r,
+			 const struct pol_config *c, bool deep)
 {
 	if (r->kind == POL_EXEC) {
 		if (!ru->command)
@@ -206,9 +214,21 @@ static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r,
 	 * glob is absolute too. */
 	if (r->opath[0] == '/' && ru->glob[0] != '/')
 		return false;
-	return pol_glob_match(ru->glob, r->opath) ||
-	       (deep && r->opath2 && (r->opath2[0] != '/' || ru->glob[0] == '/') &&
-		pol_glob_match(ru->glob, r->opath2));
+	bool m1 = pol_glob_match(ru->glob, r->opath);
+	bool m2 = r->opath2 && (r->opath2[0] != '/' || ru->glob[0] == '/') &&
+		  pol_glob_match(ru->glob, r->opath2);
+	if (deep)
+		return m1 || m2;
+	/* An allow rule names what it allows: a rename or link with one side
+	 * it names allows the other side only when that side is neither
+	 * sensitive nor a control file (a rule for docs/ must not allow moving
+	 * docs/x over .git/config or .env; ".git/config" allows git's rename
+	 * of config.lock over it). */
+	if (!m1 && !m2)
+		return false;
+	if (!m1 && guarded(c, r->opath))
+		return false;
+	return !r->opath2 || m2 || !guarded(c, r->opath2);
 }
 
 /* ---- deciding ------------------------------------------------------------------- */
@@ -350,7 +370,7 @@ static bool decide_grants_rules(const struct pol_request *r, const struct pol_co
 		}
 		for (size_t i = 0; c && i < c->nrules; i++) {
 			const struct pol_rule *ru = &c->rules[i];
-			if (ru->action != want || !rule_matches(ru, r, want == RULE_ASK))
+			if (ru->action != want || !rule_matches(ru, r, c, want == RULE_ASK))
 				continue;
 			/* A command prefix was not written with secrets in mind: an
 			 * allow rule does not cover a sensitive argument. */
@@ -376,7 +396,7 @@ static bool ask_rules(const struct pol_request *r, const struct pol_config *c,
 {
 	char m[32];
 	for (size_t i = 0; c && i < c->nrules; i++) {
-		if (c->rules[i].action == RULE_ASK && rule_matches(&c->rules[i], r, true)) {
+		if (c->rules[i].action == RULE_ASK && rule_matches(&c->rules[i], r, c, true)) {
 			snprintf(m, sizeof(m), "rules[%zu]", i);
 			set(out, POL_ASK, POL_SRC_RULE, m,
 			    "rule %zu of the project config asks a person for this", i);
@@ -391,7 +411,7 @@ static bool deny_rules(const struct pol_request *r, const struct pol_config *c,
 {
 	char m[32];
 	for (size_t i = 0; c && i < c->nrules; i++) {
-		if (c->rules[i].action == RULE_DENY && rule_matches(&c->rules[i], r, true)) {
+		if (c->rules[i].action == RULE_DENY && rule_matches(&c->rules[i], r, c, true)) {
 			snprintf(m, sizeof(m), "rules[%zu]", i);
 			set(out, POL_DENY, POL_SRC_RULE, m,
 			    "rule %zu of the project config denies this", i);
@@ -571,7 +591,11 @@ static void decide_open(const struct pol_request *r, const struct pol_config *c,
 	}
 	if (decide_grants_rules(r, c, s, sensitive, now_us, out))
 		return;
-	if (ctx && ctx->covered && !sensitive) {
+	/* A control file is never covered: what plants code for the host
+	 * needs its own decision, whoever runs it. */
+	bool control = pol_is_control(c, r->opath, NULL) ||
+		       (r->opath2 && pol_is_control(c, r->opath2, NULL));
+	if (ctx && ctx->covered && !sensitive && !control) {
 		set(out, POL_ALLOW, POL_SRC_COVERED, "",
 		    "an allowed command higher in this process tree covers it");
 		return;
@@ -581,8 +605,27 @@ static void decide_open(const struct pol_request *r, const struct pol_config *c,
 		    "%.120s matches the sensitive marker \"%s\"", r->opath, marker);
 		return;
 	}
+	const char *pattern = NULL;
+	const char *cpath = r->opath;
+	if (!pol_is_control(c, cpath, &pattern) && r->opath2 &&
+	    pol_is_control(c, r->opath2, &pattern))
+		cpath = r->opath2;
+	if (pattern) {
+		set(out, POL_UNDECIDED, POL_SRC_NONE, pattern,
+		    "%.120s is a control file (\"%s\"): the host runs code from it later "
+		    "(git, direnv, an editor), outside the sandbox",
+		    cpath, pattern);
+		return;
+	}
 	if (r->access == POL_ACC_READ && !(ctx && ctx->no_fast_path)) {
 		set(out, POL_ALLOW, POL_SRC_FAST_PATH, "", "reading a file that is not sensitive");
+		return;
+	}
+	if (r->access == POL_ACC_READ) {
+		set(out, POL_UNDECIDED, POL_SRC_NONE, "",
+		    "%.120s is a sensitive file under another name (a hard link, or below a "
+		    "sensitive directory)",
+		    r->opath);
 		return;
 	}
 	set(out, POL_UNDECIDED, POL_SRC_NONE, "", "a change to %.120s needs a decision", r->opath);

@@ -29,6 +29,15 @@ enum pol_access {
 	POL_ACC_RENAME_TO = 1u << 5,
 	POL_ACC_LINK = 1u << 6,
 	POL_ACC_SYMLINK = 1u << 7,
+	/* Changes to an existing object's metadata or size, decided for
+	 * sensitive and control files (chmod, chown, utimes, setxattr or
+	 * removexattr, truncate by name). */
+	POL_ACC_CHMOD = 1u << 8,
+	POL_ACC_CHOWN = 1u << 9,
+	POL_ACC_UTIMES = 1u << 10,
+	POL_ACC_XATTR = 1u << 11,
+	POL_ACC_TRUNCATE = 1u << 12,
+	POL_ACC_LAST = POL_ACC_TRUNCATE, /* the highest bit */
 };
 
 struct pol_request; /* opaque */
@@ -89,7 +98,9 @@ bool pol_request_env_changes_program(const struct pol_request *r);
 char *pol_request_json(const struct pol_request *r);
 
 /* A one-line human summary: the shell-quoted, redacted command line for an
- * exec ("rm -rf /"), "read .env" / "write a/b" for an open. Caller frees. */
+ * exec ("rm -rf /"); for an open its verbs joined by '+' and the path:
+ * "read .env", "write a/b", "delete .env", "chmod .env", "rename .env -> x"
+ * (both rename bits say "rename"). Caller frees. */
 char *pol_request_summary(const struct pol_request *r);
 
 /* ---- the project config ------------------------------------------------ */
@@ -146,10 +157,31 @@ int pol_config_add_grant(struct pol_config *c, const struct pol_request *r, cons
 
 /* True when |path| (relative or absolute) matches a sensitive marker: the
  * built-in list plus the config's sensitive_resources, case-insensitive
- * substring; anything containing ".env.example" is exempt. If |marker| is not
- * NULL it receives the marker that matched (a pointer into |c|, valid while
- * |c| lives). |c| may be NULL for the built-in list only. */
+ * substring of the whole path; a file whose own name (the last component)
+ * contains ".env.example" is exempt, a directory of that name exempts
+ * nothing below it. If |marker| is not NULL it receives the marker that
+ * matched (a pointer into |c|, valid while |c| lives). |c| may be NULL for
+ * the built-in list only. */
 bool pol_is_sensitive(const struct pol_config *c, const char *path, const char **marker);
+
+/* True when renaming a directory from |from| to |to| can change whether
+ * something below it is sensitive: for some relative |s|, "from/s" and
+ * "to/s" differ in pol_is_sensitive(). Exact for the markers (see
+ * sensitive.c); never false when they could differ. */
+bool pol_sensitive_below_differs(const struct pol_config *c, const char *from, const char *to);
+
+/* True when |path| (relative to the project) is a control file: one the
+ * host runs code from later without anyone running the project (git's
+ * config and hooks, .envrc, editor tasks, ...): the built-in list plus the
+ * config's control_files, gitignore-like globs (a pattern without '/'
+ * matches a name at any depth, "**" any number of directories, "!" excludes;
+ * the last matching pattern wins). |pattern| receives the pattern that
+ * matched (valid while |c| lives; built-in ones always). |c| may be NULL. */
+bool pol_is_control(const struct pol_config *c, const char *path, const char **pattern);
+
+/* True when renaming a directory from |from| to |to| can change whether
+ * something below it is a control file (never false when it could). */
+bool pol_control_below_differs(const struct pol_config *c, const char *from, const char *to);
 
 /* True when |path| (relative to the project) is write-protected: .warden/ and
  * everything under it, and the config's write_protected globs. */

@@ -101,6 +101,8 @@ struct pol_config {
 	size_t nmarkers;
 	char **protect; /* write_protected globs */
 	size_t nprotect;
+	char **control; /* control_files patterns (control.c) */
+	size_t ncontrol;
 	char **writable;
 	size_t nwritable;
 	char **tmp_share; /* "tmp": {"share": [...]} */
@@ -172,6 +174,8 @@ void pol_json_pretty(struct wd_sb *sb, const struct cJSON *v, int indent);
 const char *pol_glob_problem(const char *pat);
 /* True when |path| matches |pat| or lies under a directory that does. */
 bool pol_glob_match(const char *pat, const char *path);
+/* What is wrong with a control_files pattern, or NULL (control.c). */
+const char *pol_control_problem(const char *pat);
 /* |path| with "//", "." and ".." resolved lexically ("a/../b" is "b",
  * "/.." is "/", leading ".." of a relative path stay). Caller frees. */
 char *pol_path_lexical(const char *path);

@@ -659,7 +659,7 @@ static void access_json(struct wd_sb *sb, unsigned access)
 {
 	wd_sb_putc(sb, '[');
 	bool first = true;
-	for (unsigned bit = 1; bit <= POL_ACC_SYMLINK; bit <<= 1) {
+	for (unsigned bit = 1; bit <= POL_ACC_LAST; bit <<= 1) {
 		if (!(access & bit))
 			continue;
 		if (!first)
@@ -735,6 +735,20 @@ bool pol_request_env_changes_program(const struct pol_request *r)
 	return r && r->kind == POL_EXEC && r->envc > 0;
 }
 
+/* The summary's word for one access bit: what a person would call it. */
+static const char *open_verb(unsigned bit)
+{
+	switch (bit) {
+	case POL_ACC_RENAME_FROM:
+	case POL_ACC_RENAME_TO:
+		return "rename";
+	case POL_ACC_XATTR:
+		return "setxattr";
+	default:
+		return pol_access_name(bit);
+	}
+}
+
 char *pol_request_summary(const struct pol_request *r)
 {
 	struct wd_sb sb = {0};
@@ -744,12 +758,15 @@ char *pol_request_summary(const struct pol_request *r)
 	}
 	if (r->kind == POL_OPEN) {
 		bool first = true;
-		for (unsigned bit = 1; bit <= POL_ACC_SYMLINK; bit <<= 1) {
+		for (unsigned bit = 1; bit <= POL_ACC_LAST; bit <<= 1) {
 			if (!(r->access & bit))
+				continue;
+			/* Both sides of a rename are one verb. */
+			if (bit == POL_ACC_RENAME_TO && (r->access & POL_ACC_RENAME_FROM))
 				continue;
 			if (!first)
 				wd_sb_putc(&sb, '+');
-			wd_sb_puts(&sb, pol_access_name(bit));
+			wd_sb_puts(&sb, open_verb(bit));
 			first = false;
 		}
 		if (first)

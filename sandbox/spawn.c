@@ -450,9 +450,15 @@ static int make_fuse_mount(mode_t type, int *fuse_fd)
 		unsigned cmd;
 		const char *key, *value;
 	} steps[] = {
-		{FSCONFIG_SET_STRING, "source", "warden"}, {FSCONFIG_SET_STRING, "fd", num},
-		{FSCONFIG_SET_STRING, "rootmode", mode},   {FSCONFIG_SET_STRING, "user_id", "0"},
-		{FSCONFIG_SET_STRING, "group_id", "0"},	   {FSCONFIG_SET_FLAG, "allow_other", NULL},
+		{FSCONFIG_SET_STRING, "source", "warden"},
+		{FSCONFIG_SET_STRING, "fd", num},
+		{FSCONFIG_SET_STRING, "rootmode", mode},
+		{FSCONFIG_SET_STRING, "user_id", "0"},
+		{FSCONFIG_SET_STRING, "group_id", "0"},
+		{FSCONFIG_SET_FLAG, "allow_other", NULL},
+		/* The kernel checks permissions with the caller's credentials
+		 * against the attributes the view reports (view_ops.c). */
+		{FSCONFIG_SET_FLAG, "default_permissions", NULL},
 		{FSCONFIG_CMD_CREATE, NULL, NULL},
 	};
 	for (size_t i = 0; i < WD_ARRAY_SIZE(steps); i++)

@@ -53,3 +53,12 @@ add_dependencies(test_esc_tmp warden esc_tmp)
 wd_test(test_esc_grammar SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_grammar.c
 	LIBS wt wd_policy LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_grammar warden)
+
+# The project view's escapes: privileges lent, sensitive and control files
+# changed without a decision, renames that make secrets ordinary.
+add_executable(esc_view ${CMAKE_SOURCE_DIR}/tests/escape/esc_view.c)
+set_target_properties(esc_view PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+wd_agent_program(esc_view)
+wd_test(test_esc_view SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_view.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_view warden esc_view)

@@ -108,7 +108,7 @@ static void test_pol_request_json_open(void **state)
 	pol_request_free(r);
 	r = pol_request_open("a/b", "a/c", POL_ACC_RENAME_FROM | POL_ACC_WRITE, NULL);
 	s = pol_request_summary(r);
-	assert_string_equal(s, "write+rename_from a/b -> a/c");
+	assert_string_equal(s, "write+rename a/b -> a/c");
 	free(s);
 	pol_request_free(r);
 }
