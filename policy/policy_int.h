@@ -40,6 +40,10 @@ struct pol_request {
 	 * exec's own HOME, for what the summary and the JSON show */
 	enum pol_harness harness;
 	char *inner; /* the model's command of a POL_HARNESS_CLAUDE_CODE wrapper, or NULL */
+	/* The file a Codex wrapper sources, as the supervisor read it (its
+	 * path and text), or NULL. */
+	char *harness_path;
+	char *harness_file;
 };
 
 /* True when the environment variable |name| (no "=") changes what a program
@@ -296,6 +300,9 @@ enum pol_harness hn_unwrap(char *const *argv, size_t argc, const char *name, con
  * grants and rules to match, and returns true. Free with
  * hn_inner_view_free(). */
 bool hn_inner_view(const struct pol_request *r, const char *home, struct pol_request *view);
+/* pol_codex_shape() with the home given (request.c: the exec's HOME). */
+enum pol_codex_shape hn_codex_shape(const struct pol_request *r, const char *home,
+				    const char **inner);
 void hn_inner_view_free(struct pol_request *view);
 /* The name an argv is classified as: the tool the agent's own binary plays
  * (argv[0] rg, bfs, ugrep), the applet of a busybox, else |identity|. */

@@ -319,10 +319,19 @@ static void request_harness(struct pol_request *r, char *const *envp)
 	const char *name = cls_identity(r->path, r->argv[0], buf, sizeof(buf));
 	char *inner = NULL;
 	r->harness = r->interp ? POL_HARNESS_NONE : hn_unwrap(r->argv, r->argc, name, lex, &inner);
-	if (r->harness == POL_HARNESS_CLAUDE_CODE)
+	if (r->harness == POL_HARNESS_CLAUDE_CODE) {
 		r->inner = inner;
-	else
-		free(inner);
+		return;
+	}
+	/* Codex's snapshot wrapper shows its command only when the snapshot it
+	 * sources was read and is inert (pol_codex_shape() says so). */
+	if (r->harness == POL_HARNESS_CODEX && strcmp(r->argv[1], "-c") == 0) {
+		r->inner = inner;
+		if (hn_codex_shape(r, lex, NULL) == POL_CODEX_WRAPPER)
+			return;
+		r->inner = NULL;
+	}
+	free(inner);
 }
 
 struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *project)
@@ -353,6 +362,10 @@ struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *
 	r->resolved = d->resolved ? wd_strdup(d->resolved) : NULL;
 	r->agent_writable = d->agent_writable;
 	r->writable_why = d->agent_writable_why ? wd_strdup(d->agent_writable_why) : NULL;
+	if (d->harness_path && d->harness_file) {
+		r->harness_path = wd_strdup(d->harness_path);
+		r->harness_file = wd_strdup(d->harness_file);
+	}
 	request_harness(r, d->envp);
 	return r;
 }
@@ -387,6 +400,8 @@ void pol_request_free(struct pol_request *r)
 	free(r->project);
 	free(r->resolved);
 	free(r->writable_why);
+	free(r->harness_path);
+	free(r->harness_file);
 	free(r->opath);
 	free(r->opath2);
 	free(r->cmdline);
@@ -402,6 +417,13 @@ enum pol_kind pol_request_kind(const struct pol_request *r)
 const char *pol_request_resolved(const struct pol_request *r)
 {
 	return r->resolved;
+}
+
+enum pol_harness pol_request_harness(const struct pol_request *r, const char **inner)
+{
+	if (inner)
+		*inner = r->inner;
+	return r->inner ? r->harness : POL_HARNESS_NONE;
 }
 
 bool pol_request_agent_writable(const struct pol_request *r, const char **why)
