@@ -70,6 +70,11 @@ static int collect_call(const struct sto_row *row, void *arg)
 		if (row->source && strcmp(row->source, "startup") == 0 && row->reason &&
 		    wd_str_has_prefix(row->reason, "the agent's start-up"))
 			return 0;
+		/* Nor is a harness setting up a call's process: the call is
+		 * that process's next exec. */
+		if (row->source && strcmp(row->source, "harness") == 0 && row->reason &&
+		    strstr(row->reason, "setting up a tool call's process"))
+			return 0;
 		if (c->n == c->cap) {
 			c->cap = c->cap ? c->cap * 2 : 64;
 			c->v = wd_realloc(c->v, c->cap * sizeof(*c->v));
