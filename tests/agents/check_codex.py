@@ -66,7 +66,8 @@ def main():
     a = ap.parse_args()
 
     rows = json.load(open(a.audit_json))
-    reqs = [json.loads(l) for l in open(a.requests) if l.strip()]
+    # No request at all when Codex never started.
+    reqs = [json.loads(l) for l in open(a.requests) if l.strip()] if os.path.exists(a.requests) else []
     out = open(a.stdout, errors="replace").read()
     err = open(a.stderr, errors="replace").read()
     tool_calls_txt = open(a.tool_calls, errors="replace").read()
