@@ -31,3 +31,8 @@ add_dependencies(test_escape warden ${esc_targets})
 # about warden.
 set_property(TEST test_escape APPEND PROPERTY ENVIRONMENT
 	"ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:quarantine_size_mb=32")
+
+# Codex's launcher child and per-call wrapper with an adversarial agent.
+wd_test(test_esc_codex SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_codex.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_codex warden)
