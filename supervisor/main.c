@@ -20,7 +20,7 @@ static const char usage[] =
 	"  approvals [--watch] [--format F] requests waiting for a person, in your sessions\n"
 	"  approve ID [--always [--project]] [--note TEXT]\n"
 	"  deny ID [--note TEXT]            answer a waiting request\n"
-	"  doctor                           check that this machine can run warden\n"
+	"  doctor [--agent NAME]            check that this machine can run warden (and NAME)\n"
 	"  config check [PATH]              validate a .warden/permissions.json\n"
 	"  explain [options] -- CMD...      what policy decides for a command, without running it\n"
 	"  rules propose|accept [options]   confirm rules from the decisions people made\n"

@@ -119,8 +119,8 @@ static void launcher(const struct fx *f, const char *body)
 /* warden run --agent codex --tier passive -- LAUNCHER -c SCRIPT */
 static void run(const struct fx *f, struct wt_result *r, const char *script)
 {
-	char *argv[] = {"run",	       "--agent", "codex", "--tier", "passive", "--",
-			f->launcher, "-c",	  (char *)script, NULL};
+	char *argv[] = {"run", "--agent",   "codex", "--tier",	     "passive",
+			"--",  f->launcher, "-c",    (char *)script, NULL};
 	wt_wardenv(f->proj, argv, r);
 	print_message("status %d\nout: %.1500s\nerr: %.2500s\n", r->status, r->out, r->err);
 }
@@ -181,8 +181,8 @@ static void test_esc_codex_launcher_other_program(void **state)
 static char *wrapper_text(const struct fx *f)
 {
 	const char *src = getenv("WARDEN_SOURCE_DIR");
-	char *path = wd_asprintf("%s/tests/unit/fixtures/codex-0.169.0/wrapper-ls.sh",
-				 src ? src : ".");
+	char *path =
+		wd_asprintf("%s/tests/unit/fixtures/codex-0.169.0/wrapper-ls.sh", src ? src : ".");
 	FILE *in = fopen(path, "rb");
 	assert_non_null(in);
 	struct wd_sb sb = {0};
@@ -224,8 +224,9 @@ static void test_esc_codex_wrapper_inert_snapshot(void **state)
 {
 	struct fx *f = *state;
 	struct wt_result r;
-	run_wrapper(f, &r, "# Snapshot file\nunalias -a 2>/dev/null || true\nshopt -u autocd\n"
-			   "declare -x LANG=\"C.UTF-8\"\n");
+	run_wrapper(f, &r,
+		    "# Snapshot file\nunalias -a 2>/dev/null || true\nshopt -u autocd\n"
+		    "declare -x LANG=\"C.UTF-8\"\n");
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "README.md"));
 	assert_int_equal(wt_audit_count(f->db, "allow", "harness", "=[codex] ls", NULL), 1);
@@ -268,15 +269,46 @@ static void test_esc_codex_wrapper_snapshot_function(void **state)
 	wt_result_free(&r);
 }
 
+/* Codex's own sandbox cannot start inside warden: one line at start says
+ * so for every spelling that turns it on, none for danger-full-access. */
+static void test_esc_codex_sandbox_warning(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		const char *a, *b;
+		bool warn;
+	} cases[] = {
+		{"--sandbox", "workspace-write", true},
+		{"-s", "read-only", true},
+		{"-sread-only", NULL, true},
+		{"--sandbox=workspace-write", NULL, true},
+		{"-c", "sandbox_mode=\"read-only\"", true},
+		{"--sandbox", "danger-full-access", false},
+		{"-c", "model=\"read-only\"", false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = {"run", "--agent",   "codex", "--tier",		 "passive",
+				"--",  "/bin/true", "exec",  (char *)cases[i].a, (char *)cases[i].b,
+				NULL};
+		struct wt_result r;
+		wt_wardenv(f->proj, argv, &r);
+		bool warned = strstr(r.err, "codex's own sandbox") != NULL;
+		if (warned != cases[i].warn)
+			fail_msg("%s %s: warned %d\n%s", cases[i].a, cases[i].b ? cases[i].b : "",
+				 warned, r.err);
+		wt_result_free(&r);
+	}
+}
+
 int main(void)
 {
 	wt_require_sandbox();
 #define T(name) cmocka_unit_test_setup_teardown(test_esc_codex_##name, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		T(launcher_child_starts),    T(launcher_child_other_args),
-		T(launcher_second_child),    T(launcher_other_program),
-		T(wrapper_inert_snapshot),   T(wrapper_snapshot_writes),
-		T(wrapper_snapshot_function),
+		T(launcher_child_starts),     T(launcher_child_other_args),
+		T(launcher_second_child),     T(launcher_other_program),
+		T(wrapper_inert_snapshot),    T(wrapper_snapshot_writes),
+		T(wrapper_snapshot_function), T(sandbox_warning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
