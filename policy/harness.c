@@ -648,9 +648,36 @@ static bool eat_quoted_dir(const char **p)
 	return true;
 }
 
+/* The parts of a Codex wrapper that are not its fixed template. */
+struct codex_parts {
+	char *snap;   /* the snapshot it sources */
+	char *dir;    /* the PATH entry it prepends */
+	char *quoted; /* the command as quoted in the script */
+};
+
+static void codex_parts_free(struct codex_parts *w)
+{
+	free(w->snap);
+	free(w->dir);
+	free(w->quoted);
+	memset(w, 0, sizeof(*w));
+}
+
+static char *codex_inner_parts(const char *script, const char *home, struct codex_parts *w);
+
 /* The model's command inside Codex's snapshot wrapper, or NULL; *snap (when
  * not NULL) gets the snapshot's path (caller frees). */
 static char *codex_inner(const char *script, const char *home, char **snap)
+{
+	struct codex_parts w = {0};
+	char *cmd = codex_inner_parts(script, home, &w);
+	if (cmd && snap)
+		*snap = wd_steal_pointer(&w.snap);
+	codex_parts_free(&w);
+	return cmd;
+}
+
+static char *codex_inner_parts(const char *script, const char *home, struct codex_parts *w)
 {
 	wd_autofree char *head = codex_head();
 	wd_autofree char *middle = codex_middle();
@@ -674,14 +701,41 @@ static char *codex_inner(const char *script, const char *home, char **snap)
 	if (!eat(&p, "'; fi\n\nexec '/bin/bash' -c "))
 		return NULL;
 	/* The command, one single-quoted word to the very last byte. */
+	const char *quoted = p;
 	char *cmd = *p == '\'' ? eat_quoted_to(&p, '\0') : NULL;
 	if (!cmd || *p != '\0' || cmd[0] == '\0') {
 		free(cmd);
 		return NULL;
 	}
-	if (snap)
-		*snap = wd_strndup(snap_at, (size_t)(snap_end - snap_at));
+	w->snap = wd_strndup(snap_at, (size_t)(snap_end - snap_at));
+	w->dir = wd_strndup(dir, dl);
+	w->quoted = wd_strdup(quoted);
 	return cmd;
+}
+
+char *pol_codex_wrapper_text(const char *snapshot, const char *path_entry, const char *quoted)
+{
+	if (!snapshot || !path_entry || !quoted)
+		return NULL;
+	wd_autofree char *head = codex_head();
+	wd_autofree char *middle = codex_middle();
+	return wd_asprintf(
+		"%s%s%s%s':\"$PATH\"; else export PATH='%s'; fi\n\nexec '/bin/bash' -c %s", head,
+		snapshot, middle, path_entry, path_entry, quoted);
+}
+
+bool hn_codex_wrapper_parts(const char *script, const char *home, char **snap, char **dir,
+			    char **quoted)
+{
+	struct codex_parts w = {0};
+	char *cmd = codex_inner_parts(script, home, &w);
+	if (!cmd)
+		return false;
+	free(cmd);
+	*snap = wd_steal_pointer(&w.snap);
+	*dir = wd_steal_pointer(&w.dir);
+	*quoted = wd_steal_pointer(&w.quoted);
+	return true;
 }
 
 /* The login shell's script with which Codex 0.169.0 writes its shell

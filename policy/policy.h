@@ -529,6 +529,11 @@ bool pol_codex_snapshot_inert(const char *text);
  * A place only: the caller checks that the agent cannot have written it. */
 bool pol_harness_launcher_child(enum pol_harness kind, const char *launcher, const char *resolved);
 
+/* Codex 0.169.0's wrapper rebuilt from the parts pol_request_json() keeps
+ * of it ("wrapper": snapshot, path_entry, exec), byte for byte. Caller
+ * frees; NULL when a part is missing. */
+char *pol_codex_wrapper_text(const char *snapshot, const char *path_entry, const char *quoted);
+
 /* The harness whose exact wrapper |r| is, with the model's command in
  * *inner (pointing into |r|), or POL_HARNESS_NONE (and NULL): Claude Code's
  * wrapper, or Codex's snapshot wrapper whose snapshot is inert. */

@@ -327,8 +327,12 @@ static void request_harness(struct pol_request *r, char *const *envp)
 	 * sources was read and is inert (pol_codex_shape() says so). */
 	if (r->harness == POL_HARNESS_CODEX && strcmp(r->argv[1], "-c") == 0) {
 		r->inner = inner;
-		if (hn_codex_shape(r, lex, NULL) == POL_CODEX_WRAPPER)
+		char *snap = NULL;
+		if (hn_codex_shape(r, lex, NULL) == POL_CODEX_WRAPPER &&
+		    hn_codex_wrapper_parts(r->argv[2], lex, &snap, &r->wrap_dir, &r->wrap_quoted)) {
+			free(snap); /* the same as harness_path */
 			return;
+		}
 		r->inner = NULL;
 	}
 	free(inner);
@@ -402,6 +406,8 @@ void pol_request_free(struct pol_request *r)
 	free(r->writable_why);
 	free(r->harness_path);
 	free(r->harness_file);
+	free(r->wrap_dir);
+	free(r->wrap_quoted);
 	free(r->opath);
 	free(r->opath2);
 	free(r->cmdline);
@@ -559,7 +565,14 @@ char *pol_request_json(const struct pol_request *r)
 	for (size_t i = 0; i < r->argc; i++) {
 		if (i)
 			wd_sb_putc(&sb, ',');
-		json_str(&sb, red[i]);
+		/* Codex's 38 KB wrapper is kept by its parts (below), from
+		 * which pol_codex_wrapper_text() rebuilds it exactly. */
+		if (i == 2 && r->wrap_quoted)
+			wd_sb_printf(&sb,
+				     "\"(codex 0.169.0 wrapper, %zu bytes: see \\\"wrapper\\\")\"",
+				     strlen(r->argv[2]));
+		else
+			json_str(&sb, red[i]);
 	}
 	pol_strv_free(red);
 	wd_sb_putc(&sb, ']');
@@ -568,6 +581,15 @@ char *pol_request_json(const struct pol_request *r)
 		json_str(&sb, pol_harness_name(r->harness));
 		wd_sb_puts(&sb, ",\"inner\":");
 		json_redacted(&sb, r->inner);
+	}
+	if (r->wrap_quoted) {
+		wd_sb_puts(&sb, ",\"wrapper\":{\"shape\":\"codex-0.169.0\",\"snapshot\":");
+		json_str(&sb, r->harness_path);
+		wd_sb_puts(&sb, ",\"path_entry\":");
+		json_str(&sb, r->wrap_dir);
+		wd_sb_puts(&sb, ",\"exec\":");
+		json_redacted(&sb, r->wrap_quoted);
+		wd_sb_putc(&sb, '}');
 	}
 	wd_sb_puts(&sb, ",\"env\":{");
 	for (size_t i = 0; i < r->envc; i++) {

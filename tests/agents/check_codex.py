@@ -141,6 +141,13 @@ def main():
             *[row_line(r) for r in rs] or ["      (no row with this summary)"],
         )
 
+    wrappers = [r for r in execs if r["summary"].startswith("[codex] ")]
+    big = [r for r in wrappers if len(json.dumps(r["request"])) > 4096]
+    check(wrappers and not big,
+          "each call's 38 KB wrapper is audited by its parts (under 4 KB a row: %s bytes)"
+          % ", ".join(str(len(json.dumps(r["request"]))) for r in wrappers),
+          *[row_line(r) for r in big])
+
     o_ls = output_of("exec", lambda w: w == "ls") or ""
     check("README.md" in o_ls, "read-only call `ls` ran: the model got the listing", "      %r" % short(o_ls, 120))
     o_readme = output_of("exec", lambda w: w == "cat README.md") or ""

@@ -39,6 +39,7 @@ void test_pol_codex_snapshot_inert_table(void **state);
 void test_pol_codex_setup_shape(void **state);
 void test_pol_codex_launcher_child(void **state);
 void test_pol_codex_startup_table(void **state);
+void test_pol_codex_wrapper_json(void **state);
 
 #define PROJECT "/work/proj"
 #define HOME	"/home/u"
@@ -742,6 +743,7 @@ int main(void)
 		cmocka_unit_test(test_pol_codex_setup_shape),
 		cmocka_unit_test(test_pol_codex_launcher_child),
 		cmocka_unit_test(test_pol_codex_startup_table),
+		cmocka_unit_test(test_pol_codex_wrapper_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

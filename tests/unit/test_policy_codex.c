@@ -23,6 +23,7 @@ void test_pol_codex_snapshot_inert_table(void **state);
 void test_pol_codex_setup_shape(void **state);
 void test_pol_codex_launcher_child(void **state);
 void test_pol_codex_startup_table(void **state);
+void test_pol_codex_wrapper_json(void **state);
 
 /* The run the fixtures come from: HOME, the snapshot the wrapper sources. */
 #define CX_HOME "/tmp/cx/home"
@@ -478,4 +479,45 @@ void test_pol_codex_startup_table(void **state)
 	assert_false(pol_is_harness_startup(POL_HARNESS_CODEX, env, c));
 	pol_config_free(c);
 	assert_int_equal(failures, 0);
+}
+
+/* The audit keeps the wrapper by its parts: a few hundred bytes, not 38 KB
+ * per call, and the body rebuilt from them is the one that ran. */
+void test_pol_codex_wrapper_json(void **state)
+{
+	(void)state;
+	char *w = fixture("wrapper-ls.sh");
+	char *snap = fixture("snapshot.sh");
+	char *q = wrapper_with("'grep -n '\\''TODO'\\'' src'");
+	struct pol_request *r = wrapper_req(q, CX_SNAP, snap);
+	char *json = pol_request_json(r);
+	assert_true(strlen(json) < 1500);
+	assert_non_null(strstr(json, "\"harness\":\"codex\",\"inner\":\"grep -n 'TODO' src\""));
+	assert_non_null(strstr(json, "\"snapshot\":\"" CX_SNAP "\""));
+	assert_non_null(strstr(json, "\"exec\":\"'grep -n '\\\\''TODO'\\\\'' src'\""));
+	assert_null(strstr(json, "__CODEX_SNAPSHOT"));
+	char *back = pol_codex_wrapper_text(
+		CX_SNAP, CX_NM "/codex-linux-x64/vendor/x86_64-unknown-linux-musl/codex-path",
+		"'grep -n '\\''TODO'\\'' src'");
+	assert_string_equal(back, q);
+	free(back);
+	back = pol_codex_wrapper_text(
+		CX_SNAP, CX_NM "/codex-linux-x64/vendor/x86_64-unknown-linux-musl/codex-path",
+		"'ls'");
+	assert_string_equal(back, w);
+	free(back);
+	assert_null(pol_codex_wrapper_text(NULL, "/x", "'ls'"));
+	free(json);
+	pol_request_free(r);
+
+	/* Not recognised (no snapshot read): the argv is kept whole. */
+	r = wrapper_req(w, NULL, NULL);
+	json = pol_request_json(r);
+	assert_true(strlen(json) > 30000);
+	assert_null(strstr(json, "\"wrapper\":"));
+	free(json);
+	pol_request_free(r);
+	free(q);
+	free(w);
+	free(snap);
 }
