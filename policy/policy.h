@@ -534,6 +534,10 @@ bool pol_harness_launcher_child(enum pol_harness kind, const char *launcher, con
  * frees; NULL when a part is missing. */
 char *pol_codex_wrapper_text(const char *snapshot, const char *path_entry, const char *quoted);
 
+/* The PATH entry a recognised Codex wrapper prepends (pointing into |r|),
+ * or NULL. */
+const char *pol_request_codex_path_entry(const struct pol_request *r);
+
 /* The harness whose exact wrapper |r| is, with the model's command in
  * *inner (pointing into |r|), or POL_HARNESS_NONE (and NULL): Claude Code's
  * wrapper, or Codex's snapshot wrapper whose snapshot is inert. */

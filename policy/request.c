@@ -425,6 +425,11 @@ const char *pol_request_resolved(const struct pol_request *r)
 	return r->resolved;
 }
 
+const char *pol_request_codex_path_entry(const struct pol_request *r)
+{
+	return r->wrap_dir;
+}
+
 enum pol_harness pol_request_harness(const struct pol_request *r, const char **inner)
 {
 	if (inner)

@@ -491,6 +491,8 @@ static void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup
 		if (rq->kind == POL_EXEC && !rq->ev->interp) {
 			r->agent_dev = rq->ev->dev;
 			r->agent_ino = rq->ev->ino;
+			free(r->agent_path);
+			r->agent_path = rq->ev->resolved ? wd_strdup(rq->ev->resolved) : NULL;
 		}
 		finish(r, rq,
 		       (struct outcome){.allow = true,

@@ -971,6 +971,7 @@ out:
 	pol_config_free(r.config);
 	free(r.person);
 	free(r.launcher);
+	free(r.agent_path);
 	free(prog);
 	return code;
 }

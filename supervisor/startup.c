@@ -73,6 +73,22 @@ bool sup_startup_child(struct sup_run *r, struct sup_proc *p, const struct sbx_e
 	return true;
 }
 
+/* Whether |dir| is the agent's own PATH entry: codex-path beside the bin
+ * directory of the agent's binary (vendor/TRIPLE/codex-path), where the
+ * package keeps its rg. Any other entry (a directory the agent can write)
+ * would decide what the command's words run. */
+static bool own_path_entry(const struct sup_run *r, const char *dir)
+{
+	if (!r->agent_path || !dir)
+		return false;
+	const char *slash = strrchr(r->agent_path, '/');
+	size_t bin = slash ? (size_t)(slash - r->agent_path) : 0;
+	if (bin < 4 || strncmp(r->agent_path + bin - 4, "/bin", 4) != 0)
+		return false;
+	size_t base = bin - 4;
+	return strncmp(dir, r->agent_path, base) == 0 && strcmp(dir + base, "/codex-path") == 0;
+}
+
 /* Whether |ev| runs the system's bash (resolved in /usr/bin or /bin). */
 static bool system_bash(const struct sbx_exec_event *ev)
 {
@@ -98,7 +114,8 @@ enum sup_machinery sup_harness_machinery(struct sup_run *r, const struct sup_pro
 	case POL_CODEX_WRAPPER:
 		/* A variable that changes what bash runs (BASH_ENV...) would run
 		 * code before the script: then it is an ordinary request. */
-		if (system_bash(ev) && !pol_request_env_changes_program(req))
+		if (system_bash(ev) && !pol_request_env_changes_program(req) &&
+		    own_path_entry(r, pol_request_codex_path_entry(req)))
 			return SUP_MACH_WRAPPER;
 		return SUP_MACH_NONE;
 	case POL_CODEX_VALIDATE:

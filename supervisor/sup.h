@@ -143,6 +143,7 @@ struct sup_run {
 	 * inode: what Codex's process-setup re-exec must be. 0: unknown. */
 	dev_t agent_dev;
 	ino_t agent_ino;
+	char *agent_path; /* its canonical path, or NULL */
 };
 
 /* ---- processes (trace.c) ----------------------------------------------- */

@@ -177,8 +177,22 @@ static void test_esc_codex_launcher_other_program(void **state)
 	wt_result_free(&r);
 }
 
-/* The real 0.169.0 wrapper (the unit fixture), with this HOME. */
-static char *wrapper_text(const struct fx *f)
+static char *replace_all(const char *s, const char *from, const char *to)
+{
+	struct wd_sb out = {0};
+	const char *p = s, *hit;
+	while ((hit = strstr(p, from))) {
+		wd_sb_add(&out, p, (size_t)(hit - p));
+		wd_sb_puts(&out, to);
+		p = hit + strlen(from);
+	}
+	wd_sb_puts(&out, p);
+	return wd_sb_steal(&out);
+}
+
+/* The real 0.169.0 wrapper (the unit fixture), with this HOME and its PATH
+ * entry in the package under |path_entry_base| (NULL: this test's). */
+static char *wrapper_text(const struct fx *f, const char *path_entry_base)
 {
 	const char *src = getenv("WARDEN_SOURCE_DIR");
 	char *path =
@@ -193,31 +207,33 @@ static char *wrapper_text(const struct fx *f)
 	fclose(in);
 	free(path);
 	char *w = wd_sb_steal(&sb);
-	/* Replace the fixture's home (/tmp/cx/home) everywhere. */
-	struct wd_sb out = {0};
-	const char *p = w, *hit;
-	while ((hit = strstr(p, "/tmp/cx/home"))) {
-		wd_sb_add(&out, p, (size_t)(hit - p));
-		wd_sb_puts(&out, f->home);
-		p = hit + strlen("/tmp/cx/home");
-	}
-	wd_sb_puts(&out, p);
+	/* The fixture's home and package, replaced by this test's. */
+	char *a = replace_all(w, "/tmp/cx/home", f->home);
 	free(w);
-	return wd_sb_steal(&out);
+	char *b = replace_all(a, "/work/wt-codex/build/agents/node_modules/@openai",
+			      path_entry_base ? path_entry_base : f->openai);
+	free(a);
+	return b;
 }
 
 /* The native agent runs Codex's wrapper as a tool call (a direct child),
  * with |snapshot| as the snapshot it sources. */
-static void run_wrapper(const struct fx *f, struct wt_result *r, const char *snapshot)
+static void run_wrapper_in(const struct fx *f, struct wt_result *r, const char *snapshot,
+			   const char *path_entry_base)
 {
 	wt_write(f->home, ".codex/shell_snapshots/" SNAP_NAME, snapshot);
-	char *w = wrapper_text(f);
+	char *w = wrapper_text(f, path_entry_base);
 	wt_write(f->base, "wrapper.sh", w);
 	free(w);
 	launcher(f, "\"$n\" \"$@\"\nexit $?");
 	char *script = wd_asprintf("/bin/bash -c \"$(<'%s/wrapper.sh')\"; exit $?", f->base);
 	run(f, r, script);
 	free(script);
+}
+
+static void run_wrapper(const struct fx *f, struct wt_result *r, const char *snapshot)
+{
+	run_wrapper_in(f, r, snapshot, NULL);
 }
 
 static void test_esc_codex_wrapper_inert_snapshot(void **state)
@@ -269,6 +285,21 @@ static void test_esc_codex_wrapper_snapshot_function(void **state)
 	wt_result_free(&r);
 }
 
+/* A wrapper whose PATH entry is a directory the agent writes (the
+ * project) would let a planted program answer to the command's words: an
+ * ordinary script, refused in passive. */
+static void test_esc_codex_wrapper_foreign_path_entry(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	run_wrapper_in(f, &r, "# Snapshot file\n", f->proj);
+	assert_int_not_equal(r.status, 0);
+	assert_int_equal(wt_audit_count(f->db, "allow", "harness", NULL, NULL), 0);
+	assert_int_equal(wt_audit_count(f->db, "deny", "tier", "=[codex] ls", NULL), 1);
+	assert_int_equal(wt_audit_count(f->db, NULL, NULL, "=/bin/bash -c ls", NULL), 0);
+	wt_result_free(&r);
+}
+
 /* Codex's own sandbox cannot start inside warden: one line at start says
  * so for every spelling that turns it on, none for danger-full-access. */
 static void test_esc_codex_sandbox_warning(void **state)
@@ -308,7 +339,8 @@ int main(void)
 		T(launcher_child_starts),     T(launcher_child_other_args),
 		T(launcher_second_child),     T(launcher_other_program),
 		T(wrapper_inert_snapshot),    T(wrapper_snapshot_writes),
-		T(wrapper_snapshot_function), T(sandbox_warning),
+		T(wrapper_snapshot_function), T(wrapper_foreign_path_entry),
+		T(sandbox_warning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
