@@ -18,7 +18,9 @@ PKGS := build-essential cmake pkg-config git python3 \
 	libsqlite3-dev sqlite3 libcmocka-dev \
 	clang libclang-rt-14-dev clang-format bubblewrap
 
-.PHONY: all deps build demo test test-asan fuzz format format-check check bench clean test-agents
+PREFIX ?= /usr/local
+
+.PHONY: all deps build demo install test test-asan fuzz format format-check check bench clean test-agents
 
 all: build
 
@@ -35,6 +37,12 @@ deps:
 build: deps
 	cmake --preset debug >/dev/null
 	cmake --build --preset debug -j$(JOBS)
+
+# warden refuses to run from a place the agent (or another user) could
+# write: install it where only root can (the tree it was built in is the
+# user's own).
+install: build
+	$(SUDO) install -D -m 0755 -o root -g root build/debug/supervisor/warden $(DESTDIR)$(PREFIX)/bin/warden
 
 demo: build
 	$(SUDO) ./examples/demo.sh build/debug/supervisor/warden

@@ -4,7 +4,13 @@
 # Every line of the audit is a real decision taken while the agent ran.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-warden=$(realpath "${1:-$here/../build/debug/supervisor/warden}")
+built=$(realpath "${1:-$here/../build/debug/supervisor/warden}")
+# warden refuses to run from a tree the agent or another user could write
+# (a clone of yours, run here as root): run a copy in a directory of the
+# demo's own, as make install would put it where only root writes.
+bindir=$(mktemp -d /tmp/warden-demo-bin-XXXXXX)
+install -m 0755 "$built" "$bindir/warden"
+warden=$bindir/warden
 proj=$(mktemp -d /tmp/warden-demo-XXXXXX)
 cp -r "$here/demo-project/." "$proj/"
 mv "$proj/env.sample" "$proj/.env"

@@ -405,6 +405,41 @@ static char **parse_strings(struct parser *p, const cJSON *v, const char *kp, si
 	return out;
 }
 
+/* "tmp": {"share": [...]}: places under /tmp, /var/tmp or /dev/shm the
+ * sandbox shows as the host has them, inside its private ones. Each is
+ * an absolute path without "." or "..", strictly below one of the three
+ * (sharing all of /tmp would undo the private one). */
+static void parse_tmp(struct parser *p, const cJSON *v, const char *kp)
+{
+	static const char *const roots[] = {"/tmp", "/var/tmp", "/dev/shm"};
+	if (!check_object(p, v, kp, "share", "\"tmp\""))
+		return;
+	const cJSON *share = get(v, "share");
+	if (!share)
+		return;
+	wd_autofree char *sp = child_path(kp, "share");
+	size_t n = 0;
+	char **s = parse_strings(p, share, sp, &n, false, false, true);
+	struct pol_config *c = p->c;
+	c->tmp_share = wd_calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++) {
+		wd_autofree char *ep = wd_asprintf("%s[%zu]", sp, i);
+		wd_autofree char *lex = pol_path_lexical(s[i]);
+		bool under = false;
+		for (size_t k = 0; k < sizeof(roots) / sizeof(roots[0]); k++)
+			under |= strcmp(lex, roots[k]) != 0 && wd_path_within(lex, roots[k]);
+		if (!under || strcmp(lex, s[i]) != 0) {
+			add_error(p, ep, 0,
+				  "\"%.60s\" must be a clean absolute path below /tmp, /var/tmp or "
+				  "/dev/shm (such as \"/tmp/.X11-unix\"), not one of them",
+				  s[i]);
+			continue;
+		}
+		c->tmp_share[c->ntmp_share++] = wd_strdup(lex);
+	}
+	pol_strv_free(s);
+}
+
 static void parse_outside(struct parser *p, const cJSON *v, const char *kp)
 {
 	if (!cJSON_IsArray(v)) {
@@ -666,7 +701,7 @@ static void parse_judge(struct parser *p, const cJSON *v, const char *kp)
 static void parse_top(struct parser *p, const cJSON *root)
 {
 	static const char *const keys = "rules grants sensitive_resources write_protected writable "
-					"outside accepted_rules tier judge";
+					"outside accepted_rules tier judge tmp";
 	if (!check_object(p, root, "", keys, "the config"))
 		return;
 	struct pol_config *c = p->c;
@@ -701,6 +736,8 @@ static void parse_top(struct parser *p, const cJSON *root)
 			c->writable = parse_strings(p, k, key, &c->nwritable, false, false, true);
 		} else if (strcmp(key, "outside") == 0) {
 			parse_outside(p, k, key);
+		} else if (strcmp(key, "tmp") == 0) {
+			parse_tmp(p, k, key);
 		} else if (strcmp(key, "accepted_rules") == 0) {
 			parse_accepted(p, k, key);
 		} else if (strcmp(key, "tier") == 0) {

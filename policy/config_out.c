@@ -170,6 +170,7 @@ void pol_config_free(struct pol_config *c)
 	pol_strv_free(c->markers);
 	pol_strv_free(c->protect);
 	pol_strv_free(c->writable);
+	pol_strv_free(c->tmp_share);
 	for (size_t i = 0; i < c->noutside; i++)
 		free(c->outside[i].path);
 	free(c->outside);
@@ -207,6 +208,16 @@ size_t pol_config_writable_count(const struct pol_config *c)
 const char *pol_config_writable(const struct pol_config *c, size_t i)
 {
 	return c && i < c->nwritable ? c->writable[i] : NULL;
+}
+
+size_t pol_config_tmp_share_count(const struct pol_config *c)
+{
+	return c ? c->ntmp_share : 0;
+}
+
+const char *pol_config_tmp_share(const struct pol_config *c, size_t i)
+{
+	return c && i < c->ntmp_share ? c->tmp_share[i] : NULL;
 }
 
 size_t pol_config_outside_count(const struct pol_config *c)
@@ -341,6 +352,11 @@ char *pol_config_to_json(const struct pol_config *c)
 	cJSON_AddItemToObject(root, "write_protected", strv_json(c->protect, c->nprotect));
 	if (c->nwritable)
 		cJSON_AddItemToObject(root, "writable", strv_json(c->writable, c->nwritable));
+	if (c->ntmp_share) {
+		cJSON *t = cJSON_CreateObject();
+		cJSON_AddItemToObject(t, "share", strv_json(c->tmp_share, c->ntmp_share));
+		cJSON_AddItemToObject(root, "tmp", t);
+	}
 	if (c->noutside) {
 		cJSON *a = cJSON_CreateArray();
 		for (size_t i = 0; i < c->noutside; i++) {

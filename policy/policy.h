@@ -258,6 +258,11 @@ enum pol_outside_mode { POL_OUTSIDE_HIDE, POL_OUTSIDE_GATE };
  * file order. Pointers into |c|, valid while |c| lives. */
 size_t pol_config_writable_count(const struct pol_config *c);
 const char *pol_config_writable(const struct pol_config *c, size_t i);
+/* The places under /tmp, /var/tmp or /dev/shm shared with the host inside
+ * the session's private ones (config "tmp": {"share": [...]}), absolute
+ * and clean. */
+size_t pol_config_tmp_share_count(const struct pol_config *c);
+const char *pol_config_tmp_share(const struct pol_config *c, size_t i);
 
 /* The outside places: the built-in list (all "hide") followed by the
  * config's "outside" entries; a later entry for the same path wins. A

@@ -102,6 +102,8 @@ struct pol_config {
 	size_t nprotect;
 	char **writable;
 	size_t nwritable;
+	char **tmp_share; /* "tmp": {"share": [...]} */
+	size_t ntmp_share;
 	struct pol_outside *outside; /* the config's "outside", as written */
 	size_t noutside;
 	struct pol_outside *merged; /* built-in + config, "~/" expanded */

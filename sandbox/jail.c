@@ -1,7 +1,8 @@
 /*
  * jail.c: the pieces of the sandbox that the child sets up on itself
- * between fork and exec: mounts (private propagation, hidden secrets, its
- * own /proc, a minimal /dev), Landlock and dropping capabilities. Each
+ * between fork and exec: mounts (private propagation, binds of the private
+ * temporary directories and shared places, hidden secrets, its own /proc, a
+ * minimal /dev), Landlock and dropping capabilities. Each
  * returns 0 or -errno and never exits; spawn.c decides what is fatal.
  */
 #include "jail_int.h"
@@ -110,7 +111,7 @@ static const struct devnode devnodes[] = {
 	{"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0},
 };
 
-int jail_dev(void)
+int jail_dev(int shm)
 {
 	/* A fresh /dev with only harmless devices: no block device, no
 	 * /dev/mem, nothing that reaches the disk under the view. */
@@ -128,13 +129,98 @@ int jail_dev(void)
 	if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
 		  "newinstance,ptmxmode=0666,mode=0620") < 0)
 		return -errno;
-	if (mount("warden-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-		return -errno;
-	chmod("/dev/shm", 01777);
+	if (shm >= 0) {
+		if (syscall(SYS_move_mount, shm, "", AT_FDCWD, "/dev/shm",
+			    MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return -errno;
+	} else {
+		if (mount("warden-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+			return -errno;
+		chmod("/dev/shm", 01777);
+	}
 	if (symlink("pts/ptmx", "/dev/ptmx") < 0 || symlink("/proc/self/fd", "/dev/fd") < 0 ||
 	    symlink("/proc/self/fd/0", "/dev/stdin") < 0 ||
 	    symlink("/proc/self/fd/1", "/dev/stdout") < 0 ||
 	    symlink("/proc/self/fd/2", "/dev/stderr") < 0)
+		return -errno;
+	return 0;
+}
+
+int jail_bind_open(const char *src, bool writable)
+{
+	/* Recursive: in a user namespace a copy without the mounts below its
+	 * source would reveal what they cover, and the kernel refuses it. */
+	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, src,
+			      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (fd < 0)
+		return -errno;
+	/* Only adds flags: one the kernel locked (a user namespace) stays. */
+	struct mount_attr a = {
+		.attr_set =
+			MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (writable ? 0 : MOUNT_ATTR_RDONLY),
+	};
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int jail_make_path(const char *path, mode_t type)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0)
+		return 0;
+	if (path[0] != '/')
+		return -EINVAL;
+	/* Component by component from "/", never through a symlink: init
+	 * runs before the agent, so nothing in the private directories is
+	 * the agent's yet, but a shared directory shows the host's. */
+	wd_autofree char *copy = wd_strdup(path);
+	wd_autoclose int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	char *save = NULL;
+	char *comp = strtok_r(copy, "/", &save);
+	while (comp) {
+		char *next = strtok_r(NULL, "/", &save);
+		if (!next && type != S_IFDIR) {
+			int fd = openat(dir, comp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+					0644);
+			if (fd < 0)
+				return -errno;
+			close(fd);
+			return 0;
+		}
+		if (mkdirat(dir, comp, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		int sub = openat(dir, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			return -errno;
+		close(dir);
+		dir = sub;
+		comp = next;
+	}
+	return 0;
+}
+
+int jail_bind_attach(int fd, const char *dst, bool make)
+{
+	struct stat st;
+	if (make) {
+		if (fstat(fd, &st) < 0)
+			return -errno;
+		int rc = jail_make_path(dst, S_ISDIR(st.st_mode) ? S_IFDIR : S_IFREG);
+		if (rc < 0)
+			return rc;
+	}
+	/* A place shared inside a private directory is reached as the host
+	 * reaches it (through a symlink in a shared directory); the private
+	 * directories and .warden/ themselves are checked to be directories
+	 * and are not followed. */
+	if (syscall(SYS_move_mount, fd, "", AT_FDCWD, dst,
+		    MOVE_MOUNT_F_EMPTY_PATH | (make ? MOVE_MOUNT_T_SYMLINKS : 0)) < 0)
 		return -errno;
 	return 0;
 }

@@ -109,6 +109,21 @@ int sbx_fuse_mount_type(const char *mountpoint, uid_t uid, gid_t gid, mode_t typ
 /* The project's view plus the gated places' views. */
 #define SBX_MAX_VIEWS 32
 
+/* A directory (or file) of the host bound into the sandbox at |dst|: the
+ * session's private temporary directories over /tmp and /var/tmp, and
+ * what is shared with the host inside them. Every source is opened (as a
+ * detached copy of its mount tree) before the first bind is attached, so
+ * a bind over /tmp never hides a later source under /tmp. */
+struct sbx_bind {
+	const char *src; /* host path (a symlink is followed, as the host sees it) */
+	const char *dst; /* the path in the sandbox */
+	bool writable;	 /* else mounted read-only */
+	/* |dst| lies under a private directory bound earlier: it is created
+	 * there (as an empty directory, or an empty file for a file) when
+	 * missing. Never set for a path of the host's. */
+	bool make;
+};
+
 struct sbx_spawn_config {
 	const char *path;  /* absolute path of the agent's program */
 	char *const *argv; /* NULL-terminated, argv[0] as given */
@@ -140,13 +155,29 @@ struct sbx_spawn_config {
 	/* The agent's RLIMIT_NOFILE soft limit (the supervisor raises its own
 	 * for the view's fds); 0: leave it as inherited. */
 	unsigned long nofile_soft;
+	/* Bound in this order right after the mounts are made private,
+	 * before the views are attached (|nbinds| entries; may be 0). */
+	const struct sbx_bind *binds;
+	size_t nbinds;
+	/* Paths in the sandbox (NULL-terminated) that are private after the
+	 * binds (/tmp, /var/tmp, /dev/shm): a view's mount point or a bind
+	 * target missing under one of them is created there. */
+	char *const *private_dirs;
+	/* A host directory bound over /dev/shm (writable), after /dev is set
+	 * up; NULL: a fresh tmpfs as root, the host's in a user namespace. */
+	const char *shm_dir;
 };
 
 struct sbx_child {
 	pid_t pid;	/* the agent's initial process (also its process group) */
 	pid_t init_pid; /* the sandbox's init (PID 1 of the agent's namespace) */
-	int notify_fd;	/* the seccomp listener: the supervisor owns it */
-	int pidfd;	/* pidfd of the agent's initial process */
+	/* A pidfd of init, opened while it could not have been reaped: it
+	 * becomes readable once init has exited, which the kernel allows only
+	 * after every other process of the sandbox's PID namespace is gone
+	 * (sbx_child_gone). -1 when none. */
+	int init_pidfd;
+	int notify_fd; /* the seccomp listener: the supervisor owns it */
+	int pidfd;     /* pidfd of the agent's initial process */
 	/* O_PATH fd of the sandbox's root as its processes see it (the agent's
 	 * /proc/PID/root): where the exec decoder resolves absolute paths. */
 	int root_fd;
@@ -163,7 +194,8 @@ struct sbx_child {
 /*
  * Starts the agent in its sandbox (spawn.c says each step and why): a new
  * mount and PID namespace (and user namespace when not root) whose init
- * mounts the view, hides the outside secrets, mounts its own /proc and a
+ * makes |cfg->binds| (the private temporary directories and what is shared
+ * in them), mounts the view, hides the outside secrets, mounts its own /proc and a
  * minimal /dev; the agent is traced from its first instruction (PTRACE_SEIZE
  * with SBX_TRACE_EXEC, so that each exec of its own is checked), runs with no
  * capabilities, NO_NEW_PRIVS, Landlock and warden's filter, and execs
@@ -181,6 +213,16 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
  * saying), or -EAGAIN when init said nothing within the socket's 30 s
  * receive timeout. */
 int sbx_child_exit(int exit_fd, int *status);
+
+/* Kills the sandbox's init (and so its whole PID namespace) and waits at
+ * most |timeout_ms| until it has exited, reaping whatever child of ours
+ * exits meanwhile (a traced process must be reaped by its tracer before
+ * the namespace can empty). 0 when every process of the sandbox is gone,
+ * -ETIMEDOUT, or -EBADF when there is no init pidfd. Closes it. */
+int sbx_child_gone(struct sbx_child *c, int timeout_ms);
+
+/* The Landlock ABI of the running kernel, 0 when none. */
+int sbx_landlock_abi(void);
 
 /* ptrace options: SBX_TRACE_EXEC for a process whose exec is checked at its
  * exec event (sbx_verify_exec), SBX_TRACE_FOLLOW for one whose children must

@@ -9,10 +9,14 @@
  *                                                 agent (PID 2) ──exec──▶ CMD
  *
  * init: makes every mount private (nothing propagates to or from the host),
+ *   binds the session's private directories over /tmp and /var/tmp and the
+ *   shared places inside them (every source opened before the first bind,
+ *   so a bind over /tmp never hides a later source under /tmp),
  *   mounts the FUSE view over the project and hands its fd to the supervisor,
  *   which starts serving it before init goes on; hides the secrets outside
  *   the project; mounts a /proc of the new PID namespace (no /proc/PID of a
- *   process outside is reachable) and, as root, a minimal /dev. Then it forks
+ *   process outside is reachable) and, as root, a minimal /dev; binds the
+ *   private /dev/shm. Then it forks
  *   the agent and only reaps: when the agent exits, init sends its wait
  *   status on the set-up socket (the agent is not traced between its execs,
  *   so the supervisor learns it there: sbx_child_exit), init exits and the
@@ -44,6 +48,7 @@
 #include <fcntl.h>
 #include <linux/mount.h>
 #include <sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -246,6 +251,53 @@ static const char *view_what(const struct sbx_spawn_config *cfg, size_t i)
 	return cfg->view_dir && i == 0 ? "the project view" : "a gated place's view";
 }
 
+/* Whether |path| lies strictly under one of the private directories. */
+static bool under_private(const struct sbx_spawn_config *cfg, const char *path)
+{
+	for (size_t i = 0; cfg->private_dirs && cfg->private_dirs[i]; i++)
+		if (strcmp(path, cfg->private_dirs[i]) != 0 &&
+		    wd_path_within(path, cfg->private_dirs[i]))
+			return true;
+	return false;
+}
+
+/*
+ * init's side of the private temporary directories and what is shared in
+ * them. Every source is opened first, as a detached copy of its mount
+ * tree, while the host's /tmp is still what the paths name; only then is
+ * anything attached, in the supervisor's order (the private directories,
+ * then the shared places, parents first). Returns the /dev/shm copy (or
+ * -1) for jail_dev; dies on failure. No fd outlives init's set-up: each is
+ * O_CLOEXEC and closed once attached.
+ */
+static int init_binds(const struct sbx_spawn_config *cfg, int sock)
+{
+	char what[160];
+	int *fds = wd_calloc(cfg->nbinds + 1, sizeof(int));
+	for (size_t i = 0; i < cfg->nbinds; i++) {
+		fds[i] = jail_bind_open(cfg->binds[i].src, cfg->binds[i].writable);
+		if (fds[i] < 0) {
+			snprintf(what, sizeof(what), "opening %s to bind it on %s",
+				 cfg->binds[i].src, cfg->binds[i].dst);
+			fail(sock, what, -fds[i]);
+		}
+	}
+	int shm = -1;
+	if (cfg->shm_dir && (shm = jail_bind_open(cfg->shm_dir, true)) < 0)
+		fail(sock, cfg->shm_dir, -shm);
+	for (size_t i = 0; i < cfg->nbinds; i++) {
+		int rc = jail_bind_attach(fds[i], cfg->binds[i].dst, cfg->binds[i].make);
+		if (rc < 0) {
+			snprintf(what, sizeof(what), "binding %s on %s", cfg->binds[i].src,
+				 cfg->binds[i].dst);
+			fail(sock, what, -rc);
+		}
+		close(fds[i]);
+	}
+	free(fds);
+	return shm;
+}
+
 /* init's side: attach (or, in a user namespace, mount and send) each view
  * in turn, after the supervisor serves it. */
 static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid,
@@ -253,6 +305,15 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 {
 	char what[160];
 	for (size_t i = 0; i < nv; i++) {
+		/* A view under a private directory (a project under /tmp): its
+		 * mount point is made there, empty, as the host's is covered. */
+		if (under_private(cfg, v[i].dir)) {
+			int rc = jail_make_path(v[i].dir, v[i].type);
+			if (rc < 0) {
+				snprintf(what, sizeof(what), "making the mount point %s", v[i].dir);
+				fail(sock, what, -rc);
+			}
+		}
 		if (v[i].mnt >= 0) {
 			/* The supervisor made the mount and serves it already. */
 			expect(sock, MSG_ACK);
@@ -313,6 +374,9 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
 	int rc = jail_private_mounts();
 	if (rc < 0)
 		fail(sock, "making mounts private", -rc);
+	/* The private /tmp before the views: a project under /tmp is
+	 * attached on a mount point in it. */
+	int shm = init_binds(cfg, sock);
 	init_views(cfg, sock, uid, gid, views, nviews);
 	for (size_t i = 0; cfg->hide && cfg->hide[i]; i++) {
 		rc = jail_hide(cfg->hide[i]);
@@ -323,10 +387,19 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
 	if (rc < 0)
 		fail(sock, "mounting /proc", -rc);
 	if (!userns) {
-		rc = jail_dev();
+		rc = jail_dev(shm);
 		if (rc < 0)
 			fail(sock, "setting up /dev", -rc);
+	} else if (shm >= 0 && (rc = jail_bind_attach(shm, "/dev/shm", false)) < 0) {
+		fail(sock, "binding the private /dev/shm", -rc);
 	}
+	if (shm >= 0)
+		close(shm);
+	/* init's working directory was the supervisor's, a directory of the
+	 * host's now covered (by the view, or the private /tmp): leave it, so
+	 * that no process of the sandbox keeps a way under the covers. */
+	if (chdir("/") < 0)
+		fail(sock, "chdir /", errno);
 	pid_t agent = fork();
 	if (agent < 0)
 		fail(sock, "fork", errno);
@@ -445,7 +518,7 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	int sv[2];
 	*err = NULL;
 	memset(out, 0, sizeof(*out));
-	out->notify_fd = out->pidfd = out->root_fd = out->exit_fd = -1;
+	out->notify_fd = out->pidfd = out->root_fd = out->exit_fd = out->init_pidfd = -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		*err = wd_asprintf("socketpair: %s", strerror(errno));
 		return -errno;
@@ -515,6 +588,8 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 		wd_close(&views[i].mnt);
 	wd_autoclose int sock = sv[0];
 	out->init_pid = init;
+	/* Our child, not reaped before this returns: the pidfd names it. */
+	out->init_pidfd = (int)syscall(SYS_pidfd_open, init, 0);
 	/* On failure below, FUSE fds not yet handed to a server are closed. */
 	struct msg m;
 	int rc;
@@ -601,6 +676,7 @@ fail:
 	if (out->pid > 0)
 		reap_traced(out->pid);
 	reap(init);
+	wd_close(&out->init_pidfd);
 	out->pid = 0;
 	return rc < 0 ? rc : -EPERM;
 }
@@ -620,4 +696,40 @@ int sbx_child_exit(int exit_fd, int *status)
 	/* init is gone without saying (killed): so is the agent. */
 	*status = SIGKILL; /* as waitpid() reports a death by SIGKILL */
 	return 0;
+}
+
+int sbx_child_gone(struct sbx_child *c, int timeout_ms)
+{
+	if (c->init_pidfd < 0)
+		return -EBADF;
+	/*
+	 * init is PID 1 of the sandbox's PID namespace: when it dies the
+	 * kernel kills every process left there, and init's exit does not
+	 * complete (its pidfd does not become readable) until every one of
+	 * them has been released. A process we trace is released only once
+	 * we reap it, so reap while waiting. Once readable, nothing of the
+	 * sandbox runs, and nothing can start there again.
+	 */
+	syscall(SYS_pidfd_send_signal, c->init_pidfd, SIGKILL, NULL, 0);
+	int64_t until = wd_now_mono_ns() + (int64_t)timeout_ms * 1000000;
+	int rc = -ETIMEDOUT;
+	for (;;) {
+		while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
+			;
+		struct pollfd p = {.fd = c->init_pidfd, .events = POLLIN};
+		int n = poll(&p, 1, 10);
+		if (n > 0) {
+			rc = 0;
+			break;
+		}
+		if (wd_now_mono_ns() >= until)
+			break;
+	}
+	wd_close(&c->init_pidfd);
+	return rc;
+}
+
+int sbx_landlock_abi(void)
+{
+	return jail_landlock_abi();
 }

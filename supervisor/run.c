@@ -57,6 +57,8 @@ static const char run_usage[] =
 	"  --stats           print decision counts and latencies at exit\n"
 	"  --no-view         do not mount the project view: opens of sensitive files in\n"
 	"                    the project are then NOT decided (exec decisions remain)\n"
+	"  --keep-tmp        keep the session's private /tmp, /var/tmp and /dev/shm after\n"
+	"                    the run (warden says where); by default they are removed\n"
 	"  -v, --verbose     log every decision on stderr\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -332,7 +334,7 @@ static bool add_gate(struct sup_run *r, const char *given, const char *project)
 
 /* The places outside the project that the agent must not see. */
 static char **hide_list(struct sup_run *r, const struct pol_config *c, const char *project,
-			const char *audit)
+			const char *audit, bool no_view)
 {
 	size_t n = pol_config_outside_count(c);
 	char **v = wd_calloc(n + 12, sizeof(char *));
@@ -345,9 +347,10 @@ static char **hide_list(struct sup_run *r, const struct pol_config *c, const cha
 		v[k++] = wd_strdup(xdg);
 	v[k++] = wd_strdup("/run/docker.sock");
 	v[k++] = wd_strdup("/var/run/docker.sock");
-	/* The audit, when it is not in the project (the view hides it there). */
+	/* The audit, when it is not in the project (the view hides it there;
+	 * without the view nothing else does). */
 	size_t plen = strlen(project);
-	if (!(strncmp(audit, project, plen) == 0 && audit[plen] == '/')) {
+	if (no_view || !(strncmp(audit, project, plen) == 0 && audit[plen] == '/')) {
 		static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
 		for (size_t i = 0; i < WD_ARRAY_SIZE(sfx); i++)
 			v[k++] = wd_asprintf("%s%s", audit, sfx[i]);
@@ -428,7 +431,7 @@ static void find_launcher(struct sup_run *r, const char *real)
 
 /* What each agent's harness must be able to write in the home directory
  * (its configuration and session state); its temporary files are under
- * /tmp, which is writable anyway. */
+ * /tmp, the session's own and writable. */
 static const char *const *profile_writable(enum pol_harness h)
 {
 	static const char *const claude[] = {".claude", ".claude.json", ".claude.json.backup",
@@ -450,8 +453,8 @@ static const char *const *profile_writable(enum pol_harness h)
 }
 
 /* Where Landlock lets the agent write: the project (through the view),
- * temporary directories, harmless devices, the agent profile's places and
- * the config's list. */
+ * the temporary directories (the session's private ones: tmpdir.c),
+ * harmless devices, the agent profile's places and the config's list. */
 static char **writable_list(const struct pol_config *c, const char *project, enum pol_harness h)
 {
 	static const char *const base[] = {"/tmp",	"/var/tmp", "/dev/null", "/dev/zero",
@@ -473,6 +476,41 @@ static char **writable_list(const struct pol_config *c, const char *project, enu
 	return v;
 }
 
+/*
+ * Without the view nothing else keeps the project's .warden/ from the agent
+ * (the config, the grants, the audit): the sandbox binds it read-only over
+ * itself, so it must be a real directory of the project (a symlink would
+ * be an entry of the writable project the agent could replace); a missing
+ * one is made, so that the agent cannot create it either.
+ */
+static int prepare_no_view(const char *project)
+{
+	wd_autofree char *w = wd_asprintf("%s/.warden", project);
+	struct stat st;
+	if (lstat(w, &st) < 0 && errno == ENOENT && mkdir(w, 0755) < 0 && errno != EEXIST) {
+		int e = errno;
+		wd_err("%s: %s (--no-view binds it read-only, so it must exist)", w, strerror(e));
+		return -e;
+	}
+	if (lstat(w, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		wd_err("refusing to start: %s is not a directory of the project (a symlink?): "
+		       "with --no-view the agent could replace it and write the config; make it "
+		       "a real directory",
+		       w);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* The read-only bind of .warden/ over itself (--no-view), after the
+ * private directories' binds (a project under /tmp is bound first). */
+static void add_warden_bind(struct sup_run *r, const char *project)
+{
+	char *w = wd_asprintf("%s/.warden", project);
+	r->binds = wd_realloc(r->binds, (r->nbinds + 1) * sizeof(*r->binds));
+	r->binds[r->nbinds++] = (struct sbx_bind){w, wd_strdup(w), false, false};
+}
+
 static void free_list(char **v)
 {
 	for (size_t i = 0; v && v[i]; i++)
@@ -490,6 +528,7 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 		{"task", required_argument, NULL, 'T'},
 		{"stats", no_argument, NULL, 'S'},
 		{"no-view", no_argument, NULL, 'N'},
+		{"keep-tmp", no_argument, NULL, 'K'},
 		{"approval-timeout", required_argument, NULL, 'D'},
 		{"role", required_argument, NULL, 'R'},
 		{"turn-idle", required_argument, NULL, 'I'},
@@ -543,6 +582,9 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 			break;
 		case 'N':
 			o->no_view = true;
+			break;
+		case 'K':
+			o->keep_tmp = true;
 			break;
 		case 'D': {
 			int64_t us = 0;
@@ -698,6 +740,8 @@ int sup_cmd_run(int argc, char **argv)
 		.saved_fg = -1,
 		.backing_fd = -1,
 		.view_efd = -1,
+		.tmp_fd = -1,
+		.tmp_parent_fd = -1,
 		.view_lock = PTHREAD_MUTEX_INITIALIZER,
 		.view_cond = PTHREAD_COND_INITIALIZER,
 	};
@@ -705,6 +749,7 @@ int sup_cmd_run(int argc, char **argv)
 	/* Declared before any goto out: the cleanup frees it. */
 	wd_autofree char *cmdline = NULL;
 	r.child.notify_fd = r.child.pidfd = r.child.root_fd = r.child.exit_fd = -1;
+	r.child.init_pidfd = -1;
 	if (parse_run_options(argc, argv, &r.opts) < 0)
 		return SUP_EXIT_NOSTART;
 
@@ -723,21 +768,23 @@ int sup_cmd_run(int argc, char **argv)
 	const char *home = getenv("HOME");
 	pol_config_set_paths(r.config, project, home ? home : "/root");
 
-	wd_autofree char *audit_default = wd_asprintf("%s/.warden/audit.db", project);
-	if (!r.opts.audit_path)
-		r.opts.audit_path = audit_default;
-	char *err = NULL;
-	int rc = sto_open(r.opts.audit_path, &r.db, &err);
-	if (rc < 0) {
-		wd_err("%s", err ? err : strerror(-rc));
-		free(err);
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd))) {
+		wd_err("cannot read the current directory: %s", strerror(errno));
 		pol_config_free(r.config);
 		return SUP_EXIT_NOSTART;
 	}
+	wd_autofree char *audit_default = wd_asprintf("%s/.warden/audit.db", project);
+	wd_autofree char *audit_abs = NULL;
+	if (!r.opts.audit_path)
+		r.opts.audit_path = audit_default;
+	else if (r.opts.audit_path[0] != '/')
+		r.opts.audit_path = audit_abs = wd_asprintf("%s/%s", cwd, r.opts.audit_path);
+	char *err = NULL;
+	int rc = 0;
 	char *prog = find_program(r.opts.argv[0]);
 	if (!prog) {
 		wd_err("%s: command not found or not executable", r.opts.argv[0]);
-		sto_close(r.db);
 		pol_config_free(r.config);
 		return SUP_EXIT_NOSTART;
 	}
@@ -749,6 +796,29 @@ int sup_cmd_run(int argc, char **argv)
 	find_launcher(&r, real_prog);
 	free(real_prog);
 	sup_warn_agent_options(r.opts.agent, r.opts.argv);
+	writable = writable_list(r.config, project, r.opts.agent);
+	/* The private temporary directories first: what they hide from the
+	 * agent is not a place it may write on the host. Then warden's own
+	 * files, before anything is opened or started. */
+	if (r.opts.no_view && (rc = prepare_no_view(project)) < 0)
+		goto early;
+	if ((rc = sup_tmp_setup(&r, project, cwd, writable)) < 0)
+		goto early;
+	if (r.opts.no_view)
+		add_warden_bind(&r, project);
+	rc = sup_own_files_check(&r, project, cfgpath, writable, &err);
+	if (rc < 0) {
+		wd_err("refusing to start: %s", err);
+		free(err);
+		err = NULL;
+		goto early;
+	}
+	rc = sto_open(r.opts.audit_path, &r.db, &err);
+	if (rc < 0) {
+		wd_err("%s", err ? err : strerror(-rc));
+		free(err);
+		goto early;
+	}
 	make_session_id(r.session_id, sizeof(r.session_id));
 	r.person = person_name();
 	r.grants = pol_session_new();
@@ -827,13 +897,6 @@ int sup_cmd_run(int argc, char **argv)
 	if (rc < 0)
 		goto out;
 	char **env = agent_environ(r.session_id);
-	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof(cwd))) {
-		wd_err("cannot read the current directory: %s", strerror(errno));
-		rc = -errno;
-		free_env(env);
-		goto out;
-	}
 	if (!r.opts.no_view) {
 		r.backing_fd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		r.view_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -874,12 +937,11 @@ int sup_cmd_run(int argc, char **argv)
 			 "used files (three quarters of RLIMIT_NOFILE)",
 			 (unsigned long)want.rlim_cur / 4 * 3);
 	}
-	hide = hide_list(&r, r.config, project, r.opts.audit_path);
+	hide = hide_list(&r, r.config, project, r.opts.audit_path, r.opts.no_view);
 	if (!r.opts.no_view)
 		sup_tell_skip(project);
 	for (size_t i = 0; i < r.ngates; i++)
 		sup_tell_skip(r.gate_dirs[i]);
-	writable = writable_list(r.config, project, r.opts.agent);
 	struct sbx_spawn_config sc = {
 		.path = prog,
 		.argv = r.opts.argv,
@@ -894,6 +956,10 @@ int sup_cmd_run(int argc, char **argv)
 		.hide = hide,
 		.writable = writable,
 		.nofile_soft = agent_nofile,
+		.binds = r.binds,
+		.nbinds = r.nbinds,
+		.private_dirs = r.private_dirs,
+		.shm_dir = r.shm_src,
 	};
 	rc = sbx_spawn(&sc, &r.child, &err);
 	if (rc < 0) {
@@ -919,6 +985,10 @@ out:
 		if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp())
 			tcsetpgrp(STDIN_FILENO, getpgrp());
 	}
+	/* The private temporary directories go once nothing of the sandbox
+	 * can act on them any more. */
+	bool gone = r.child.init_pidfd < 0 || sbx_child_gone(&r.child, 5000) == 0;
+	sup_tmp_finish(&r, gone);
 	int code = SUP_EXIT_NOSTART;
 	if (rc == 0 && r.agent_exited) {
 		code = r.agent_started ? exit_code_of(r.agent_status) : SUP_EXIT_NOSTART;
@@ -960,6 +1030,7 @@ out:
 	wd_close(&r.view_efd);
 	free_list(hide);
 	free_list(writable);
+	sup_tmp_free(&r);
 	sup_stats_free(&r.stats);
 	wd_close(&r.child.notify_fd);
 	wd_close(&r.child.root_fd);
@@ -974,4 +1045,12 @@ out:
 	free(r.agent_path);
 	free(prog);
 	return code;
+early:
+	sup_tmp_finish(&r, true);
+	sup_tmp_free(&r);
+	free_list(writable);
+	pol_config_free(r.config);
+	free(r.launcher);
+	free(prog);
+	return SUP_EXIT_NOSTART;
 }

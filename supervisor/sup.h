@@ -52,8 +52,9 @@ struct sup_opts {
 	bool prompt_set;
 	const char *task;
 	bool stats;
-	bool no_view; /* --no-view: no FUSE view (weaker: opens are not decided) */
-	bool review;  /* --role review: read-only view, sensitive reads allowed, never asks */
+	bool no_view;  /* --no-view: no FUSE view (weaker: opens are not decided) */
+	bool review;   /* --role review: read-only view, sensitive reads allowed, never asks */
+	bool keep_tmp; /* --keep-tmp: the private temporary directories outlive the run */
 	int64_t approval_timeout_ms; /* --approval-timeout */
 	int64_t turn_idle_ms;	     /* --turn-idle */
 	bool turn_idle_set;
@@ -144,7 +145,45 @@ struct sup_run {
 	dev_t agent_dev;
 	ino_t agent_ino;
 	char *agent_path; /* its canonical path, or NULL */
+	/* The private temporary directories (tmpdir.c): the session's
+	 * directory on the host (NULL: none), descriptors of it and of /tmp
+	 * for its removal, and the binds the sandbox makes. */
+	char *tmp_dir;
+	int tmp_fd, tmp_parent_fd;
+	struct sbx_bind *binds; /* each src and dst owned */
+	size_t nbinds;
+	char *shm_src; /* the host directory bound over /dev/shm, or NULL */
+	/* The sandbox's paths that are the session's own (/tmp, /var/tmp,
+	 * /dev/shm: what is there never reaches the host), and those inside
+	 * them that are the host's (bound at the same path). NULL-terminated;
+	 * NULL when empty. */
+	char **private_dirs;
+	char **shared_dirs;
 };
+
+/* ---- private temporary directories (tmpdir.c) -------------------------- */
+
+/* Makes the session's directory under /tmp and computes the binds: the
+ * private /tmp, /var/tmp and /dev/shm, and the places inside them shared
+ * with the host (the project without the view, |writable|'s places, the
+ * config's tmp.share, HOME and |cwd|). 0, or -errno after saying why. */
+int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, char *const *writable);
+/* At the end of the run: with --keep-tmp says where the directory is; else
+ * removes it when |sandbox_gone| (every process of the sandbox has exited),
+ * and otherwise leaves it and says where. */
+void sup_tmp_finish(struct sup_run *r, bool sandbox_gone);
+void sup_tmp_free(struct sup_run *r);
+
+/* ---- warden's own files (ownfiles.c) ----------------------------------- */
+
+/* Refuses (-EPERM, a sentence in *why: caller frees) when warden's
+ * executable, the config |cfgpath|, the audit's directory, or a directory
+ * above any of them could be changed by the agent (a place of |writable|,
+ * the list Landlock will get, other than the private temporary
+ * directories; or, by file permissions, another user). |project|'s
+ * .warden/ is kept read-only in the sandbox and is not counted. */
+int sup_own_files_check(const struct sup_run *r, const char *project, const char *cfgpath,
+			char *const *writable, char **why);
 
 /* ---- processes (trace.c) ----------------------------------------------- */
 

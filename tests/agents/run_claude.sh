@@ -118,6 +118,12 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -p "$PROJ" "$FAKE_HOME"
+# The profile's places in HOME exist, as in a user's HOME after Claude
+# Code's first run: warden lets the agent write those (Landlock), not the
+# rest of HOME, which under /tmp is shown read-only in the session's
+# private /tmp.
+mkdir -p "$FAKE_HOME/.claude" "$FAKE_HOME/.cache/claude"
+printf '{}\n' >"$FAKE_HOME/.claude.json"
 
 SECRET="wdn-secret-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 (

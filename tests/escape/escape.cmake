@@ -36,3 +36,13 @@ set_property(TEST test_escape APPEND PROPERTY ENVIRONMENT
 wd_test(test_esc_codex SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_codex.c
 	LIBS wt LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_codex warden)
+
+# The temporary directories and warden's own files (test_esc_tmp), with
+# its agent esc_tmp.
+add_executable(esc_tmp ${CMAKE_SOURCE_DIR}/tests/escape/esc_tmp.c)
+set_target_properties(esc_tmp PROPERTIES
+	RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+wd_agent_program(esc_tmp)
+wd_test(test_esc_tmp SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_tmp.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_tmp warden esc_tmp)

@@ -260,6 +260,11 @@ static void test_failclosed_audit_full_mid_run_refuses(void **state)
 				   ready, go, ready, go);
 	wt_write(f->proj, "agent.sh", script);
 	wt_write(f->proj, ".env", "TOKEN=s3cr3t-4711\n");
+	/* The fifos are the test's, under the host's /tmp: shared with the
+	 * session's private /tmp (read-only, which a fifo's opens ignore). */
+	char *cfg = wd_asprintf("{\"tmp\": {\"share\": [\"%s\"]}}\n", f->scratch);
+	wt_write(f->proj, ".warden/permissions.json", cfg);
+	free(cfg);
 	char *argv[] = {"run", "--tier",  "aggressive", "--audit", audit,
 			"--",  "/bin/sh", "agent.sh",	NULL};
 	struct wt_bg bg;
@@ -404,8 +409,19 @@ static const struct sys_fault sys_faults[] = {
 	{.what = "move_mount refused",
 	 .syscall = "move_mount",
 	 .err = EPERM,
-	 .arg = -1,
+	 .arg = 4,
+	 .mask = 0xffffffffu,
+	 .want = MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_SYMLINKS,
 	 .says = {"attaching the project view", "not permitted"}},
+	/* ... or init cannot bind the session's private /tmp (before the
+	 * view is attached: a project under /tmp needs its mount point). */
+	{.what = "move_mount of the private /tmp refused",
+	 .syscall = "move_mount",
+	 .err = EPERM,
+	 .arg = 4,
+	 .mask = 0xffffffffu,
+	 .want = MOVE_MOUNT_F_EMPTY_PATH,
+	 .says = {"on /tmp", "not permitted"}},
 	/* The mount namespace cannot be made private. */
 	{.what = "mount refused",
 	 .syscall = "mount",

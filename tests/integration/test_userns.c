@@ -307,6 +307,54 @@ static void test_userns_unhideable_place_refuses(void **state)
 	free(home);
 }
 
+/*
+ * The private temporary directories in a user namespace: the host's
+ * /dev/shm and /tmp are not the agent's (a file root left in /dev/shm is
+ * not seen, what the agent writes there does not reach the host), and the
+ * removal at the end, by an unprivileged user, empties the directories the
+ * agent closed (000, 0555).
+ */
+static void test_userns_private_tmp(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	char *host = wd_asprintf("/dev/shm/warden-userns-host-%d", (int)getpid());
+	int fd = open(host, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "HOST-SHM-7d21\n", 14), 14);
+	close(fd);
+	char *out_shm = wd_asprintf("/dev/shm/warden-userns-out-%d", (int)getpid());
+	char *out_tmp = wd_asprintf("/tmp/warden-userns-out-%d", (int)getpid());
+	char *script = wd_asprintf("cat %s; echo m > %s; echo m > %s; cat %s %s; "
+				   "mkdir -p /tmp/a/b/c && echo x > /tmp/a/b/c/f && "
+				   "chmod 000 /tmp/a/b/c && chmod 555 /tmp/a && echo closed",
+				   host, out_shm, out_tmp, out_shm, out_tmp);
+	struct wt_result res = {0};
+	run_as_nobody(proj, &res, script, "--tier", "aggressive", "-v", NULL);
+	assert_int_equal(res.status, 0);
+	assert_null(strstr(res.out, "HOST-SHM-7d21"));
+	assert_non_null(strstr(res.out, "m\nm\n"));
+	assert_non_null(strstr(res.out, "closed"));
+	assert_int_not_equal(access(out_shm, F_OK), 0);
+	assert_int_not_equal(access(out_tmp, F_OK), 0);
+	const char *k = "private temporary directories in ";
+	const char *at = strstr(res.err, k);
+	assert_non_null(at);
+	at += strlen(k);
+	char *dir = wd_strndup(at, strcspn(at, "\n"));
+	assert_true(wd_str_has_prefix(dir, "/tmp/warden-tmp-"));
+	assert_int_not_equal(access(dir, F_OK), 0); /* removed by nobody */
+	unlink(host);
+	free(dir);
+	free(script);
+	free(out_shm);
+	free(out_tmp);
+	free(host);
+	wt_result_free(&res);
+	wt_rmtree(proj);
+	free(proj);
+}
+
 int main(void)
 {
 	wt_require_sandbox();
@@ -335,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_userns_agent_powers),
 		cmocka_unit_test(test_userns_gated_place),
 		cmocka_unit_test(test_userns_unhideable_place_refuses),
+		cmocka_unit_test(test_userns_private_tmp),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	wt_rmtree(g_dir);

@@ -23,6 +23,7 @@ void test_pol_config_parse_duplicate(void **state);
 void test_pol_config_to_json_roundtrip(void **state);
 void test_pol_config_add_grant_roundtrip(void **state);
 void test_pol_config_outside_merge(void **state);
+void test_pol_config_tmp_share(void **state);
 
 static const char valid[] =
 	"{\n"
@@ -340,4 +341,55 @@ void test_pol_config_outside_merge(void **state)
 	assert_int_equal(srv, 1);
 	assert_null(pol_config_outside(c, n, NULL));
 	pol_config_free(c);
+}
+
+/* "tmp": {"share": [...]}: clean absolute paths strictly below /tmp,
+ * /var/tmp or /dev/shm; anything else names the file, line and key. */
+void test_pol_config_tmp_share(void **state)
+{
+	(void)state;
+	const char *ok = "{\"tmp\": {\"share\": [\"/tmp/.X11-unix\", \"/var/tmp/cache\", "
+			 "\"/dev/shm/x\"]}}";
+	struct pol_config *c;
+	struct pol_config_errors e;
+	assert_int_equal(pol_config_parse(ok, strlen(ok), "p.json", &c, &e), 0);
+	assert_int_equal(pol_config_tmp_share_count(c), 3);
+	assert_string_equal(pol_config_tmp_share(c, 0), "/tmp/.X11-unix");
+	assert_string_equal(pol_config_tmp_share(c, 2), "/dev/shm/x");
+	assert_null(pol_config_tmp_share(c, 3));
+	char *j = pol_config_to_json(c);
+	assert_non_null(strstr(j, "\"tmp\""));
+	assert_non_null(strstr(j, "/var/tmp/cache"));
+	free(j);
+	pol_config_free(c);
+	static const struct {
+		const char *text, *key, *words;
+	} bad[] = {
+		{"{\n\"tmp\": {\n\"share\": [\n\"/tmp\"]}}", "tmp.share[0]", "below /tmp"},
+		{"{\n\"tmp\": {\n\"share\": [\n\"/home/u/x\"]}}", "tmp.share[0]", "below /tmp"},
+		{"{\n\"tmp\": {\n\"share\": [\n\"/tmpx/y\"]}}", "tmp.share[0]", "below /tmp"},
+		{"{\n\"tmp\": {\n\"share\": [\n\"/tmp//a/\"]}}", "tmp.share[0]", "clean"},
+		{"{\n\"tmp\": {\n\"share\": [\n\"/tmp/../etc\"]}}", "tmp.share[0]", "absolute"},
+		{"{\n\"tmp\": {\n\"share\": [\n\"tmp/a\"]}}", "tmp.share[0]", "absolute"},
+		{"{\n\"tmp\": {\n\"share\": \"/tmp/a\"}}", "tmp.share", "array"},
+		{"{\n\"tmp\": {\n\"private\": false}}", "tmp.private", "unknown key"},
+		{"{\n\"tmp\": [\"/tmp/a\"]}", "tmp", "object"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		c = (struct pol_config *)1;
+		assert_int_equal(
+			pol_config_parse(bad[i].text, strlen(bad[i].text), "p.json", &c, &e),
+			-EINVAL);
+		assert_null(c);
+		bool found = false;
+		for (size_t k = 0; k < e.count; k++)
+			found |= strcmp(e.items[k].key, bad[i].key) == 0 &&
+				 strstr(e.items[k].message, bad[i].words) != NULL &&
+				 strstr(e.items[k].message, "p.json:") == e.items[k].message &&
+				 e.items[k].line > 1;
+		if (!found)
+			fail_msg("case %zu: want %s ... %s; first: %s", i, bad[i].key, bad[i].words,
+				 e.count ? e.items[0].message : "(none)");
+		pol_config_errors_free(&e);
+	}
 }
