@@ -110,15 +110,21 @@ def main():
     def argv(r):
         return r["request"].get("argv") or []
 
-    probes = [r for r in execs if argv(r)[:2] in (["lsb_release", "-a"], ["getconf", "LONG_BIT"])
-              or (argv(r)[:3] == ["git", "-c", "safe.bareRepository=explicit"] and "ls-remote" not in argv(r))]
+    # A PATH search tries each directory: the attempts that found nothing
+    # (ENOENT, audited by the decoder) are not the probes.
+    def found(r):
+        return not (r["source"] == "decoder" and "ENOENT" in (r.get("reason") or ""))
+
+    probes = [r for r in execs if found(r) and (
+              argv(r)[:2] in (["lsb_release", "-a"], ["getconf", "LONG_BIT"])
+              or (argv(r)[:3] == ["git", "-c", "safe.bareRepository=explicit"] and "ls-remote" not in argv(r)))]
     check(
         probes and all(r["decision"] == "allow" and r["source"] == "startup" for r in probes),
         "Codex's start-up probes (lsb_release, getconf, git of the project: %d execs) were audited as start-up"
         % len(probes),
         *[row_line(r) for r in probes if r["source"] != "startup" or r["decision"] != "allow"],
     )
-    fetch = [r for r in execs if "ls-remote" in argv(r)]
+    fetch = [r for r in execs if found(r) and "ls-remote" in argv(r)]
     check(
         all(r["source"] != "startup" for r in fetch),
         "the start-up network fetch (git ls-remote) was decided like any request, not as start-up",
