@@ -679,6 +679,9 @@ static char *codex_inner(const char *script, const char *home, char **snap)
 
 static char *codex_inner_parts(const char *script, const char *home, struct codex_parts *w)
 {
+	/* Most scripts are not the wrapper: say so before building it. */
+	if (strncmp(script, CODEX_PFX "_SET_0=", strlen(CODEX_PFX "_SET_0=")) != 0)
+		return NULL;
 	wd_autofree char *head = codex_head();
 	wd_autofree char *middle = codex_middle();
 	const char *p = script;
