@@ -132,7 +132,8 @@ enum sup_machinery sup_harness_machinery(struct sup_run *r, const struct sup_pro
 #define SNAPSHOT_MAX (1 << 20)
 
 /*
- * Reads |path| as the caller would: resolved inside the sandbox's root (an
+ * Reads |path| as the caller would ("" when it does not exist): resolved
+ * inside the sandbox's root (an
  * absolute symlink on the way stays inside it, RESOLVE_IN_ROOT), no magic
  * link, a regular file owned by the user the agent runs as (Codex wrote it;
  * warden reads nothing of anyone else's), at most SNAPSHOT_MAX bytes.
@@ -155,8 +156,11 @@ char *sup_read_snapshot(struct sup_run *r, const char *path)
 		if (fd >= 0 || errno != EAGAIN)
 			break;
 	}
+	/* Nothing there: the wrapper sources nothing (its `.` fails quietly),
+	 * which is as inert as an empty file. Codex's snapshot can vanish
+	 * mid-session (it removes them). */
 	if (fd < 0)
-		return NULL;
+		return errno == ENOENT ? wd_strdup("") : NULL;
 	wd_autoclose int f = fd;
 	struct stat st;
 	if (fstat(f, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() ||

@@ -250,6 +250,26 @@ static void test_esc_codex_wrapper_inert_snapshot(void **state)
 	wt_result_free(&r);
 }
 
+/* The snapshot gone (Codex removes them): nothing is sourced, the
+ * wrapper is still Codex's. */
+static void test_esc_codex_wrapper_no_snapshot(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	run_wrapper(f, &r, "");
+	wt_result_free(&r);
+	char *snap = wd_asprintf("%s/.codex/shell_snapshots/" SNAP_NAME, f->home);
+	assert_int_equal(unlink(snap), 0);
+	free(snap);
+	char *script = wd_asprintf("/bin/bash -c \"$(<'%s/wrapper.sh')\"; exit $?", f->base);
+	run(f, &r, script);
+	free(script);
+	assert_int_equal(r.status, 0);
+	/* One from the run with the empty snapshot, one without it. */
+	assert_int_equal(wt_audit_count(f->db, "allow", "harness", "=[codex] ls", NULL), 2);
+	wt_result_free(&r);
+}
+
 static void test_esc_codex_wrapper_snapshot_writes(void **state)
 {
 	struct fx *f = *state;
@@ -340,7 +360,7 @@ int main(void)
 		T(launcher_second_child),     T(launcher_other_program),
 		T(wrapper_inert_snapshot),    T(wrapper_snapshot_writes),
 		T(wrapper_snapshot_function), T(wrapper_foreign_path_entry),
-		T(sandbox_warning),
+		T(wrapper_no_snapshot),	      T(sandbox_warning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
