@@ -28,15 +28,22 @@
  *   (the bracketed parts optional, in this order, each at most once; HOME
  *   only of the characters [A-Za-z0-9/._+@-] so that it is one shell word).
  *   The inner command is CMD.
- *   Codex, argv exactly {bash, "-lc", CMD}: the inner command is CMD.
+ *   Codex 0.169.0's per-call wrapper, argv exactly {bash, "-c", SCRIPT}
+ *   where SCRIPT is its 38 KB template (the saved variables pinned below)
+ *   around HOME/.codex/shell_snapshots/THREAD.NS.sh, one PATH entry and
+ *   exec '/bin/bash' -c Q(CMD) as its last bytes: the inner command is CMD.
+ *   Codex before its snapshot exists, argv exactly {bash, "-lc", CMD}.
  *   aider, argv exactly {sh, "-c", CMD}: the inner command is CMD.
  *
- * The Codex and aider shapes are generic (any program may run bash -lc), so
+ * The bash -lc and sh -c shapes are generic (any program may run them), so
  * they change nothing about how a command is decided: the generic sh -c
- * unwrapping already classifies CMD. Only the Claude Code shape, which is
- * not plain as a script, is decided on its inner command, and only it is
- * shown as "[claude-code] CMD" in the summary and with "harness" and
- * "inner" in the request JSON.
+ * unwrapping already classifies CMD. The Claude Code shape, which is not
+ * plain as a script, is decided on its inner command. Codex's wrapper is
+ * classified as the ordinary script it is; the supervisor lets it run as
+ * the harness's own machinery (its command is decided at the wrapper's
+ * last exec) only when pol_codex_shape() says so, which needs the snapshot
+ * it sources to be inert. Both exact wrappers are shown as "[harness] CMD"
+ * in the summary and with "harness" and "inner" in the request JSON.
  *
  * It does no I/O and never executes anything.
  */

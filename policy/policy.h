@@ -431,7 +431,8 @@ bool pol_accepted_covers_args(const struct pol_config *c, const char *tool, cons
  *                            pwd -P >| /tmp/claude-HEX-cwd", character for
  *                            character; decided on CMD.
  *   POL_HARNESS_CODEX        bash -lc CMD (a generic shape: any program may
- *                            produce it; decided as any sh -c).
+ *                            produce it; decided as any sh -c), or Codex's
+ *                            snapshot wrapper (see pol_codex_shape()).
  *   POL_HARNESS_AIDER        sh -c CMD (generic too). */
 enum pol_harness {
 	POL_HARNESS_NONE,
