@@ -61,6 +61,10 @@ struct pol_exec_desc {
 	 * where, for explain and the audit (copied; may be NULL). */
 	bool agent_writable;
 	const char *agent_writable_why;
+	/* The file a Codex wrapper sources (pol_codex_snapshot_path()) and its
+	 * text, as the caller would read it; NULL when not read. Copied. */
+	const char *harness_path;
+	const char *harness_file;
 };
 
 /* Builds an exec request. |project| is the absolute project root (copied);
@@ -467,7 +471,8 @@ bool pol_accepted_covers_args(const struct pol_config *c, const char *tool, cons
  *                            pwd -P >| /tmp/claude-HEX-cwd", character for
  *                            character; decided on CMD.
  *   POL_HARNESS_CODEX        bash -lc CMD (a generic shape: any program may
- *                            produce it; decided as any sh -c).
+ *                            produce it; decided as any sh -c), or Codex's
+ *                            snapshot wrapper (see pol_codex_shape()).
  *   POL_HARNESS_AIDER        sh -c CMD (generic too). */
 enum pol_harness {
 	POL_HARNESS_NONE,
@@ -521,6 +526,68 @@ void pol_config_set_agent_binary(struct pol_config *c, const char *path);
  * argv[0] is matched by program name. False for every other kind. This
  * does not replace pol_decide(): a hard deny still refuses. */
 bool pol_is_harness_startup(enum pol_harness kind, char *const argv[], const struct pol_config *c);
+
+/* What a Codex exec of its own machinery is (harness.c has the grammar):
+ *   POL_CODEX_SETUP     X --codex-run-as-process-setup FD PID pipe "" CWD
+ *                       PROG ARGV0 [ARG...]: Codex's binary re-run to set up
+ *                       a tool call's process, which then execs PROG (decided
+ *                       at that exec). The argv shape only: the supervisor
+ *                       checks that X is the agent's own binary (its inode).
+ *   POL_CODEX_WRAPPER   0.169.0's per-call wrapper, character for character:
+ *                       /bin/bash -c SCRIPT that saves 56 variables, sources
+ *                       HOME/.codex/shell_snapshots/THREAD.NS.sh, restores
+ *                       them, prepends one PATH entry and ends with
+ *                       exec '/bin/bash' -c Q(CMD); *inner is CMD.
+ *   POL_CODEX_VALIDATE  bash -c 'set -e; . "HOME/.codex/shell_snapshots/
+ *                       THREAD.tmp-NS"': Codex checking a snapshot it wrote.
+ * The two shapes that source a snapshot count only when the request carries
+ * that file's text (pol_exec_desc.harness_path/harness_file, read by the
+ * supervisor as the caller would read it) and the text is inert
+ * (pol_codex_snapshot_inert()). HOME is |c|'s. *inner points into |r|. */
+enum pol_codex_shape {
+	POL_CODEX_NONE,
+	POL_CODEX_SETUP,
+	POL_CODEX_WRAPPER,
+	POL_CODEX_VALIDATE,
+};
+enum pol_codex_shape pol_codex_shape(const struct pol_request *r, const struct pol_config *c,
+				     const char **inner);
+
+/* The snapshot file an exec of argv would source, when argv is Codex's
+ * wrapper or its validation shell (with |c|'s home); caller frees; NULL
+ * otherwise. The supervisor reads that file for pol_exec_desc. */
+char *pol_codex_snapshot_path(char *const argv[], const struct pol_config *c);
+
+/* Whether |text|, a Codex shell snapshot, is only what Codex writes there
+ * and nothing that runs code when sourced: comments, blank lines,
+ * "unalias -a 2>/dev/null || true", shopt -s/-u NAME, set -o NAME for a
+ * few options that run nothing (not xtrace: PS4 would expand), and
+ * declare -x NAME[="VALUE"] with VALUE as declare -p quotes it (nothing
+ * expands). A function, an alias, any other command: false. NULL: false. */
+bool pol_codex_snapshot_inert(const char *text);
+
+/* Whether |resolved| (a canonical path) is the native binary that the
+ * launcher |launcher| (the canonical path of the agent's own program) of
+ * harness |kind| starts: for Codex, launcher NM/@openai/codex/bin/codex.js
+ * and the binary NM/@openai/codex-linux-{x64,arm64}/vendor/TRIPLE/bin/codex,
+ * the same below NM/@openai/codex/node_modules/@openai/, or
+ * NM/@openai/codex/vendor/TRIPLE/bin/codex (where 0.169.0's launcher looks).
+ * A place only: the caller checks that the agent cannot have written it. */
+bool pol_harness_launcher_child(enum pol_harness kind, const char *launcher, const char *resolved);
+
+/* Codex 0.169.0's wrapper rebuilt from the parts pol_request_json() keeps
+ * of it ("wrapper": snapshot, path_entry, exec), byte for byte. Caller
+ * frees; NULL when a part is missing. */
+char *pol_codex_wrapper_text(const char *snapshot, const char *path_entry, const char *quoted);
+
+/* The PATH entry a recognised Codex wrapper prepends (pointing into |r|),
+ * or NULL. */
+const char *pol_request_codex_path_entry(const struct pol_request *r);
+
+/* The harness whose exact wrapper |r| is, with the model's command in
+ * *inner (pointing into |r|), or POL_HARNESS_NONE (and NULL): Claude Code's
+ * wrapper, or Codex's snapshot wrapper whose snapshot is inert. */
+enum pol_harness pol_request_harness(const struct pol_request *r, const char **inner);
 
 /* ---- end of agent harnesses --------------------------------------------- */
 

@@ -46,6 +46,15 @@ struct pol_request {
 	 * exec's own HOME, for what the summary and the JSON show */
 	enum pol_harness harness;
 	char *inner; /* the model's command of a POL_HARNESS_CLAUDE_CODE wrapper, or NULL */
+	/* The file a Codex wrapper sources, as the supervisor read it (its
+	 * path and text), or NULL. */
+	char *harness_path;
+	char *harness_file;
+	/* A recognised Codex wrapper, recorded by its parts (the template is
+	 * in harness.c): the PATH entry and the command as quoted; NULL
+	 * otherwise. */
+	char *wrap_dir;
+	char *wrap_quoted;
 };
 
 /* True when the environment variable |name| (no "=") changes what a program
@@ -334,6 +343,13 @@ enum pol_harness hn_unwrap(char *const *argv, size_t argc, const char *name, con
  * grants and rules to match, and returns true. Free with
  * hn_inner_view_free(). */
 bool hn_inner_view(const struct pol_request *r, const char *home, struct pol_request *view);
+/* The parts of Codex's wrapper |script| that are not its template (each
+ * caller-freed), or false when it is not the wrapper. */
+bool hn_codex_wrapper_parts(const char *script, const char *home, char **snap, char **dir,
+			    char **quoted);
+/* pol_codex_shape() with the home given (request.c: the exec's HOME). */
+enum pol_codex_shape hn_codex_shape(const struct pol_request *r, const char *home,
+				    const char **inner);
 void hn_inner_view_free(struct pol_request *view);
 /* The name an argv is classified as: the tool the agent's own binary plays
  * (argv[0] rg, bfs, ugrep), the applet of a busybox, else |identity|. */

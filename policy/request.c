@@ -466,10 +466,23 @@ static void request_harness(struct pol_request *r, char *const *envp)
 	const char *name = cls_identity(r->path, r->argv[0], buf, sizeof(buf));
 	char *inner = NULL;
 	r->harness = r->interp ? POL_HARNESS_NONE : hn_unwrap(r->argv, r->argc, name, lex, &inner);
-	if (r->harness == POL_HARNESS_CLAUDE_CODE)
+	if (r->harness == POL_HARNESS_CLAUDE_CODE) {
 		r->inner = inner;
-	else
-		free(inner);
+		return;
+	}
+	/* Codex's snapshot wrapper shows its command only when the snapshot it
+	 * sources was read and is inert (pol_codex_shape() says so). */
+	if (r->harness == POL_HARNESS_CODEX && strcmp(r->argv[1], "-c") == 0) {
+		r->inner = inner;
+		char *snap = NULL;
+		if (hn_codex_shape(r, lex, NULL) == POL_CODEX_WRAPPER &&
+		    hn_codex_wrapper_parts(r->argv[2], lex, &snap, &r->wrap_dir, &r->wrap_quoted)) {
+			free(snap); /* the same as harness_path */
+			return;
+		}
+		r->inner = NULL;
+	}
+	free(inner);
 }
 
 struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *project)
@@ -508,6 +521,10 @@ struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *
 	r->resolved = d->resolved ? wd_strdup(d->resolved) : NULL;
 	r->agent_writable = d->agent_writable;
 	r->writable_why = d->agent_writable_why ? wd_strdup(d->agent_writable_why) : NULL;
+	if (d->harness_path && d->harness_file) {
+		r->harness_path = wd_strdup(d->harness_path);
+		r->harness_file = wd_strdup(d->harness_file);
+	}
 	request_harness(r, d->envp);
 	return r;
 }
@@ -544,6 +561,10 @@ void pol_request_free(struct pol_request *r)
 	free(r->writable_why);
 	free(r->env_home);
 	free(r->env_xdg_config);
+	free(r->harness_path);
+	free(r->harness_file);
+	free(r->wrap_dir);
+	free(r->wrap_quoted);
 	free(r->opath);
 	free(r->opath2);
 	free(r->cmdline);
@@ -559,6 +580,18 @@ enum pol_kind pol_request_kind(const struct pol_request *r)
 const char *pol_request_resolved(const struct pol_request *r)
 {
 	return r->resolved;
+}
+
+const char *pol_request_codex_path_entry(const struct pol_request *r)
+{
+	return r->wrap_dir;
+}
+
+enum pol_harness pol_request_harness(const struct pol_request *r, const char **inner)
+{
+	if (inner)
+		*inner = r->inner;
+	return r->inner ? r->harness : POL_HARNESS_NONE;
 }
 
 bool pol_request_agent_writable(const struct pol_request *r, const char **why)
@@ -694,7 +727,14 @@ char *pol_request_json(const struct pol_request *r)
 	for (size_t i = 0; i < r->argc; i++) {
 		if (i)
 			wd_sb_putc(&sb, ',');
-		json_str(&sb, red[i]);
+		/* Codex's 38 KB wrapper is kept by its parts (below), from
+		 * which pol_codex_wrapper_text() rebuilds it exactly. */
+		if (i == 2 && r->wrap_quoted)
+			wd_sb_printf(&sb,
+				     "\"(codex 0.169.0 wrapper, %zu bytes: see \\\"wrapper\\\")\"",
+				     strlen(r->argv[2]));
+		else
+			json_str(&sb, red[i]);
 	}
 	pol_strv_free(red);
 	wd_sb_putc(&sb, ']');
@@ -703,6 +743,15 @@ char *pol_request_json(const struct pol_request *r)
 		json_str(&sb, pol_harness_name(r->harness));
 		wd_sb_puts(&sb, ",\"inner\":");
 		json_redacted(&sb, r->inner);
+	}
+	if (r->wrap_quoted) {
+		wd_sb_puts(&sb, ",\"wrapper\":{\"shape\":\"codex-0.169.0\",\"snapshot\":");
+		json_str(&sb, r->harness_path);
+		wd_sb_puts(&sb, ",\"path_entry\":");
+		json_str(&sb, r->wrap_dir);
+		wd_sb_puts(&sb, ",\"exec\":");
+		json_redacted(&sb, r->wrap_quoted);
+		wd_sb_putc(&sb, '}');
 	}
 	wd_sb_puts(&sb, ",\"env\":{");
 	for (size_t i = 0; i < r->envc; i++) {

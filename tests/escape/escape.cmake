@@ -38,6 +38,11 @@ add_dependencies(test_esc_identity warden esc_identity)
 set_property(TEST test_escape APPEND PROPERTY ENVIRONMENT
 	"ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:quarantine_size_mb=32")
 
+# Codex's launcher child and per-call wrapper with an adversarial agent.
+wd_test(test_esc_codex SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_codex.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_codex warden)
+
 # The temporary directories and warden's own files (test_esc_tmp), with
 # its agent esc_tmp.
 add_executable(esc_tmp ${CMAKE_SOURCE_DIR}/tests/escape/esc_tmp.c)

@@ -4,6 +4,7 @@ wd_test(test_policy
 		${CMAKE_SOURCE_DIR}/tests/unit/test_policy_classify.c
 		${CMAKE_SOURCE_DIR}/tests/unit/test_policy_config.c
 		${CMAKE_SOURCE_DIR}/tests/unit/test_policy_harness.c
+		${CMAKE_SOURCE_DIR}/tests/unit/test_policy_codex.c
 	LIBS wd_policy
 	LABELS unit)
 

@@ -34,6 +34,13 @@ void test_pol_harness_grant_inner(void **state);
 void test_pol_harness_request_view(void **state);
 void test_pol_harness_multicall(void **state);
 void test_pol_harness_startup_table(void **state);
+void test_pol_codex_wrapper_real(void **state);
+void test_pol_codex_wrapper_hostile(void **state);
+void test_pol_codex_snapshot_inert_table(void **state);
+void test_pol_codex_setup_shape(void **state);
+void test_pol_codex_launcher_child(void **state);
+void test_pol_codex_startup_table(void **state);
+void test_pol_codex_wrapper_json(void **state);
 
 #define PROJECT "/work/proj"
 #define HOME	"/home/u"
@@ -826,6 +833,13 @@ int main(void)
 		cmocka_unit_test(test_pol_harness_multicall),
 		cmocka_unit_test(test_pol_harness_startup_table),
 		cmocka_unit_test(test_pol_decide_agent_writable),
+		cmocka_unit_test(test_pol_codex_wrapper_real),
+		cmocka_unit_test(test_pol_codex_wrapper_hostile),
+		cmocka_unit_test(test_pol_codex_snapshot_inert_table),
+		cmocka_unit_test(test_pol_codex_setup_shape),
+		cmocka_unit_test(test_pol_codex_launcher_child),
+		cmocka_unit_test(test_pol_codex_startup_table),
+		cmocka_unit_test(test_pol_codex_wrapper_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
