@@ -92,8 +92,12 @@ bench:
 clean:
 	rm -rf build
 
-# The real Claude Code CLI (npm, cached in build/agents) in a short scripted
-# session under warden, offline against tests/agents/fake_anthropic.py.
-# Exit 77: skipped (no npm, or no network for the first install).
+# The real Claude Code and Codex CLIs (npm, cached in build/agents) in short
+# scripted sessions under warden, offline against tests/agents/
+# fake_anthropic.py and fake_responses.py. Exit 77: skipped (no npm, or no
+# network for the first install); one skipped agent does not skip the other.
 test-agents: build
-	bash tests/agents/run_claude.sh build/debug/supervisor/warden
+	@rc=0; bash tests/agents/run_claude.sh build/debug/supervisor/warden || rc=$$?; \
+	rc2=0; bash tests/agents/run_codex.sh build/debug/supervisor/warden || rc2=$$?; \
+	for r in $$rc $$rc2; do [ $$r -eq 0 ] || [ $$r -eq 77 ] || exit $$r; done; \
+	[ $$rc -eq 77 ] && [ $$rc2 -eq 77 ] && exit 77; exit 0

@@ -42,7 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  .argv = argv,
 				  .envp = argv,
 				  .cwd = "/work/proj/src",
-				  .parent_cmdline = buf};
+				  .parent_cmdline = buf,
+				  .resolved = size & 2 ? argv[0] : NULL,
+				  .agent_writable = size & 4};
 	struct pol_request *req = pol_request_exec(&d, "/work/proj");
 	if (req) {
 		char *j = pol_request_json(req);
@@ -51,6 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct pol_context ctx = {.covered = size & 1};
 		pol_decide(req, c, NULL, &ctx, 0, &dec);
 		(void)pol_exec_covers(req);
+		free(pol_explain_grammar(req, c));
 		free(j);
 		free(s);
 		pol_request_free(req);

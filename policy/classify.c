@@ -8,6 +8,7 @@
  * the worst class found: one critical command makes the whole line critical,
  * one command that is not read-only keeps it off the fast path.
  */
+#include "grammar.h"
 #include "policy_int.h"
 
 #include <stdarg.h>
@@ -233,12 +234,60 @@ long cls_unwrap(char *const *argv, size_t argc, bool *risky_env, bool *privilege
 
 /* ---- shells ------------------------------------------------------------------- */
 
-/* For sh/bash/...: the index of the -c script, or 0 when there is no -c. */
-static size_t shell_script_index(char *const *argv, size_t argc, const char **problem)
+/* The shells whose -c runs only the string it is given, with nothing else
+ * read when no flag asks for it: a non-interactive, non-login sh, dash or
+ * bash reads no start-up file (bash reads BASH_ENV, dash ENV only when
+ * interactive: neither is a variable known harmless). zsh reads .zshenv,
+ * fish config.fish, csh .cshrc on every start; ksh and the others are not
+ * in warden's tables. */
+static const char *const plain_shells[] = {"sh", "dash", "bash", "rbash"};
+
+/* set -o / shopt -O names that read or run nothing more. */
+static const char *const shell_o_ok[] = {"errexit", "nounset",	 "pipefail", "xtrace",
+					 "noglob",  "noclobber", "posix",    "verbose",
+					 "noexec",  "allexport", "nolog",    "notify"};
+
+static const char *shell_long(const char *a, bool *takes_file)
 {
+	static const char *const ok[] = {
+		"--noprofile", "--norc", "--posix",   "--restricted",	"--verbose",
+		"--noediting", "--help", "--version", "--dump-strings", "--dump-po-strings"};
+	*takes_file = false;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(ok); i++)
+		if (strcmp(a, ok[i]) == 0)
+			return NULL;
+	if (strcmp(a, "--rcfile") == 0 || strcmp(a, "--init-file") == 0) {
+		*takes_file = true;
+		return "reads a start-up file named on its command line";
+	}
+	if (strcmp(a, "--login") == 0)
+		return "";
+	if (strcmp(a, "--debugger") == 0)
+		return "runs the debugger's start-up code (--debugger)";
+	return "has an option warden does not know";
+}
+
+/* For sh/bash/...: the index of the -c script, or 0 when there is no -c.
+ * *problem is set when a flag makes the shell read more code than the
+ * script (stdin after it, start-up files, an interactive shell's rc), or
+ * when a word is not one warden knows: the script is then not read-only,
+ * but it is still looked into for hard deny. *home_files is set for a login
+ * or interactive shell (-l, --login, -i, argv[0] "-bash"), which reads
+ * .profile, .bash_profile, .bashrc from HOME. */
+static size_t shell_script_index(const char *name, char *const *argv, size_t argc,
+				 const char **problem, bool *home_files)
+{
+	*home_files = false;
 	bool has_c = false;
 	size_t k = 1;
 	*problem = NULL;
+	bool plain = false;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(plain_shells); i++)
+		plain |= strcmp(name, plain_shells[i]) == 0;
+	if (!plain)
+		*problem = "reads start-up files of its own on every start";
+	if (argv[0][0] == '-')
+		*home_files = true;
 	for (; k < argc; k++) {
 		const char *a = argv[k];
 		if (strcmp(a, "--") == 0 || strcmp(a, "-") == 0) {
@@ -248,32 +297,85 @@ static size_t shell_script_index(char *const *argv, size_t argc, const char **pr
 		if ((a[0] != '-' && a[0] != '+') || !a[1])
 			break;
 		if (a[0] == '-' && a[1] == '-') {
-			if (strcmp(a, "--rcfile") == 0 || strcmp(a, "--init-file") == 0) {
-				*problem = "reads a start-up file named on its command line";
+			bool file;
+			const char *p = shell_long(a, &file);
+			if (p && !p[0])
+				*home_files = true;
+			else if (p && !*problem)
+				*problem = p;
+			if (file)
 				k++;
-			}
 			continue;
 		}
 		bool takes_arg = false;
 		for (const char *c = a + 1; *c; c++) {
+			const char *p = NULL;
 			if (*c == 'c')
 				has_c = true;
-			if (*c == 'o' || *c == 'O')
+			else if (*c == 'o' || *c == 'O')
 				takes_arg = true;
+			else if (*c == 's')
+				p = "reads a script from its standard input after the string (-s)";
+			else if (*c == 'i' || *c == 'l')
+				*home_files = true;
+			else if (*c == 'k')
+				p = "passes NAME=value words anywhere as environment (-k)";
+			else if (!strchr("abefhmnpruvxBCEHPT", *c))
+				p = "has a flag warden does not know";
+			if (p && !*problem)
+				*problem = p;
 		}
-		if (takes_arg)
+		if (takes_arg) {
 			k++;
+			bool ok = false;
+			for (size_t i = 0; k < argc && i < WD_ARRAY_SIZE(shell_o_ok); i++)
+				ok |= strcmp(argv[k], shell_o_ok[i]) == 0;
+			if (!ok && !*problem)
+				*problem = "sets an option (-o/-O) warden does not know";
+		}
 	}
 	if (!has_c)
 		return 0;
 	return k < argc ? k : 0;
 }
 
+/* True when the exec's HOME is warden's own (or unset: the shell then
+ * takes the user's from the password database). */
+static bool home_is_start(const struct cls_env *e)
+{
+	const char *home = e->cfg ? e->cfg->home : NULL;
+	return !e->env_home || (home && strcmp(e->env_home, home) == 0);
+}
+
 static void cls_shell(const struct cls_env *e, const char *name, char *const *argv, size_t argc,
 		      int depth, struct cls_result *r)
 {
 	const char *problem;
-	size_t si = shell_script_index(argv, argc, &problem);
+	bool home_files;
+	size_t si = shell_script_index(name, argv, argc, &problem, &home_files);
+	/* A login or interactive shell runs HOME's start-up files unseen: only
+	 * warden's own HOME is taken as the system's (the sandbox keeps its
+	 * dot files out of the agent's write set); any other HOME may be a
+	 * directory the agent wrote. */
+	if (home_files && !home_is_start(e) && !problem)
+		problem = "reads .profile, .bash_profile or .bashrc (-l, --login, -i) from a HOME "
+			  "that is not warden's own, which the agent may have written";
+	if (e->trace) {
+		wd_sb_printf(e->trace, "%s: ", name);
+		for (size_t i = 1; i < (si ? si : argc); i++) {
+			wd_sb_shell_quote(e->trace, argv[i]);
+			wd_sb_putc(e->trace, ' ');
+		}
+		if (si) {
+			wd_sb_puts(e->trace, "script ");
+			wd_sb_shell_quote(e->trace, argv[si]);
+		}
+		if (home_files)
+			wd_sb_puts(e->trace, " (reads HOME's start-up files)");
+		if (problem)
+			wd_sb_printf(e->trace, " NOT READ-ONLY: %s", problem);
+		wd_sb_putc(e->trace, '\n');
+	}
 	if (problem)
 		cls_raise(r, POL_CLASS_OTHER, name, "%s %s", name, problem);
 	if (si == 0) {
@@ -508,11 +610,191 @@ static void cls_sensitive_args(const struct cls_env *e, char *const *argv, size_
 	}
 }
 
+/* The wrappers' own options as each defines them (GNU getopt_long with
+ * "+": options stop at the command). Effects other than harmless keep the
+ * line off the fast path; the command inside is still classified. */
+static const struct gr_opt env_gr[] = {{"ignore-environment", 'i', GR_NOARG, GR_OK},
+				       {"null", '0', GR_NOARG, GR_OK},
+				       {"unset", 'u', GR_ARG, GR_OK},
+				       {"chdir", 'C', GR_ARG, GR_ELSEWHERE},
+				       {"split-string", 'S', GR_ARG, GR_CHECKED},
+				       {"block-signal", 0, GR_OPTARG, GR_OK},
+				       {"default-signal", 0, GR_OPTARG, GR_OK},
+				       {"ignore-signal", 0, GR_OPTARG, GR_OK},
+				       {"list-signal-handling", 0, GR_NOARG, GR_OK},
+				       {"debug", 'v', GR_NOARG, GR_OK},
+				       {"help", 0, GR_NOARG, GR_OK},
+				       {"version", 0, GR_NOARG, GR_OK},
+				       {NULL, 0, GR_NOARG, GR_OK}};
+static const struct gr_opt nice_gr[] = {{"adjustment", 'n', GR_ARG, GR_OK},
+					{"help", 0, GR_NOARG, GR_OK},
+					{"version", 0, GR_NOARG, GR_OK},
+					{NULL, 0, GR_NOARG, GR_OK}};
+static const struct gr_opt timeout_gr[] = {
+	{"preserve-status", 0, GR_NOARG, GR_OK}, {"foreground", 0, GR_NOARG, GR_OK},
+	{"kill-after", 'k', GR_ARG, GR_OK},	 {"signal", 's', GR_ARG, GR_OK},
+	{"verbose", 'v', GR_NOARG, GR_OK},	 {"help", 0, GR_NOARG, GR_OK},
+	{"version", 0, GR_NOARG, GR_OK},	 {NULL, 0, GR_NOARG, GR_OK}};
+static const struct gr_opt stdbuf_gr[] = {
+	{"input", 'i', GR_ARG, GR_OK},	 {"output", 'o', GR_ARG, GR_OK},
+	{"error", 'e', GR_ARG, GR_OK},	 {"help", 0, GR_NOARG, GR_OK},
+	{"version", 0, GR_NOARG, GR_OK}, {NULL, 0, GR_NOARG, GR_OK}};
+static const struct gr_opt time_gr[] = {
+	{"format", 'f', GR_ARG, GR_OK},	    {"portability", 'p', GR_NOARG, GR_OK},
+	{"output", 'o', GR_ARG, GR_WRITES}, {"append", 'a', GR_NOARG, GR_OK},
+	{"verbose", 'v', GR_NOARG, GR_OK},  {"quiet", 'q', GR_NOARG, GR_OK},
+	{"help", 'h', GR_NOARG, GR_OK},	    {"version", 'V', GR_NOARG, GR_OK},
+	{NULL, 0, GR_NOARG, GR_OK}};
+static const struct gr_opt setsid_gr[] = {
+	{"ctty", 'c', GR_NOARG, GR_OK},	   {"fork", 'f', GR_NOARG, GR_OK},
+	{"wait", 'w', GR_NOARG, GR_OK},	   {"help", 'h', GR_NOARG, GR_OK},
+	{"version", 'V', GR_NOARG, GR_OK}, {NULL, 0, GR_NOARG, GR_OK}};
+/* command -p looks the program up in a default PATH: still the same name. */
+static const struct gr_opt command_gr[] = {{NULL, 'p', GR_NOARG, GR_OK},
+					   {NULL, 'v', GR_NOARG, GR_OK},
+					   {NULL, 'V', GR_NOARG, GR_OK},
+					   {NULL, 0, GR_NOARG, GR_OK}};
+/* exec -a NAME starts the program with another argv[0] (a multi-call
+ * program then plays another tool), -l as a login shell: not read-only. */
+static const struct gr_opt exec_gr[] = {{NULL, 'a', GR_ARG, GR_RUNS},
+					{NULL, 'c', GR_NOARG, GR_OK},
+					{NULL, 'l', GR_NOARG, GR_RUNS},
+					{NULL, 0, GR_NOARG, GR_OK}};
+static const struct gr_opt none_gr[] = {{NULL, 0, GR_NOARG, GR_OK}};
+
+struct wrapper_grammar {
+	const char *name;
+	const struct gr_opt *opts;
+	enum gr_style style;
+	const char *never; /* why it is never read-only, or NULL */
+};
+
+static const struct wrapper_grammar wrapper_grammars[] = {
+	{"env", env_gr, GR_GNU, NULL},
+	{"nice", nice_gr, GR_GNU, NULL},
+	{"timeout", timeout_gr, GR_GNU, NULL},
+	{"stdbuf", stdbuf_gr, GR_GNU, NULL},
+	{"time", time_gr, GR_GNU, NULL},
+	{"setsid", setsid_gr, GR_GNU, NULL},
+	{"command", command_gr, GR_POSIX, NULL},
+	{"builtin", none_gr, GR_POSIX, NULL},
+	{"exec", exec_gr, GR_POSIX, NULL},
+	{"nohup", none_gr, GR_GNU, "nohup writes nohup.out when its output is a terminal"},
+	{"xargs", none_gr, GR_GNU, "xargs runs a command on arguments read from its input"},
+	{"ionice", none_gr, GR_GNU, "ionice can change another process's I/O priority"},
+	{"sudo", none_gr, GR_GNU, "sudo runs a command as another user"},
+	{"doas", none_gr, GR_GNU, "doas runs a command as another user"},
+	{"pkexec", none_gr, GR_GNU, "pkexec runs a command as another user"},
+};
+
+/* The wrapper's own words, parsed by its grammar: false (with |r| raised)
+ * when one is unknown or not harmless, or when the grammar does not find
+ * the command where the unwrapping did (index |k|). */
+static bool wrapper_grammar_ok(const struct cls_env *e, const struct wrapper *w, char *const *argv,
+			       size_t argc, size_t k, struct cls_result *r)
+{
+	const struct wrapper_grammar *g = NULL;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(wrapper_grammars); i++)
+		if (strcmp(wrapper_grammars[i].name, w->name) == 0)
+			g = &wrapper_grammars[i];
+	if (!g) {
+		cls_raise(r, POL_CLASS_OTHER, w->name, "%s has no grammar warden knows", w->name);
+		return false;
+	}
+	if (g->never) {
+		cls_raise(r, POL_CLASS_OTHER, w->name, "%s", g->never);
+		return false;
+	}
+	struct gr_parse *ps = wd_calloc(1, sizeof(*ps));
+	size_t end = argc;
+	/* nice -10 CMD: the obsolete adjustment form. */
+	size_t first = 1;
+	if (strcmp(w->name, "nice") == 0 && argc > 1 && argv[1][0] == '-' && argv[1][1] >= '0' &&
+	    argv[1][1] <= '9' && strspn(argv[1] + 1, "0123456789") == strlen(argv[1] + 1))
+		first = 2;
+	gr_parse_opts(g->opts, g->style, true, argv + first - 1, argc - first + 1, &end, ps);
+	end += first - 1;
+	if (e->trace) {
+		wd_sb_printf(e->trace, "%s: ", w->name);
+		gr_describe(ps, e->trace);
+		wd_sb_putc(e->trace, '\n');
+	}
+	bool ok = true;
+	if (ps->bad) {
+		cls_raise(r, POL_CLASS_OTHER, ps->bad, "%s: %s, so it is not read-only", w->name,
+			  ps->problem);
+		ok = false;
+	}
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct gr_item *it = &ps->items[i];
+		if (it->opt && it->opt->effect == GR_WRITES && it->value)
+			hd_check_write_target(e, it->value, "time -o", r); /* --outp=/etc/x */
+		if (it->opt && it->opt->effect != GR_OK && it->opt->effect != GR_CHECKED) {
+			cls_raise(r, POL_CLASS_OTHER, it->word, "%s %.40s %s", w->name, it->word,
+				  gr_effect_name(it->opt->effect));
+			ok = false;
+		}
+	}
+	/* env's NAME=value words, then timeout's duration, come before the
+	 * command. */
+	size_t at = end;
+	while (strcmp(w->name, "env") == 0 && at < argc && is_assignment(argv[at])) {
+		if (!pol_env_entry_fast_ok(argv[at])) {
+			size_t nl = (size_t)(strchr(argv[at], '=') - argv[at]);
+			cls_raise(r, POL_CLASS_OTHER, argv[at],
+				  "env sets %.*s, which is not a variable known harmless", (int)nl,
+				  argv[at]);
+			ok = false;
+		}
+		at++;
+	}
+	if (strcmp(w->name, "timeout") == 0 && at < argc)
+		at++;
+	if (ok && at != k && at < argc) {
+		cls_raise(r, POL_CLASS_OTHER, w->name,
+			  "%s: warden cannot tell for sure which word starts the command", w->name);
+		ok = false;
+	}
+	free(ps);
+	return ok;
+}
+
+/* git reads a global configuration from $XDG_CONFIG_HOME/git/config and
+ * ~/.gitconfig (trace2 targets that git itself writes, aliases, pager,
+ * fsmonitor, hooksPath): read-only only when HOME is the one warden was
+ * started with and XDG_CONFIG_HOME, if set, is that HOME's .config. Whether
+ * that HOME is one the agent can write is not policy's to know: the
+ * sandbox keeps the start HOME's dot files out of the agent's write set. */
+static bool git_env_ok(const struct cls_env *e, char *why, size_t n)
+{
+	const char *home = e->cfg ? e->cfg->home : NULL;
+	if (e->env_home && (!home || strcmp(e->env_home, home) != 0)) {
+		snprintf(why, n,
+			 "git reads its global configuration from HOME=%.80s, not warden's own "
+			 "HOME: the agent may have written it",
+			 e->env_home);
+		return false;
+	}
+	if (e->env_xdg_config) {
+		char want[4200];
+		snprintf(want, sizeof(want), "%s/.config", home ? home : "");
+		if (!home || strcmp(e->env_xdg_config, want) != 0) {
+			snprintf(why, n,
+				 "git reads its global configuration from XDG_CONFIG_HOME=%.80s, "
+				 "which the agent may have written",
+				 e->env_xdg_config);
+			return false;
+		}
+	}
+	return true;
+}
+
 static void cls_wrapper(const struct cls_env *e, const struct wrapper *w, char *const *argv,
 			size_t argc, int depth, struct cls_result *r)
 {
 	struct unwrap_info info = {0};
 	size_t k = skip_wrapper(w, argv, argc, &info);
+	wrapper_grammar_ok(e, w, argv, argc, k, r);
 	if (info.risky) {
 		size_t nl = (size_t)(strchr(info.risky, '=') - info.risky);
 		cls_raise(r, POL_CLASS_OTHER, info.risky,
@@ -598,10 +880,140 @@ static void cls_leaf(const struct cls_env *e, const char *name, char *const *arg
 	cls_sensitive_args(e, argv, argc, r);
 	char why[200] = "";
 	char matched[64] = "";
-	if (pol_readonly_check(name, argv, argc, why, sizeof(why), matched))
+	bool ro = strcmp(name, "git") == 0
+			  ? pol_git_readonly(argv, argc, e->trace, why, sizeof(why), matched)
+			  : pol_readonly_check(name, argv, argc, e->cwd, e->trace, why, sizeof(why),
+					       matched);
+	if (ro && strcmp(name, "git") == 0 && !git_env_ok(e, why, sizeof(why))) {
+		snprintf(matched, sizeof(matched), "%s", "HOME");
+		ro = false;
+	}
+	if (ro)
 		cls_raise(r, POL_CLASS_READ_ONLY, matched, "%s", why);
 	else
 		cls_raise(r, POL_CLASS_OTHER, matched, "%s", why);
+}
+
+/* ---- the names a program answers to ------------------------------------------- */
+
+static const char *const systemctl_names[] = {"halt",	  "poweroff", "reboot",
+					      "shutdown", "telinit",  "runlevel"};
+
+const char *cls_multicall_applet(const char *prog, const char *arg0)
+{
+	const char *called = cls_prog_name(arg0);
+	if (!called[0] || strcmp(called, prog) == 0)
+		return NULL;
+	/* git runs git-<cmd> as "git <cmd>" whatever file it was started as. */
+	if (strcmp(prog, "git") == 0)
+		return strncmp(called, "git-", 4) == 0 && called[4] ? called : NULL;
+	/* busybox, toybox and a single-binary coreutils are the applet argv[0]
+	 * names (or say it is not one of theirs). */
+	if (strcmp(prog, "busybox") == 0 || strcmp(prog, "toybox") == 0 ||
+	    strcmp(prog, "coreutils") == 0)
+		return called;
+	/* systemctl plays its SysV names, systemd (not as pid 1) plays init. */
+	if (strcmp(prog, "systemctl") == 0) {
+		for (size_t i = 0; i < WD_ARRAY_SIZE(systemctl_names); i++)
+			if (strcmp(called, systemctl_names[i]) == 0)
+				return called;
+		return NULL;
+	}
+	if (strcmp(prog, "systemd") == 0)
+		return strcmp(called, "init") == 0 ? called : NULL;
+	return NULL;
+}
+
+static void cls_named(const struct cls_env *e, const char *name, char *const *argv, size_t argc,
+		      int depth, struct cls_result *r);
+
+/* Classifies |argv| as the program |name| plays, with argv[0] dispatch:
+ * git-<cmd> becomes "git <cmd> ARGS". */
+static void cls_as_applet(const struct cls_env *e, const char *prog, const char *applet,
+			  char *const *argv, size_t argc, struct cls_result *r)
+{
+	if (strcmp(prog, "git") == 0) {
+		char **v = wd_calloc(argc + 2, sizeof(char *));
+		v[0] = (char *)"git";
+		v[1] = (char *)applet + 4;
+		for (size_t i = 1; i < argc; i++)
+			v[i + 1] = argv[i];
+		cls_raise(r, POL_CLASS_READ_ONLY, applet, "git runs as git %s (its argv[0])",
+			  applet + 4);
+		cls_named(e, "git", v, argc + 1, 0, r);
+		free(v);
+		return;
+	}
+	cls_raise(r, POL_CLASS_READ_ONLY, applet, "%s is run as %s, a multi-call program", prog,
+		  applet);
+	cls_named(e, applet, argv, argc, 0, r);
+	if (strcmp(prog, "busybox") == 0 || strcmp(prog, "toybox") == 0)
+		cls_raise(r, POL_CLASS_OTHER, prog,
+			  "%s's applets parse their options their own way, not by warden's tables",
+			  prog);
+}
+
+/* Two names that are one program to classify: the same table entry, or
+ * two shells (sh -> dash). */
+static bool same_program(const char *a, const char *b)
+{
+	if (strcmp(a, b) == 0)
+		return true;
+	if (cls_is_shell(a) && cls_is_shell(b))
+		return true;
+	const struct gr_prog *pa = gr_find(a);
+	return pa && pa == gr_find(b);
+}
+
+/* The top-level request: the program is known by its path. It is
+ * classified by every name it answers to, the name it was invoked by (the
+ * path's basename, an alternatives or compatibility link), the name of the
+ * file that starts (the resolved path) and, for a multi-call program, the
+ * applet argv[0] makes it play: hard deny holds if any of them is denied
+ * and the command is read-only only if each of them is. A program the
+ * agent can have written is never read-only by name. */
+static void cls_top(const struct cls_env *e, char *const *argv, size_t argc, struct cls_result *r)
+{
+	char invoked[128], resolved[128];
+	snprintf(invoked, sizeof(invoked), "%s", cls_identity(e->path, argv[0], resolved, 128));
+	if (e->resolved)
+		cls_identity(e->resolved, invoked, resolved, sizeof(resolved));
+	else
+		snprintf(resolved, sizeof(resolved), "%s", invoked);
+	if (e->trace) {
+		wd_sb_printf(e->trace, "names: invoked as %s", invoked);
+		if (strcmp(resolved, invoked) != 0)
+			wd_sb_printf(e->trace, ", file %s", resolved);
+		wd_sb_printf(e->trace, ", argv[0] %s\n", cls_prog_name(argv[0]));
+	}
+	if (e->agent_writable)
+		cls_raise(r, POL_CLASS_OTHER, e->path,
+			  "%.120s is written where the agent can write: no allowance by name",
+			  e->path);
+	/* The agent's own binary plays the tools argv[0] names (harness.c). */
+	const char *plays = hn_multicall_name(e, resolved, argv[0]);
+	if (plays != resolved && strcmp(resolved, "busybox") != 0) {
+		cls_raise(r, POL_CLASS_READ_ONLY, plays, "%s is run as %s, a multi-call binary",
+			  resolved, plays);
+		cls_named(e, plays, argv, argc, 0, r);
+		return;
+	}
+	const char *names[2] = {invoked, resolved};
+	size_t nn = same_program(invoked, resolved) ? 1 : 2;
+	for (size_t i = 0; i < nn; i++) {
+		const char *applet = cls_multicall_applet(names[i], argv[0]);
+		if (applet && i == 1 && strcmp(applet, names[0]) == 0)
+			continue; /* /usr/sbin/shutdown as shutdown: classified once */
+		if (applet) {
+			cls_as_applet(e, names[i], applet, argv, argc, r);
+			continue;
+		}
+		if (i == 0 && strcmp(invoked, cls_prog_name(argv[0])) != 0)
+			cls_raise(r, POL_CLASS_READ_ONLY, invoked,
+				  "the program is %s although it calls itself %.60s", invoked,
+				  cls_prog_name(argv[0]));
+		cls_named(e, names[i], argv, argc, 0, r);
+	}
 }
 
 void cls_argv(const struct cls_env *e, char *const *argv, size_t argc, int depth,
@@ -614,21 +1026,16 @@ void cls_argv(const struct cls_env *e, char *const *argv, size_t argc, int depth
 			  "the command nests wrappers too deeply to follow");
 		return;
 	}
-	char idbuf[128];
-	const char *name = cls_prog_name(argv[0]);
 	if (depth == 0 && e->path) {
-		name = cls_identity(e->path, argv[0], idbuf, sizeof(idbuf));
-		/* A multi-call binary plays the tool argv[0] names. */
-		const char *plays = hn_multicall_name(e, name, argv[0]);
-		if (plays != name)
-			cls_raise(r, POL_CLASS_READ_ONLY, plays,
-				  "%s is run as %s, a multi-call binary", name, plays);
-		else if (strcmp(name, cls_prog_name(argv[0])) != 0)
-			cls_raise(r, POL_CLASS_READ_ONLY, name,
-				  "the program is %s although it calls itself %.60s", name,
-				  cls_prog_name(argv[0]));
-		name = plays;
+		cls_top(e, argv, argc, r);
+		return;
 	}
+	cls_named(e, cls_prog_name(argv[0]), argv, argc, depth, r);
+}
+
+static void cls_named(const struct cls_env *e, const char *name, char *const *argv, size_t argc,
+		      int depth, struct cls_result *r)
+{
 	const struct wrapper *w = find_wrapper(name);
 	if (w) {
 		cls_wrapper(e, w, argv, argc, depth, r);
@@ -638,8 +1045,16 @@ void cls_argv(const struct cls_env *e, char *const *argv, size_t argc, int depth
 		cls_shell(e, name, argv, argc, depth, r);
 		return;
 	}
-	if (strcmp(name, "busybox") == 0 && argc > 1) {
+	/* "-bash": a login shell by its argv[0] */
+	if (name[0] == '-' && cls_is_shell(name + 1)) {
+		cls_shell(e, name + 1, argv, argc, depth, r);
+		return;
+	}
+	if ((strcmp(name, "busybox") == 0 || strcmp(name, "toybox") == 0) && argc > 1) {
 		cls_argv(e, argv + 1, argc - 1, depth + 1, r);
+		cls_raise(r, POL_CLASS_OTHER, name,
+			  "%s's applets parse their options their own way, not by warden's tables",
+			  name);
 		return;
 	}
 	if (strcmp(name, "su") == 0 || strcmp(name, "runuser") == 0) {
@@ -680,12 +1095,16 @@ void pol_classify_argv(char *const argv[], char *const envp[], const struct pol_
 	for (size_t i = 0; envp && envp[i]; i++) {
 		const char *eq = strchr(envp[i], '=');
 		size_t nl = eq ? (size_t)(eq - envp[i]) : strlen(envp[i]);
-		if (pol_env_name_is_risky(envp[i], nl)) {
-			cls_raise(&r, POL_CLASS_OTHER, "",
-				  "the environment sets %.*s, which changes what the program runs",
-				  (int)nl, envp[i]);
+		if (strncmp(envp[i], "HOME=", 5) == 0)
+			e.env_home = envp[i] + 5;
+		else if (strncmp(envp[i], "XDG_CONFIG_HOME=", 16) == 0)
+			e.env_xdg_config = envp[i] + 16;
+		else if (!pol_env_entry_fast_ok(envp[i]) && r.cls < POL_CLASS_OTHER) {
+			cls_raise(
+				&r, POL_CLASS_OTHER, "",
+				"the environment sets %.*s, which is not a variable known harmless",
+				(int)nl, envp[i]);
 			snprintf(r.matched, sizeof(r.matched), "%.*s", (int)nl, envp[i]);
-			break;
 		}
 	}
 	size_t argc = 0;

@@ -281,7 +281,8 @@ static unsigned parse_access_value(struct parser *p, const cJSON *v, const char 
 		if (!acc)
 			add_error(p, kp, 0,
 				  "\"%.40s\" is not an access; use read, write, create, delete, "
-				  "rename_from, rename_to, link or symlink",
+				  "rename_from, rename_to, link, symlink, chmod, chown, utimes, "
+				  "xattr or truncate",
 				  v->valuestring);
 		return acc;
 	}
@@ -296,7 +297,8 @@ static unsigned parse_access_value(struct parser *p, const cJSON *v, const char 
 		if (!bit) {
 			add_error(p, ep, 0,
 				  "is not an access; use read, write, create, delete, "
-				  "rename_from, rename_to, link or symlink");
+				  "rename_from, rename_to, link, symlink, chmod, chown, utimes, "
+				  "xattr or truncate");
 			return 0;
 		}
 		acc |= bit;
@@ -460,6 +462,32 @@ static void parse_tmp(struct parser *p, const cJSON *v, const char *kp)
 		c->tmp_share[c->ntmp_share++] = wd_strdup(lex);
 	}
 	pol_strv_free(s);
+}
+
+/* control_files: an array of patterns (control.c), each checked. */
+static char **parse_control(struct parser *p, const cJSON *v, const char *kp, size_t *n)
+{
+	*n = 0;
+	if (!cJSON_IsArray(v)) {
+		add_error(p, kp, 0, "must be an array of patterns, not %s", type_name(v));
+		return NULL;
+	}
+	char **out = wd_calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
+	size_t i = 0;
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
+		if (!cJSON_IsString(e)) {
+			add_error(p, ep, 0, "must be a string, not %s", type_name(e));
+			continue;
+		}
+		const char *problem = pol_control_problem(e->valuestring);
+		if (problem) {
+			add_error(p, ep, 0, "bad pattern \"%.60s\": %s", e->valuestring, problem);
+			continue;
+		}
+		out[(*n)++] = wd_strdup(e->valuestring);
+	}
+	return out;
 }
 
 static void parse_outside(struct parser *p, const cJSON *v, const char *kp)
@@ -724,7 +752,7 @@ static void parse_judge(struct parser *p, const cJSON *v, const char *kp)
 static void parse_top(struct parser *p, const cJSON *root)
 {
 	static const char *const keys = "rules grants sensitive_resources write_protected writable "
-					"outside accepted_rules tier judge tmp";
+					"outside accepted_rules tier judge tmp control_files";
 	if (!check_object(p, root, "", keys, "the config"))
 		return;
 	struct pol_config *c = p->c;
@@ -755,6 +783,8 @@ static void parse_top(struct parser *p, const cJSON *root)
 			c->markers = parse_strings(p, k, key, &c->nmarkers, true, false, false);
 		} else if (strcmp(key, "write_protected") == 0) {
 			c->protect = parse_strings(p, k, key, &c->nprotect, false, true, false);
+		} else if (strcmp(key, "control_files") == 0) {
+			c->control = parse_control(p, k, key, &c->ncontrol);
 		} else if (strcmp(key, "writable") == 0) {
 			c->writable = parse_strings(p, k, key, &c->nwritable, false, false, true);
 		} else if (strcmp(key, "outside") == 0) {

@@ -32,8 +32,9 @@ char **pol_strv_dup(char *const *v, size_t *n)
 	return out;
 }
 
-static const char *const access_names[] = {"read",	  "write",     "create", "delete",
-					   "rename_from", "rename_to", "link",	 "symlink"};
+static const char *const access_names[] = {"read",	"write", "create",  "delete", "rename_from",
+					   "rename_to", "link",	 "symlink", "chmod",  "chown",
+					   "utimes",	"xattr", "truncate"};
 
 const char *pol_access_name(unsigned bit)
 {
@@ -247,6 +248,7 @@ void pol_config_free(struct pol_config *c)
 	free(c->grants);
 	pol_strv_free(c->markers);
 	pol_strv_free(c->protect);
+	pol_strv_free(c->control);
 	pol_strv_free(c->writable);
 	pol_strv_free(c->tmp_share);
 	for (size_t i = 0; i < c->noutside; i++)
@@ -364,12 +366,12 @@ static cJSON *strv_json(char *const *v, size_t n)
 static cJSON *access_json(unsigned access)
 {
 	size_t bits = 0;
-	for (unsigned b = 1; b <= POL_ACC_SYMLINK; b <<= 1)
+	for (unsigned b = 1; b <= POL_ACC_LAST; b <<= 1)
 		bits += (access & b) != 0;
 	if (bits == 1)
 		return cJSON_CreateString(pol_access_name(access));
 	cJSON *a = cJSON_CreateArray();
-	for (unsigned b = 1; b <= POL_ACC_SYMLINK; b <<= 1)
+	for (unsigned b = 1; b <= POL_ACC_LAST; b <<= 1)
 		if (access & b)
 			cJSON_AddItemToArray(a, cJSON_CreateString(pol_access_name(b)));
 	return a;
@@ -431,6 +433,8 @@ char *pol_config_to_json(const struct pol_config *c)
 	cJSON_AddItemToObject(root, "grants", grants_json(c));
 	cJSON_AddItemToObject(root, "sensitive_resources", strv_json(c->markers, c->nmarkers));
 	cJSON_AddItemToObject(root, "write_protected", strv_json(c->protect, c->nprotect));
+	if (c->ncontrol)
+		cJSON_AddItemToObject(root, "control_files", strv_json(c->control, c->ncontrol));
 	if (c->nwritable)
 		cJSON_AddItemToObject(root, "writable", strv_json(c->writable, c->nwritable));
 	if (c->ntmp_share) {

@@ -118,6 +118,7 @@ void pol_session_grant(struct pol_session *s, const struct pol_request *r)
 	c->interp = r->interp ? wd_strdup(r->interp) : NULL;
 	c->argv = r->argv ? pol_strv_dup(r->argv, &c->argc) : NULL;
 	c->env = r->env ? pol_strv_dup(r->env, &c->envc) : NULL;
+	c->env_risky = r->env_risky;
 	c->opath = r->opath ? wd_strdup(r->opath) : NULL;
 	c->opath2 = r->opath2 ? wd_strdup(r->opath2) : NULL;
 	c->access = r->access;
@@ -132,7 +133,7 @@ static bool grant_matches(const struct pol_grant *g, const struct pol_request *r
 	if (r->kind == POL_EXEC) {
 		/* A grant was given for the command, not for the command with a
 		 * preloaded library: any run-changing variable voids it. */
-		return g->argv && r->envc == 0 && pol_strv_equal(g->argv, r->argv) &&
+		return g->argv && r->env_risky == 0 && pol_strv_equal(g->argv, r->argv) &&
 		       (!g->program || str_eq(g->program, r->path));
 	}
 	return g->path && !r->opath2 && strcmp(g->path, r->opath) == 0 && g->access == r->access;
@@ -148,12 +149,22 @@ static bool prefix_at(const struct pol_rule *ru, const struct pol_request *r, si
 	if (strchr(first, '/')) {
 		if (strcmp(first, r->argv[k]) != 0 && !(k == 0 && str_eq(first, r->path)))
 			return false;
-	} else {
-		char buf[128];
-		const char *name = k == 0 ? cls_identity(r->path, r->argv[0], buf, sizeof(buf))
-					  : cls_prog_name(r->argv[k]);
-		if (strcmp(first, name) != 0)
+	} else if (k == 0) {
+		/* Every name the program answers to: the name it was invoked by
+		 * and the name of the file that starts (a symlink "x" to touch
+		 * is touch). A deny or ask rule holds if any of them is its
+		 * name; an allow rule only if each of them is. */
+		char inv[128], res[128];
+		cls_identity(r->path, r->argv[0], inv, sizeof(inv));
+		if (r->resolved)
+			cls_identity(r->resolved, inv, res, sizeof(res));
+		else
+			snprintf(res, sizeof(res), "%s", inv);
+		bool a = strcmp(first, inv) == 0, b = strcmp(first, res) == 0;
+		if (ru->action == RULE_ALLOW ? !(a && b) : !(a || b))
 			return false;
+	} else if (strcmp(first, cls_prog_name(r->argv[k])) != 0) {
+		return false;
 	}
 	for (size_t i = 1; i < ru->ncommand; i++)
 		if (strcmp(ru->command[i], r->argv[k + i]) != 0)
@@ -176,7 +187,15 @@ static bool access_matches(enum rule_access a, unsigned access)
 
 /* |deep|: deny and ask rules also match the command behind wrappers
  * (sudo git push, env X=1 git push). */
-static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r, bool deep)
+/* Whether a path of an open request needs its own decision whatever else
+ * the request does: a sensitive file or a control file. */
+static bool guarded(const struct pol_config *c, const char *path)
+{
+	return path[0] == '/' || pol_is_sensitive(c, path, NULL) || pol_is_control(c, path, NULL);
+}
+
+static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r,
+			 const struct pol_config *c, bool deep)
 {
 	if (r->kind == POL_EXEC) {
 		if (!ru->command)
@@ -195,9 +214,21 @@ static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r,
 	 * glob is absolute too. */
 	if (r->opath[0] == '/' && ru->glob[0] != '/')
 		return false;
-	return pol_glob_match(ru->glob, r->opath) ||
-	       (deep && r->opath2 && (r->opath2[0] != '/' || ru->glob[0] == '/') &&
-		pol_glob_match(ru->glob, r->opath2));
+	bool m1 = pol_glob_match(ru->glob, r->opath);
+	bool m2 = r->opath2 && (r->opath2[0] != '/' || ru->glob[0] == '/') &&
+		  pol_glob_match(ru->glob, r->opath2);
+	if (deep)
+		return m1 || m2;
+	/* An allow rule names what it allows: a rename or link with one side
+	 * it names allows the other side only when that side is neither
+	 * sensitive nor a control file (a rule for docs/ must not allow moving
+	 * docs/x over .git/config or .env; ".git/config" allows git's rename
+	 * of config.lock over it). */
+	if (!m1 && !m2)
+		return false;
+	if (!m1 && guarded(c, r->opath))
+		return false;
+	return !r->opath2 || m2 || !guarded(c, r->opath2);
 }
 
 /* ---- deciding ------------------------------------------------------------------- */
@@ -217,12 +248,43 @@ static void set(struct pol_decision *out, enum pol_verdict v, enum pol_source sr
 	snprintf(out->matched, sizeof(out->matched), "%s", matched ? matched : "");
 }
 
+/* A "#!" script of the system's whose words the fast path's tables know
+ * (debianutils' which): read-only when the agent cannot have written it and
+ * the system's sh runs it. A non-interactive sh reads no start-up file;
+ * the variables that would make it (ENV, BASH_ENV) are not known harmless,
+ * so they keep the request off the fast path anyway. */
+static bool system_script(const struct pol_request *r, const struct pol_config *c)
+{
+	static const char *const scripts[] = {"which.debianutils"};
+	static const char *const shells[] = {"/bin/sh", "/usr/bin/sh", "/bin/dash",
+					     "/usr/bin/dash"};
+	(void)c;
+	if (r->agent_writable || !r->interp)
+		return false;
+	const char *file = r->resolved ? r->resolved : r->path;
+	const char *base = strrchr(file, '/');
+	if (file[0] != '/' || !base)
+		return false;
+	bool known = false, sh = false;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(scripts); i++)
+		known |= strcmp(base + 1, scripts[i]) == 0 &&
+			 (strncmp(file, "/usr/bin/", 9) == 0 || strncmp(file, "/bin/", 5) == 0);
+	for (size_t i = 0; i < WD_ARRAY_SIZE(shells); i++)
+		sh |= strcmp(r->interp, shells[i]) == 0;
+	return known && sh;
+}
+
 static void classify_request(const struct pol_request *r, const struct pol_config *c,
-			     struct cls_result *res)
+			     struct cls_result *res, struct wd_sb *trace)
 {
 	struct cls_env e = {.cfg = c, .path = r->path, .cwd = r->cwd_abs};
 	e.project = c && c->project ? c->project : r->project;
 	e.home = c ? c->home : NULL;
+	e.resolved = r->resolved;
+	e.agent_writable = r->agent_writable;
+	e.env_home = r->env_home;
+	e.env_xdg_config = r->env_xdg_config;
+	e.trace = trace;
 	if (!e.cwd)
 		e.cwd = e.project;
 	memset(res, 0, sizeof(*res));
@@ -231,15 +293,35 @@ static void classify_request(const struct pol_request *r, const struct pol_confi
 		const char *eq = strchr(r->env[0], '=');
 		int nl = eq ? (int)(eq - r->env[0]) : (int)strlen(r->env[0]);
 		cls_raise(res, POL_CLASS_OTHER, "",
-			  "the environment sets %.*s, which changes what the program runs", nl,
+			  "the environment sets %.*s, which is not a variable known harmless", nl,
 			  r->env[0]);
 		snprintf(res->matched, sizeof(res->matched), "%.*s", nl, r->env[0]);
 		res->risky_env = true;
+		if (trace) {
+			wd_sb_puts(trace, "environment not known harmless:");
+			for (size_t i = 0; i < r->envc; i++) {
+				const char *q = strchr(r->env[i], '=');
+				wd_sb_printf(trace, " %.*s",
+					     q ? (int)(q - r->env[i]) : (int)strlen(r->env[i]),
+					     r->env[i]);
+			}
+			wd_sb_putc(trace, '\n');
+		}
 	}
-	if (r->interp)
+	if (r->interp && !system_script(r, c))
 		cls_raise(res, POL_CLASS_OTHER, r->path, "%.100s is a script run by %.100s",
 			  r->path, r->interp);
 	cls_argv(&e, r->argv, r->argc, 0, res);
+}
+
+char *pol_explain_grammar(const struct pol_request *r, const struct pol_config *c)
+{
+	if (!r || r->kind != POL_EXEC)
+		return NULL;
+	struct wd_sb sb = {0};
+	struct cls_result res;
+	classify_request(r, c, &res, &sb);
+	return wd_sb_steal(&sb);
 }
 
 static bool program_in_project(const struct pol_request *r, const struct pol_config *c)
@@ -288,11 +370,12 @@ static bool decide_grants_rules(const struct pol_request *r, const struct pol_co
 		}
 		for (size_t i = 0; c && i < c->nrules; i++) {
 			const struct pol_rule *ru = &c->rules[i];
-			if (ru->action != want || !rule_matches(ru, r, want == RULE_ASK))
+			if (ru->action != want || !rule_matches(ru, r, c, want == RULE_ASK))
 				continue;
 			/* A command prefix was not written with secrets in mind: an
 			 * allow rule does not cover a sensitive argument. */
-			if (want == RULE_ALLOW && r->kind == POL_EXEC && (sensitive || r->envc))
+			if (want == RULE_ALLOW && r->kind == POL_EXEC &&
+			    (sensitive || r->env_risky))
 				continue;
 			snprintf(m, sizeof(m), "rules[%zu]", i);
 			if (want == RULE_ASK)
@@ -313,7 +396,7 @@ static bool ask_rules(const struct pol_request *r, const struct pol_config *c,
 {
 	char m[32];
 	for (size_t i = 0; c && i < c->nrules; i++) {
-		if (c->rules[i].action == RULE_ASK && rule_matches(&c->rules[i], r, true)) {
+		if (c->rules[i].action == RULE_ASK && rule_matches(&c->rules[i], r, c, true)) {
 			snprintf(m, sizeof(m), "rules[%zu]", i);
 			set(out, POL_ASK, POL_SRC_RULE, m,
 			    "rule %zu of the project config asks a person for this", i);
@@ -328,7 +411,7 @@ static bool deny_rules(const struct pol_request *r, const struct pol_config *c,
 {
 	char m[32];
 	for (size_t i = 0; c && i < c->nrules; i++) {
-		if (c->rules[i].action == RULE_DENY && rule_matches(&c->rules[i], r, true)) {
+		if (c->rules[i].action == RULE_DENY && rule_matches(&c->rules[i], r, c, true)) {
 			snprintf(m, sizeof(m), "rules[%zu]", i);
 			set(out, POL_DENY, POL_SRC_RULE, m,
 			    "rule %zu of the project config denies this", i);
@@ -399,7 +482,7 @@ static void decide_exec(const struct pol_request *r, const struct pol_config *c,
 			struct pol_decision *out)
 {
 	struct cls_result cls;
-	classify_request(r, c, &cls);
+	classify_request(r, c, &cls, NULL);
 	if (cls.cls == POL_CLASS_CRITICAL) {
 		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, cls.matched, "%s", cls.reason);
 		return;
@@ -508,7 +591,11 @@ static void decide_open(const struct pol_request *r, const struct pol_config *c,
 	}
 	if (decide_grants_rules(r, c, s, sensitive, now_us, out))
 		return;
-	if (ctx && ctx->covered && !sensitive) {
+	/* A control file is never covered: what plants code for the host
+	 * needs its own decision, whoever runs it. */
+	bool control = pol_is_control(c, r->opath, NULL) ||
+		       (r->opath2 && pol_is_control(c, r->opath2, NULL));
+	if (ctx && ctx->covered && !sensitive && !control) {
 		set(out, POL_ALLOW, POL_SRC_COVERED, "",
 		    "an allowed command higher in this process tree covers it");
 		return;
@@ -518,8 +605,27 @@ static void decide_open(const struct pol_request *r, const struct pol_config *c,
 		    "%.120s matches the sensitive marker \"%s\"", r->opath, marker);
 		return;
 	}
+	const char *pattern = NULL;
+	const char *cpath = r->opath;
+	if (!pol_is_control(c, cpath, &pattern) && r->opath2 &&
+	    pol_is_control(c, r->opath2, &pattern))
+		cpath = r->opath2;
+	if (pattern) {
+		set(out, POL_UNDECIDED, POL_SRC_NONE, pattern,
+		    "%.120s is a control file (\"%s\"): the host runs code from it later "
+		    "(git, direnv, an editor), outside the sandbox",
+		    cpath, pattern);
+		return;
+	}
 	if (r->access == POL_ACC_READ && !(ctx && ctx->no_fast_path)) {
 		set(out, POL_ALLOW, POL_SRC_FAST_PATH, "", "reading a file that is not sensitive");
+		return;
+	}
+	if (r->access == POL_ACC_READ) {
+		set(out, POL_UNDECIDED, POL_SRC_NONE, "",
+		    "%.120s is a sensitive file under another name (a hard link, or below a "
+		    "sensitive directory)",
+		    r->opath);
 		return;
 	}
 	set(out, POL_UNDECIDED, POL_SRC_NONE, "", "a change to %.120s needs a decision", r->opath);
@@ -553,12 +659,16 @@ bool pol_exec_covers(const struct pol_request *r)
 	long k = cls_unwrap(r->argv, r->argc, NULL, NULL);
 	if (k < 0)
 		return false;
-	char buf[128];
+	char buf[128], rbuf[128];
 	const char *name = k == 0 ? cls_identity(r->path, r->argv[0], buf, sizeof(buf))
 				  : cls_prog_name(r->argv[k]);
+	/* A shell under another name (a symlink "x" to bash) is a shell. */
+	const char *rname =
+		k == 0 && r->resolved ? cls_identity(r->resolved, name, rbuf, sizeof(rbuf)) : name;
 	char *const *argv = r->argv + k;
 	size_t argc = r->argc - (size_t)k;
-	if (cls_is_shell(name) || strcmp(name, "busybox") == 0) {
+	if (cls_is_shell(name) || cls_is_shell(rname) || strcmp(name, "busybox") == 0 ||
+	    strcmp(rname, "busybox") == 0) {
 		/* Only sh -c SCRIPT covers: a shell reading a terminal, a pipe or
 		 * a script file would launder whatever comes later. */
 		for (size_t i = 1; i < argc; i++) {

@@ -1,13 +1,20 @@
 /*
- * git.c: which git command lines only read.
+ * git.c: which git command lines only read, parsed as git parses them.
  *
- * git reads its configuration from the repository, and configuration can
- * name programs (diff drivers, pagers, hooks, fsmonitor); those programs
- * are execs of their own and are decided on their own, since a fast-path
- * allowance covers nothing. What is refused here is a command line that
- * names a program or writes by itself: -c, --exec-path, --output,
- * --ext-diff, --textconv, --exec, --upload-pack, --open-files-in-pager.
+ * git's own options come before the subcommand and are matched exactly
+ * (git.c's handle_options: no abbreviations, no clusters); those that take
+ * a value take the next word ("git --git-dir log push" runs push in the
+ * repository "log"). -c, --config-env and --exec-path set configuration or
+ * the programs git runs: not read-only. A subcommand's options must each be
+ * in that subcommand's allow list, exactly (git's parse-options would also
+ * take an abbreviation; warden does not guess which): a word that is not
+ * is not read-only. Words that do not start with '-' are revisions or
+ * paths. Programs that git's configuration names (pagers, diff drivers,
+ * hooks, fsmonitor) are execs of their own, decided on their own: a
+ * fast-path allowance covers nothing. git remote -v, get-url and show, and
+ * git config, print remote URLs, which may carry credentials: not read-only.
  */
+#include "grammar.h"
 #include "policy_int.h"
 
 #include <stdio.h>
@@ -19,158 +26,327 @@
 		return false;                                                                      \
 	} while (0)
 
-static bool is_opt(const char *a, const char *opt)
+/* clang-format off */
+static const struct gr_opt git_global[] = {
+	{"version", 'v', GR_NOARG, GR_OK}, {"help", 'h', GR_NOARG, GR_OK},
+	{NULL, 'C', GR_ARG, GR_OK}, {NULL, 'c', GR_ARG, GR_RUNS},
+	{"config-env", 0, GR_ARG, GR_RUNS}, {"exec-path", 0, GR_OPTARG, GR_RUNS},
+	{"html-path", 0, GR_NOARG, GR_OK}, {"man-path", 0, GR_NOARG, GR_OK},
+	{"info-path", 0, GR_NOARG, GR_OK}, {"paginate", 'p', GR_NOARG, GR_OK},
+	{"no-pager", 'P', GR_NOARG, GR_OK}, {"no-replace-objects", 0, GR_NOARG, GR_OK},
+	{"bare", 0, GR_NOARG, GR_OK}, {"git-dir", 0, GR_ARG, GR_OK},
+	{"work-tree", 0, GR_ARG, GR_OK}, {"namespace", 0, GR_ARG, GR_OK},
+	{"super-prefix", 0, GR_ARG, GR_RUNS}, {"literal-pathspecs", 0, GR_NOARG, GR_OK},
+	{"glob-pathspecs", 0, GR_NOARG, GR_OK}, {"noglob-pathspecs", 0, GR_NOARG, GR_OK},
+	{"icase-pathspecs", 0, GR_NOARG, GR_OK}, {"no-optional-locks", 0, GR_NOARG, GR_OK},
+	{"list-cmds", 0, GR_ARG, GR_OK}, {NULL, 0, GR_NOARG, GR_OK},
+};
+/* clang-format on */
+
+/* Options shared by the commands that show history and diffs. An entry
+ * ending in '=' takes an attached value; one ending in '*' is a prefix
+ * ("-U3", "-n5"). */
+/* clang-format off */
+static const char *const log_opts[] = {
+	"--oneline", "--graph", "--decorate", "--decorate=*", "--no-decorate", "--stat",
+	"--stat=*", "--shortstat", "--numstat", "--name-only", "--name-status", "-p", "--patch",
+	"-u", "-U*", "--unified=*", "--format=*", "--pretty", "--pretty=*", "--abbrev-commit",
+	"--no-abbrev-commit", "--abbrev", "--abbrev=*", "--all", "--branches", "--branches=*",
+	"--tags", "--tags=*", "--remotes", "--remotes=*", "-n*", "--max-count=*", "--skip=*",
+	"--since=*", "--until=*", "--after=*", "--before=*", "--author=*", "--committer=*",
+	"--grep=*", "-n", "-i", "--regexp-ignore-case", "--reverse", "--first-parent",
+	"--merges", "--no-merges", "--follow", "--cached", "--staged", "--color", "--color=*",
+	"--no-color", "--word-diff", "--word-diff=*", "--color-words", "--summary", "-w",
+	"--ignore-all-space", "-b", "--ignore-space-change", "--ignore-blank-lines",
+	"--diff-filter=*", "-M", "-M*", "--find-renames", "--find-renames=*", "--relative",
+	"--relative=*", "--no-renames", "--raw", "-s", "--no-patch", "--date=*", "--left-right",
+	"--cherry-pick", "--topo-order", "--date-order", "--full-history",
+	"--simplify-by-decoration", "--source", "--no-walk", "-S*", "-G*", "--pickaxe-all",
+	"-L*", "--patch-with-stat", "--full-index", "--binary", "--check", "--exit-code",
+	"--quiet", "-q", "--minimal", "--patience", "--histogram", "--ignore-cr-at-eol",
+	"--ignore-space-at-eol", "--no-ext-diff", "--no-textconv", "--src-prefix=*",
+	"--dst-prefix=*", "--no-prefix", "-R", "--dirstat", "--dirstat=*", "--compact-summary",
+	"--count", "--parents", "--children", "--boundary", "--objects", "--since-as-filter=*",
+	"--no-min-parents", "--mailmap", "--no-mailmap", "--use-mailmap", "--name-rev", "-z",
+	"--merge-base", "--ita-invisible-in-index", "--stat-width=*", "--notes", "--no-notes",
+	"-1", "-2", "-3", "-4", "-5", "-6", "-7", "-8", "-9", "-10", "-20", "-30", "-50", "-100",
+	"--shortstat", "--submodule", "--submodule=*", "--", NULL,
+};
+/* clang-format on */
+
+/* clang-format off */
+static const char *const status_opts[] = {
+	"-s", "--short", "-b", "--branch", "-sb", "--porcelain", "--porcelain=*", "--long", "-v",
+	"--verbose", "-u", "-uno", "-unormal", "-uall", "--untracked-files",
+	"--untracked-files=*", "--ignored", "--ignored=*", "--ignore-submodules",
+	"--ignore-submodules=*", "--show-stash", "--ahead-behind", "--no-ahead-behind", "-z",
+	"--column", "--no-column", "--renames", "--no-renames", "--find-renames",
+	"--find-renames=*", "--", NULL,
+};
+/* clang-format on */
+
+/* clang-format off */
+static const char *const lsfiles_opts[] = {
+	"-c", "--cached", "-d", "--deleted", "-m", "--modified", "-o", "--others", "-i",
+	"--ignored", "-s", "--stage", "-u", "--unmerged", "-k", "--killed", "-z",
+	"--exclude-standard", "--exclude=*", "-x*", "--full-name", "--error-unmatch", "--abbrev",
+	"--abbrev=*", "--eol", "--directory", "--no-empty-directory", "-t", "-v", "-f",
+	"--deduplicate", "--format=*", "--recurse-submodules", "--", NULL,
+};
+/* clang-format on */
+
+/* clang-format off */
+static const char *const revparse_opts[] = {
+	"--show-toplevel", "--git-dir", "--is-inside-work-tree", "--is-inside-git-dir",
+	"--abbrev-ref", "--abbrev-ref=*", "--short", "--short=*", "--verify", "-q", "--quiet",
+	"--symbolic", "--symbolic-full-name", "--show-prefix", "--show-cdup",
+	"--absolute-git-dir", "--is-bare-repository", "--git-common-dir",
+	"--show-superproject-working-tree", "--show-object-format", "--sq", "--all",
+	"--branches", "--tags", "--remotes", "--default", "--", NULL,
+};
+/* clang-format on */
+
+/* clang-format off */
+static const char *const blame_opts[] = {
+	"-L", "-L*", "-l", "-s", "-e", "-w", "-M", "-M*", "-C", "-C*", "--porcelain",
+	"--line-porcelain", "--incremental", "-p", "-t", "--date=*", "--since=*", "--root",
+	"--show-stats", "-c", "-f", "-n", "--show-name", "--show-number", "--abbrev=*",
+	"--color-lines", "--color-by-age", "--first-parent", "--", NULL,
+};
+/* clang-format on */
+
+/* clang-format off */
+static const char *const grep_opts[] = {
+	"-n", "--line-number", "-i", "--ignore-case", "-w", "--word-regexp", "-v",
+	"--invert-match", "-e", "-l", "--files-with-matches", "-L", "--files-without-match",
+	"-c", "--count", "-h", "-H", "-E", "--extended-regexp", "-F", "--fixed-strings", "-P",
+	"--perl-regexp", "-G", "--basic-regexp", "--cached", "--untracked", "--no-index", "-I",
+	"--max-depth=*", "--full-name", "-r", "--recursive", "--break", "--heading", "-p",
+	"--show-function", "-W", "--function-context", "-A*", "-B*", "-C*", "-o",
+	"--only-matching", "--and", "--or", "--not", "--all-match", "-q", "--quiet", "-z",
+	"--null", "--column", "--color", "--color=*", "--no-color", "-in", "-il", "-n", "-ni",
+	"--", NULL,
+};
+/* clang-format on */
+
+static const char *const misc_opts[] = {
+	/* describe */
+	"--tags", "--always", "--abbrev=*", "--long", "--dirty", "--dirty=*", "--exact-match",
+	"--match=*", "--exclude=*", "--all", "--contains", "--first-parent", "--broken",
+	/* cat-file */
+	"-t", "-s", "-p", "-e",
+	/* show-ref */
+	"--heads", "-d", "--dereference", "--hash", "--hash=*", "--verify", "-q", "--quiet",
+	"--head",
+	/* for-each-ref */
+	"--format=*", "--sort=*", "--count=*", "--points-at=*", "--merged", "--merged=*",
+	"--no-merged", "--no-merged=*", "--contains=*", "--no-contains", "--no-contains=*",
+	"--shell", "--perl", "--python", "--tcl", "--ignore-case", "--omit-empty",
+	/* name-rev */
+	"--name-only", "--refs=*", "--no-undefined",
+	/* merge-base */
+	"--is-ancestor", "--octopus", "--independent", "--fork-point",
+	/* count-objects */
+	"-v", "--verbose", "-H", "--human-readable",
+	/* version, help, shortlog */
+	"--build-options", "-a", "-g", "--guides", "-n", "--numbered", "--summary", "-e", "--email",
+	"-sn", "-sne", "--", NULL};
+
+/* git branch / tag: listing only with these (a word that is not an option
+ * names a branch to make, unless --list is given). */
+/* clang-format off */
+static const char *const list_opts[] = {
+	"-a", "--all", "-r", "--remotes", "-l", "--list", "-v", "-vv", "--verbose",
+	"--show-current", "--no-color", "--color", "--color=*", "--sort=*", "--format=*",
+	"--merged", "--merged=*", "--no-merged", "--no-merged=*", "--contains", "--contains=*",
+	"--no-contains", "--no-contains=*", "--points-at=*", "--column", "--column=*",
+	"--no-column", "--abbrev=*", "-i", "--ignore-case", "-n*", "--omit-empty", NULL,
+};
+/* clang-format on */
+
+struct git_sub {
+	const char *name;
+	const char *const *opts;
+	bool listing; /* branch and tag: operands only with --list */
+};
+
+static const struct git_sub git_subs[] = {
+	{"status", status_opts, false},
+	{"diff", log_opts, false},
+	{"log", log_opts, false},
+	{"show", log_opts, false},
+	{"whatchanged", log_opts, false},
+	{"rev-list", log_opts, false},
+	{"shortlog", misc_opts, false},
+	{"blame", blame_opts, false},
+	{"rev-parse", revparse_opts, false},
+	{"describe", misc_opts, false},
+	{"ls-files", lsfiles_opts, false},
+	{"ls-tree", lsfiles_opts, false},
+	{"merge-base", misc_opts, false},
+	{"show-ref", misc_opts, false},
+	{"cat-file", misc_opts, false},
+	{"grep", grep_opts, false},
+	{"count-objects", misc_opts, false},
+	{"name-rev", misc_opts, false},
+	{"for-each-ref", misc_opts, false},
+	{"version", misc_opts, false},
+	{"help", misc_opts, false},
+	{"branch", list_opts, true},
+	{"tag", list_opts, true},
+};
+
+static bool word_allowed(const char *const *list, const char *a)
 {
-	size_t l = strlen(opt);
-	return strncmp(a, opt, l) == 0 && (a[l] == '\0' || a[l] == '=');
+	for (size_t i = 0; list[i]; i++) {
+		const char *e = list[i];
+		size_t l = strlen(e);
+		if (e[l - 1] == '*') {
+			if (strncmp(a, e, l - 1) == 0 && (e[l - 2] == '=' || a[l - 1]))
+				return true;
+		} else if (strcmp(a, e) == 0)
+			return true;
+	}
+	return false;
 }
 
-static const char *const git_ro_subs[] = {
-	"status",     "diff",	      "log",	"show",	    "blame",   "rev-parse",
-	"describe",   "shortlog",     "branch", "ls-files", "ls-tree", "rev-list",
-	"merge-base", "show-ref",     "tag",	"remote",   "grep",    "whatchanged",
-	"reflog",     "cat-file",     "stash",	"help",	    "version", "count-objects",
-	"name-rev",   "for-each-ref", "var",
-};
-
-static const char *const git_bad_opts[] = {
-	"--output",
-	"--ext-diff",
-	"--textconv",
-	"--exec",
-	"--upload-pack",
-	"--receive-pack",
-	"--open-files-in-pager",
-	"--filters",
-	"--batch-command",
-};
-
-/* git branch / tag / remote / stash / reflog list only with these. */
-static bool listing_only(const char *sub, char *const *argv, size_t argc, size_t i,
-			 const char **bad)
+/* git remote (names only), stash list/show, reflog [show|list]. */
+static bool check_special(const char *sub, char *const *argv, size_t argc, size_t i, char *why,
+			  size_t n, char *matched, bool *handled)
 {
-	static const char *const list_opts[] = {
-		"-a",	       "--all",		 "-r",		"--remotes",
-		"-l",	       "--list",	 "-v",		"-vv",
-		"--verbose",   "--show-current", "--no-color",	"--color",
-		"--sort",      "--format",	 "--merged",	"--no-merged",
-		"--contains",  "--no-contains",	 "--points-at", "--column",
-		"--no-column", "--abbrev",	 "-i",		"--ignore-case",
-		"-n",	       "--omit-empty",
-	};
-	bool listing = false;
-	for (size_t k = i + 1; k < argc; k++) {
-		const char *a = argv[k];
-		if (strcmp(a, "-l") == 0 || strcmp(a, "--list") == 0)
-			listing = true;
-	}
+	*handled = true;
 	if (strcmp(sub, "remote") == 0) {
 		if (i + 1 >= argc)
 			return true;
-		const char *a = argv[i + 1];
-		if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0 ||
-		    strcmp(a, "get-url") == 0 || strcmp(a, "show") == 0)
-			return true;
-		*bad = a;
-		return false;
+		snprintf(matched, 64, "git remote %.40s", argv[i + 1]);
+		FAIL("git remote %.40s changes remotes or prints their URLs, which may carry "
+		     "credentials",
+		     argv[i + 1]);
 	}
 	if (strcmp(sub, "stash") == 0 || strcmp(sub, "reflog") == 0) {
-		if (i + 1 >= argc && strcmp(sub, "reflog") == 0)
-			return true;
-		if (i + 1 < argc &&
-		    (strcmp(argv[i + 1], "list") == 0 || strcmp(argv[i + 1], "show") == 0))
-			return true;
-		*bad = i + 1 < argc ? argv[i + 1] : "stash";
-		return false;
-	}
-	for (size_t k = i + 1; k < argc; k++) {
-		const char *a = argv[k];
-		if (a[0] != '-') {
-			if (listing)
-				continue;
-			*bad = a;
-			return false;
-		}
-		bool ok = false;
-		for (size_t m = 0; m < WD_ARRAY_SIZE(list_opts); m++)
-			if (is_opt(a, list_opts[m]))
-				ok = true;
+		const char *verb = i + 1 < argc ? argv[i + 1] : NULL;
+		bool ok = (!verb && strcmp(sub, "reflog") == 0) ||
+			  (verb && (strcmp(verb, "list") == 0 || strcmp(verb, "show") == 0));
 		if (!ok) {
-			*bad = a;
-			return false;
+			snprintf(matched, 64, "git %s %.40s", sub, verb ? verb : "");
+			FAIL("git %s %.40s changes the repository, not just lists", sub,
+			     verb ? verb : "");
 		}
+		for (size_t k = i + 2; k < argc; k++)
+			if (argv[k][0] == '-' && !word_allowed(log_opts, argv[k])) {
+				snprintf(matched, 64, "%.60s", argv[k]);
+				FAIL("git %s %.60s is not an option warden knows", sub, argv[k]);
+			}
+		return true;
 	}
+	*handled = false;
 	return true;
 }
 
-bool pol_git_readonly(char *const *argv, size_t argc, char *why, size_t n, char *matched)
+static bool refuse_known_writer(const char *sub, char *const *argv, size_t argc, size_t i,
+				char *why, size_t n)
 {
-	size_t i = 1;
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "-C") == 0) {
-			i++;
-			continue;
+	for (size_t k = i + 1; k < argc; k++) {
+		if (strcmp(sub, "push") == 0 && (strncmp(argv[k], "--force", 7) == 0 ||
+						 strcmp(argv[k], "-f") == 0 || argv[k][0] == '+'))
+			FAIL("git push --force rewrites the remote's history");
+		if (strcmp(sub, "reset") == 0 && strcmp(argv[k], "--hard") == 0)
+			FAIL("git reset --hard throws away uncommitted work");
+		if (strcmp(sub, "clean") == 0 && argv[k][0] == '-' && strchr(argv[k], 'f'))
+			FAIL("git clean -f deletes untracked files");
+	}
+	FAIL("git %.60s changes the repository, talks to a remote or prints configuration", sub);
+}
+
+bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char *why, size_t n,
+		      char *matched)
+{
+	struct gr_parse *ps = wd_calloc(1, sizeof(*ps));
+	size_t i = argc;
+	gr_parse_opts(git_global, GR_EXACT, true, argv, argc, &i, ps);
+	if (trace) {
+		wd_sb_puts(trace, "git: ");
+		gr_describe(ps, trace);
+	}
+	bool ok = false;
+	if (ps->bad) {
+		snprintf(matched, 64, "%.60s", ps->bad);
+		snprintf(why, n, "git: %s, so it is not read-only", ps->problem);
+		goto out;
+	}
+	for (size_t k = 0; k < ps->n; k++) {
+		const struct gr_opt *o = ps->items[k].opt;
+		if (o && o->effect != GR_OK) {
+			snprintf(matched, 64, "git %.50s", ps->items[k].word);
+			snprintf(why, n,
+				 "git %.50s can set any configuration, including programs to run",
+				 ps->items[k].word);
+			goto out;
 		}
-		if (strcmp(a, "-c") == 0 || is_opt(a, "--config-env") || is_opt(a, "--exec-path")) {
-			snprintf(matched, 64, "%s", strcmp(a, "-c") == 0 ? "git -c" : a);
-			FAIL("git %s can set any configuration, including programs to run", a);
-		}
-		if (strcmp(a, "--no-pager") == 0 || strcmp(a, "-P") == 0 ||
-		    strcmp(a, "--paginate") == 0 || strcmp(a, "-p") == 0 ||
-		    strcmp(a, "--no-optional-locks") == 0 || strcmp(a, "--bare") == 0 ||
-		    strcmp(a, "--literal-pathspecs") == 0 ||
-		    strcmp(a, "--no-replace-objects") == 0 || is_opt(a, "--git-dir") ||
-		    is_opt(a, "--work-tree") || is_opt(a, "--namespace"))
-			continue;
-		snprintf(matched, 64, "%s", a);
-		FAIL("git %s is not an option the fast path knows", a);
 	}
 	if (i >= argc) {
+		bool info = ps->n > 0;
 		snprintf(matched, 64, "%s", "git");
-		FAIL("git without a subcommand");
+		snprintf(why, n,
+			 info ? "git only prints what its options ask"
+			      : "git without a subcommand");
+		ok = info;
+		goto out;
 	}
 	const char *sub = argv[i];
-	bool known = false;
-	for (size_t k = 0; k < WD_ARRAY_SIZE(git_ro_subs); k++)
-		if (strcmp(sub, git_ro_subs[k]) == 0)
-			known = true;
-	if (!known) {
+	if (trace)
+		wd_sb_printf(trace, "%ssubcommand %s", ps->n ? ", " : "", sub);
+	bool handled;
+	if (!check_special(sub, argv, argc, i, why, n, matched, &handled))
+		goto out;
+	if (handled) {
 		snprintf(matched, 64, "git %.50s", sub);
-		for (size_t k = i + 1; k < argc; k++) {
-			if (strcmp(sub, "push") == 0 &&
-			    (is_opt(argv[k], "--force") || strcmp(argv[k], "-f") == 0 ||
-			     is_opt(argv[k], "--force-with-lease") || argv[k][0] == '+'))
-				FAIL("git push --force rewrites the remote's history");
-			if (strcmp(sub, "reset") == 0 && strcmp(argv[k], "--hard") == 0)
-				FAIL("git reset --hard throws away uncommitted work");
-			if (strcmp(sub, "clean") == 0 && argv[k][0] == '-' && strchr(argv[k], 'f'))
-				FAIL("git clean -f deletes untracked files");
-		}
-		FAIL("git %.60s changes the repository or talks to a remote", sub);
+		snprintf(why, n, "git %s only reads the repository", sub);
+		ok = true;
+		goto out;
 	}
+	const struct git_sub *gs = NULL;
+	for (size_t k = 0; k < WD_ARRAY_SIZE(git_subs); k++)
+		if (strcmp(sub, git_subs[k].name) == 0)
+			gs = &git_subs[k];
+	if (!gs) {
+		snprintf(matched, 64, "git %.50s", sub);
+		refuse_known_writer(sub, argv, argc, i, why, n);
+		goto out;
+	}
+	bool listing = false, operand = false;
+	const char *first_operand = NULL;
+	bool dashdash = false;
 	for (size_t k = i + 1; k < argc; k++) {
-		for (size_t m = 0; m < WD_ARRAY_SIZE(git_bad_opts); m++) {
-			if (is_opt(argv[k], git_bad_opts[m])) {
-				snprintf(matched, 64, "%s", git_bad_opts[m]);
-				FAIL("git %s %s runs a program or writes a file", sub,
-				     git_bad_opts[m]);
-			}
+		const char *a = argv[k];
+		if (dashdash || a[0] != '-') {
+			operand = true;
+			if (!first_operand)
+				first_operand = a;
+			continue;
 		}
-		if (strcmp(sub, "grep") == 0 && strncmp(argv[k], "-O", 2) == 0) {
-			snprintf(matched, 64, "%s", "-O");
-			FAIL("git grep -O opens the files in a pager program");
+		if (strcmp(a, "--") == 0)
+			dashdash = true;
+		if (strcmp(a, "-l") == 0 || strcmp(a, "--list") == 0)
+			listing = true;
+		if (!word_allowed(gs->opts, a)) {
+			snprintf(matched, 64, "%.60s", a);
+			snprintf(why, n, "git %s %.60s is not an option warden knows", sub, a);
+			goto out;
 		}
 	}
-	if (strcmp(sub, "branch") == 0 || strcmp(sub, "tag") == 0 || strcmp(sub, "remote") == 0 ||
-	    strcmp(sub, "stash") == 0 || strcmp(sub, "reflog") == 0) {
-		const char *bad = NULL;
-		if (!listing_only(sub, argv, argc, i, &bad)) {
-			snprintf(matched, 64, "%s", bad);
-			FAIL("git %s %.60s changes the repository, not just lists", sub, bad);
-		}
+	if (gs->listing && operand && !listing) {
+		snprintf(matched, 64, "%.60s", first_operand);
+		snprintf(why, n, "git %s %.60s changes the repository, not just lists", sub,
+			 first_operand);
+		goto out;
 	}
 	snprintf(matched, 64, "git %.50s", sub);
 	snprintf(why, n, "git %s only reads the repository", sub);
-	return true;
+	ok = true;
+out:
+	if (trace)
+		wd_sb_putc(trace, '\n');
+	free(ps);
+	return ok;
 }

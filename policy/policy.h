@@ -29,6 +29,15 @@ enum pol_access {
 	POL_ACC_RENAME_TO = 1u << 5,
 	POL_ACC_LINK = 1u << 6,
 	POL_ACC_SYMLINK = 1u << 7,
+	/* Changes to an existing object's metadata or size, decided for
+	 * sensitive and control files (chmod, chown, utimes, setxattr or
+	 * removexattr, truncate by name). */
+	POL_ACC_CHMOD = 1u << 8,
+	POL_ACC_CHOWN = 1u << 9,
+	POL_ACC_UTIMES = 1u << 10,
+	POL_ACC_XATTR = 1u << 11,
+	POL_ACC_TRUNCATE = 1u << 12,
+	POL_ACC_LAST = POL_ACC_TRUNCATE, /* the highest bit */
 };
 
 struct pol_request; /* opaque */
@@ -52,6 +61,10 @@ struct pol_exec_desc {
 	 * where, for explain and the audit (copied; may be NULL). */
 	bool agent_writable;
 	const char *agent_writable_why;
+	/* The file a Codex wrapper sources (pol_codex_snapshot_path()) and its
+	 * text, as the caller would read it; NULL when not read. Copied. */
+	const char *harness_path;
+	const char *harness_file;
 };
 
 /* Builds an exec request. |project| is the absolute project root (copied);
@@ -89,7 +102,9 @@ bool pol_request_env_changes_program(const struct pol_request *r);
 char *pol_request_json(const struct pol_request *r);
 
 /* A one-line human summary: the shell-quoted, redacted command line for an
- * exec ("rm -rf /"), "read .env" / "write a/b" for an open. Caller frees. */
+ * exec ("rm -rf /"); for an open its verbs joined by '+' and the path:
+ * "read .env", "write a/b", "delete .env", "chmod .env", "rename .env -> x"
+ * (both rename bits say "rename"). Caller frees. */
 char *pol_request_summary(const struct pol_request *r);
 
 /* ---- the project config ------------------------------------------------ */
@@ -151,10 +166,31 @@ int pol_config_add_grant(struct pol_config *c, const struct pol_request *r, cons
 
 /* True when |path| (relative or absolute) matches a sensitive marker: the
  * built-in list plus the config's sensitive_resources, case-insensitive
- * substring; anything containing ".env.example" is exempt. If |marker| is not
- * NULL it receives the marker that matched (a pointer into |c|, valid while
- * |c| lives). |c| may be NULL for the built-in list only. */
+ * substring of the whole path; a file whose own name (the last component)
+ * contains ".env.example" is exempt, a directory of that name exempts
+ * nothing below it. If |marker| is not NULL it receives the marker that
+ * matched (a pointer into |c|, valid while |c| lives). |c| may be NULL for
+ * the built-in list only. */
 bool pol_is_sensitive(const struct pol_config *c, const char *path, const char **marker);
+
+/* True when renaming a directory from |from| to |to| can change whether
+ * something below it is sensitive: for some relative |s|, "from/s" and
+ * "to/s" differ in pol_is_sensitive(). Exact for the markers (see
+ * sensitive.c); never false when they could differ. */
+bool pol_sensitive_below_differs(const struct pol_config *c, const char *from, const char *to);
+
+/* True when |path| (relative to the project) is a control file: one the
+ * host runs code from later without anyone running the project (git's
+ * config and hooks, .envrc, editor tasks, ...): the built-in list plus the
+ * config's control_files, gitignore-like globs (a pattern without '/'
+ * matches a name at any depth, "**" any number of directories, "!" excludes;
+ * the last matching pattern wins). |pattern| receives the pattern that
+ * matched (valid while |c| lives; built-in ones always). |c| may be NULL. */
+bool pol_is_control(const struct pol_config *c, const char *path, const char **pattern);
+
+/* True when renaming a directory from |from| to |to| can change whether
+ * something below it is a control file (never false when it could). */
+bool pol_control_below_differs(const struct pol_config *c, const char *from, const char *to);
 
 /* True when |path| (relative to the project) is write-protected: .warden/ and
  * everything under it, and the config's write_protected globs. */
@@ -246,6 +282,14 @@ struct pol_classification {
 
 /* Classifies an argv (with optional envp) as the fast path and hard deny see
  * it, unwrapping sh -c, env, sudo, nice, timeout, xargs. |c| may be NULL. */
+/* What classification parsed for the exec request |r| under |c| (may be
+ * NULL): the names the program answers to, and for every command inside it
+ * (wrappers, shells' scripts) the options that matched the program's table,
+ * the value each took, the operands and the word that could not be placed.
+ * One line per command, for `warden explain`. Caller frees; NULL for an
+ * open request. */
+char *pol_explain_grammar(const struct pol_request *r, const struct pol_config *c);
+
 void pol_classify_argv(char *const argv[], char *const envp[], const struct pol_config *c,
 		       struct pol_classification *out);
 
@@ -445,7 +489,8 @@ bool pol_accepted_covers_args(const struct pol_config *c, const char *tool, cons
  *                            pwd -P >| /tmp/claude-HEX-cwd", character for
  *                            character; decided on CMD.
  *   POL_HARNESS_CODEX        bash -lc CMD (a generic shape: any program may
- *                            produce it; decided as any sh -c).
+ *                            produce it; decided as any sh -c), or Codex's
+ *                            snapshot wrapper (see pol_codex_shape()).
  *   POL_HARNESS_AIDER        sh -c CMD (generic too). */
 enum pol_harness {
 	POL_HARNESS_NONE,
@@ -499,6 +544,68 @@ void pol_config_set_agent_binary(struct pol_config *c, const char *path);
  * argv[0] is matched by program name. False for every other kind. This
  * does not replace pol_decide(): a hard deny still refuses. */
 bool pol_is_harness_startup(enum pol_harness kind, char *const argv[], const struct pol_config *c);
+
+/* What a Codex exec of its own machinery is (harness.c has the grammar):
+ *   POL_CODEX_SETUP     X --codex-run-as-process-setup FD PID pipe "" CWD
+ *                       PROG ARGV0 [ARG...]: Codex's binary re-run to set up
+ *                       a tool call's process, which then execs PROG (decided
+ *                       at that exec). The argv shape only: the supervisor
+ *                       checks that X is the agent's own binary (its inode).
+ *   POL_CODEX_WRAPPER   0.169.0's per-call wrapper, character for character:
+ *                       /bin/bash -c SCRIPT that saves 56 variables, sources
+ *                       HOME/.codex/shell_snapshots/THREAD.NS.sh, restores
+ *                       them, prepends one PATH entry and ends with
+ *                       exec '/bin/bash' -c Q(CMD); *inner is CMD.
+ *   POL_CODEX_VALIDATE  bash -c 'set -e; . "HOME/.codex/shell_snapshots/
+ *                       THREAD.tmp-NS"': Codex checking a snapshot it wrote.
+ * The two shapes that source a snapshot count only when the request carries
+ * that file's text (pol_exec_desc.harness_path/harness_file, read by the
+ * supervisor as the caller would read it) and the text is inert
+ * (pol_codex_snapshot_inert()). HOME is |c|'s. *inner points into |r|. */
+enum pol_codex_shape {
+	POL_CODEX_NONE,
+	POL_CODEX_SETUP,
+	POL_CODEX_WRAPPER,
+	POL_CODEX_VALIDATE,
+};
+enum pol_codex_shape pol_codex_shape(const struct pol_request *r, const struct pol_config *c,
+				     const char **inner);
+
+/* The snapshot file an exec of argv would source, when argv is Codex's
+ * wrapper or its validation shell (with |c|'s home); caller frees; NULL
+ * otherwise. The supervisor reads that file for pol_exec_desc. */
+char *pol_codex_snapshot_path(char *const argv[], const struct pol_config *c);
+
+/* Whether |text|, a Codex shell snapshot, is only what Codex writes there
+ * and nothing that runs code when sourced: comments, blank lines,
+ * "unalias -a 2>/dev/null || true", shopt -s/-u NAME, set -o NAME for a
+ * few options that run nothing (not xtrace: PS4 would expand), and
+ * declare -x NAME[="VALUE"] with VALUE as declare -p quotes it (nothing
+ * expands). A function, an alias, any other command: false. NULL: false. */
+bool pol_codex_snapshot_inert(const char *text);
+
+/* Whether |resolved| (a canonical path) is the native binary that the
+ * launcher |launcher| (the canonical path of the agent's own program) of
+ * harness |kind| starts: for Codex, launcher NM/@openai/codex/bin/codex.js
+ * and the binary NM/@openai/codex-linux-{x64,arm64}/vendor/TRIPLE/bin/codex,
+ * the same below NM/@openai/codex/node_modules/@openai/, or
+ * NM/@openai/codex/vendor/TRIPLE/bin/codex (where 0.169.0's launcher looks).
+ * A place only: the caller checks that the agent cannot have written it. */
+bool pol_harness_launcher_child(enum pol_harness kind, const char *launcher, const char *resolved);
+
+/* Codex 0.169.0's wrapper rebuilt from the parts pol_request_json() keeps
+ * of it ("wrapper": snapshot, path_entry, exec), byte for byte. Caller
+ * frees; NULL when a part is missing. */
+char *pol_codex_wrapper_text(const char *snapshot, const char *path_entry, const char *quoted);
+
+/* The PATH entry a recognised Codex wrapper prepends (pointing into |r|),
+ * or NULL. */
+const char *pol_request_codex_path_entry(const struct pol_request *r);
+
+/* The harness whose exact wrapper |r| is, with the model's command in
+ * *inner (pointing into |r|), or POL_HARNESS_NONE (and NULL): Claude Code's
+ * wrapper, or Codex's snapshot wrapper whose snapshot is inert. */
+enum pol_harness pol_request_harness(const struct pol_request *r, const char **inner);
 
 /* ---- end of agent harnesses --------------------------------------------- */
 

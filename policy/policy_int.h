@@ -22,15 +22,21 @@ struct pol_request {
 	char *interp; /* "#!" interpreter, or NULL */
 	char **argv;  /* NULL-terminated copy */
 	size_t argc;
-	char **env; /* only the run-changing NAME=value entries, NULL-terminated */
+	char **env; /* the NAME=value entries not known harmless, NULL-terminated */
 	size_t envc;
-	char *cwd;	     /* relative to the project when inside it ("." for the root) */
-	char *cwd_abs;	     /* the absolute cwd, or NULL */
-	char *parent;	     /* parent command line, or NULL */
-	char *project;	     /* absolute project root, or NULL */
-	char *resolved;	     /* the final file after symlinks, or NULL */
-	bool agent_writable; /* the agent can have written the program */
-	char *writable_why;  /* where, or NULL */
+	/* How many of them change what any program runs or loads (LD_PRELOAD,
+	 * BASH_ENV, ...): those void grants and allow rules; the others only
+	 * keep the request off the fast path. */
+	size_t env_risky;
+	char *cwd;	      /* relative to the project when inside it ("." for the root) */
+	char *cwd_abs;	      /* the absolute cwd, or NULL */
+	char *parent;	      /* parent command line, or NULL */
+	char *project;	      /* absolute project root, or NULL */
+	char *resolved;	      /* the final file after symlinks, or NULL */
+	bool agent_writable;  /* the agent can have written the program */
+	char *writable_why;   /* where, or NULL */
+	char *env_home;	      /* the exec's HOME, or NULL */
+	char *env_xdg_config; /* the exec's XDG_CONFIG_HOME, or NULL */
 	/* open */
 	char *opath;
 	char *opath2;
@@ -40,11 +46,24 @@ struct pol_request {
 	 * exec's own HOME, for what the summary and the JSON show */
 	enum pol_harness harness;
 	char *inner; /* the model's command of a POL_HARNESS_CLAUDE_CODE wrapper, or NULL */
+	/* The file a Codex wrapper sources, as the supervisor read it (its
+	 * path and text), or NULL. */
+	char *harness_path;
+	char *harness_file;
+	/* A recognised Codex wrapper, recorded by its parts (the template is
+	 * in harness.c): the PATH entry and the command as quoted; NULL
+	 * otherwise. */
+	char *wrap_dir;
+	char *wrap_quoted;
 };
 
 /* True when the environment variable |name| (no "=") changes what a program
  * runs or loads (LD_PRELOAD, BASH_ENV, GIT_CONFIG*, ...). */
 bool pol_env_name_is_risky(const char *name, size_t len);
+/* True when the environment entry |entry| ("NAME=value") is known harmless
+ * for every program of the fast path (request.c says how that list is
+ * made). HOME and XDG_CONFIG_HOME pass here; git judges them. */
+bool pol_env_entry_fast_ok(const char *entry);
 /* True when |name| (length |len|) looks like it holds a secret (PASSWORD,
  * TOKEN, API_KEY, ...). */
 bool pol_name_is_secret(const char *name, size_t len);
@@ -91,6 +110,8 @@ struct pol_config {
 	size_t nmarkers;
 	char **protect; /* write_protected globs */
 	size_t nprotect;
+	char **control; /* control_files patterns (control.c) */
+	size_t ncontrol;
 	char **writable;
 	size_t nwritable;
 	char **tmp_share; /* "tmp": {"share": [...]} */
@@ -165,6 +186,8 @@ void pol_json_pretty(struct wd_sb *sb, const struct cJSON *v, int indent);
 const char *pol_glob_problem(const char *pat);
 /* True when |path| matches |pat| or lies under a directory that does. */
 bool pol_glob_match(const char *pat, const char *path);
+/* What is wrong with a control_files pattern, or NULL (control.c). */
+const char *pol_control_problem(const char *pat);
 /* |path| with "//", "." and ".." resolved lexically ("a/../b" is "b",
  * "/.." is "/", leading ".." of a relative path stay). Caller frees. */
 char *pol_path_lexical(const char *path);
@@ -230,6 +253,15 @@ struct cls_env {
 	const char *cwd;     /* absolute cwd, or NULL */
 	const char *project; /* absolute project root, or NULL */
 	const char *home;    /* home directory, or NULL */
+	/* The top-level request's program: the name it was invoked by (the
+	 * path's basename), its final file's name, and whether the agent can
+	 * have written it; NULL / false when unknown. */
+	const char *resolved;
+	bool agent_writable;
+	struct wd_sb *trace; /* explain: what each command parsed to, or NULL */
+	/* The exec's HOME and XDG_CONFIG_HOME, or NULL when unset. */
+	const char *env_home;
+	const char *env_xdg_config;
 };
 
 struct cls_result {
@@ -278,14 +310,27 @@ bool cls_is_shell(const char *name);
 long cls_unwrap(char *const *argv, size_t argc, bool *risky_env, bool *privileged);
 
 /* True when |name| with |argv| is a known read-only command under its
- * argument rules (readonly.c). Writes the reason either way into |why|
- * (|n| bytes) and what matched, the command or the offending option, into
- * |matched| (at least 64 bytes). */
-bool pol_readonly_check(const char *name, char *const *argv, size_t argc, char *why, size_t n,
-			char *matched);
+ * program's grammar (readonly.c, grammar.h): every word parsed as the
+ * program parses it, no option that writes, runs, reads its names from
+ * elsewhere or prints secrets, and the program's own operand rule. |cwd|
+ * (may be NULL) places relative operands. Writes the reason either way into
+ * |why| (|n| bytes) and what matched, the command or the offending word,
+ * into |matched| (at least 64 bytes). Appends the parsed words to |trace|
+ * when it is not NULL (explain). */
+bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const char *cwd,
+			struct wd_sb *trace, char *why, size_t n, char *matched);
 
-/* The git subcommands and options that only read (git.c). */
-bool pol_git_readonly(char *const *argv, size_t argc, char *why, size_t n, char *matched);
+/* The git command lines that only read (git.c): global options and the
+ * subcommand as git parses them. Appends to |trace| when not NULL. */
+bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char *why, size_t n,
+		      char *matched);
+
+/* The program an argv[0] makes a multi-call program play (git-log: git
+ * log; busybox, toybox applets; systemctl's shutdown, reboot, halt,
+ * poweroff, telinit, runlevel), for the program whose own name is
+ * |prog|; NULL when |prog| does not dispatch on argv[0] or argv[0] names
+ * the program itself. */
+const char *cls_multicall_applet(const char *prog, const char *arg0);
 
 /* ---- agent harnesses (harness.c) ---------------------------------------- */
 
@@ -301,6 +346,13 @@ enum pol_harness hn_unwrap(char *const *argv, size_t argc, const char *name, con
  * grants and rules to match, and returns true. Free with
  * hn_inner_view_free(). */
 bool hn_inner_view(const struct pol_request *r, const char *home, struct pol_request *view);
+/* The parts of Codex's wrapper |script| that are not its template (each
+ * caller-freed), or false when it is not the wrapper. */
+bool hn_codex_wrapper_parts(const char *script, const char *home, char **snap, char **dir,
+			    char **quoted);
+/* pol_codex_shape() with the home given (request.c: the exec's HOME). */
+enum pol_codex_shape hn_codex_shape(const struct pol_request *r, const char *home,
+				    const char **inner);
 void hn_inner_view_free(struct pol_request *view);
 /* The name an argv is classified as: the tool the agent's own binary plays
  * (argv[0] rg, bfs, ugrep), the applet of a busybox, else |identity|. */

@@ -74,6 +74,153 @@ bool pol_env_name_is_risky(const char *name, size_t len)
 	return false;
 }
 
+/* The environment of a fast-path exec, by allow list. The fast path's
+ * programs are a closed set (readonly.c, git.c, the shells and wrappers of
+ * classify.c) whose environment reads are known: glibc's (the loader's
+ * LD_*, GCONV_PATH, LOCPATH, NLSPATH, GLIBC_TUNABLES, MALLOC_*, HOSTALIASES,
+ * RES_OPTIONS, LOCALDOMAIN, TZDIR, the locale's LANG, LANGUAGE, LC_*, TZ),
+ * each program's own (coreutils' POSIXLY_CORRECT, QUOTING_STYLE,
+ * TIME_STYLE, *BLOCK_SIZE, TABSIZE, LS_COLORS, COLUMNS, TMPDIR, _POSIX2_
+ * VERSION; grep's GREP_COLOR(S); git's GIT_* and its global configuration
+ * through HOME and XDG_CONFIG_HOME, its pager and editor; the shells' ENV,
+ * BASH_ENV, CDPATH, IFS, PS4, SHELLOPTS, BASH_FUNC_*). A variable none of
+ * them reads cannot change what they do; a variable one of them reads is
+ * allowed only when it is in the list below of those known harmless. HOME
+ * and XDG_CONFIG_HOME are judged against warden's own HOME where it matters
+ * (git, classify.c). */
+static const char *const env_read_harmless[] = {
+	"PATH",
+	"HOME",
+	"USER",
+	"LOGNAME",
+	"SHELL",
+	"TERM",
+	"LANG",
+	"LANGUAGE",
+	"TZ",
+	"PWD",
+	"OLDPWD",
+	"SHLVL",
+	"_",
+	"COLUMNS",
+	"LINES",
+	"TMPDIR",
+	"NO_COLOR",
+	"CLICOLOR",
+	"LS_COLORS",
+	"QUOTING_STYLE",
+	"TIME_STYLE",
+	"TABSIZE",
+	"GREP_COLOR",
+	"GREP_COLORS",
+	"BLOCK_SIZE",
+	"BLOCKSIZE",
+	"DF_BLOCK_SIZE",
+	"DU_BLOCK_SIZE",
+	"LS_BLOCK_SIZE",
+	"XDG_CONFIG_HOME",
+	"GIT_TERMINAL_PROMPT",
+	"GIT_SSL_CAINFO",
+	"GIT_SSL_CAPATH",
+	"GIT_OPTIONAL_LOCKS",
+	"GIT_AUTHOR_NAME",
+	"GIT_AUTHOR_EMAIL",
+	"GIT_COMMITTER_NAME",
+	"GIT_COMMITTER_EMAIL",
+	"GIT_FLUSH",
+	"GIT_NO_REPLACE_OBJECTS",
+	"GIT_LITERAL_PATHSPECS",
+	"GIT_CEILING_DIRECTORIES",
+	"MAIL",
+};
+
+/* Variables a fast-path program (or glibc under it) reads whose value can
+ * make it write, run or load something, or change how it parses its
+ * words: never on the fast path. Names with a trailing '*' are prefixes. */
+static const char *const env_read_harmful[] = {
+	"LD_*",
+	"GCONV_PATH",
+	"LOCPATH",
+	"NLSPATH",
+	"GLIBC_TUNABLES",
+	"MALLOC_*",
+	"HOSTALIASES",
+	"RES_OPTIONS",
+	"LOCALDOMAIN",
+	"TZDIR",
+	"POSIXLY_CORRECT",
+	"_POSIX2_VERSION",
+	"GREP_OPTIONS",
+	"SIMPLE_BACKUP_SUFFIX",
+	"VERSION_CONTROL",
+	"GIT_*",
+	"XDG_CONFIG_DIRS",
+	"PAGER",
+	"EDITOR",
+	"VISUAL",
+	"LESS",
+	"LESSOPEN",
+	"LESSCLOSE",
+	"ENV",
+	"BASH_ENV",
+	"CDPATH",
+	"IFS",
+	"PS4",
+	"SHELLOPTS",
+	"BASHOPTS",
+	"BASH_FUNC_*",
+	"PROMPT_COMMAND",
+	"ZDOTDIR",
+	"KSH_VERSION",
+	"BASH_XTRACEFD",
+	"BASH_COMPAT",
+	"EXECIGNORE",
+	"GLOBIGNORE",
+	"TIMEFORMAT",
+	"MAGIC",
+	"RIPGREP_CONFIG_PATH",
+	"SSH_ASKPASS",
+	"FIGNORE",
+	"HISTFILE",
+	"INPUTRC",
+	"TERMINFO",
+	"TERMINFO_DIRS",
+	"TERMCAP",
+};
+
+static bool name_in_list(const char *const *list, size_t n, const char *name, size_t len)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *e = list[i];
+		size_t el = strlen(e);
+		if (e[el - 1] == '*') {
+			if (len >= el - 1 && memcmp(e, name, el - 1) == 0)
+				return true;
+		} else if (el == len && memcmp(e, name, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool pol_env_entry_fast_ok(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	size_t len = eq ? (size_t)(eq - entry) : strlen(entry);
+	if (len == 0 || pol_env_name_is_risky(entry, len))
+		return false;
+	/* LC_ALL=C and its kind name a locale the system has; a path would
+	 * load one the agent wrote. */
+	bool locale = (len > 3 && memcmp(entry, "LC_", 3) == 0) ||
+		      (len == 4 && memcmp(entry, "LANG", 4) == 0) ||
+		      (len == 8 && memcmp(entry, "LANGUAGE", 8) == 0) ||
+		      (len == 2 && memcmp(entry, "TZ", 2) == 0);
+	if (locale)
+		return !eq || !strchr(eq + 1, '/');
+	if (name_in_list(env_read_harmless, WD_ARRAY_SIZE(env_read_harmless), entry, len))
+		return true;
+	return !name_in_list(env_read_harmful, WD_ARRAY_SIZE(env_read_harmful), entry, len);
+}
+
 static const char *const secret_words[] = {
 	"password",    "passwd",	"passphrase", "secret",	   "token",	    "apikey",
 	"api_key",     "api-key",	"access_key", "accesskey", "private_key",   "privatekey",
@@ -319,10 +466,23 @@ static void request_harness(struct pol_request *r, char *const *envp)
 	const char *name = cls_identity(r->path, r->argv[0], buf, sizeof(buf));
 	char *inner = NULL;
 	r->harness = r->interp ? POL_HARNESS_NONE : hn_unwrap(r->argv, r->argc, name, lex, &inner);
-	if (r->harness == POL_HARNESS_CLAUDE_CODE)
+	if (r->harness == POL_HARNESS_CLAUDE_CODE) {
 		r->inner = inner;
-	else
-		free(inner);
+		return;
+	}
+	/* Codex's snapshot wrapper shows its command only when the snapshot it
+	 * sources was read and is inert (pol_codex_shape() says so). */
+	if (r->harness == POL_HARNESS_CODEX && strcmp(r->argv[1], "-c") == 0) {
+		r->inner = inner;
+		char *snap = NULL;
+		if (hn_codex_shape(r, lex, NULL) == POL_CODEX_WRAPPER &&
+		    hn_codex_wrapper_parts(r->argv[2], lex, &snap, &r->wrap_dir, &r->wrap_quoted)) {
+			free(snap); /* the same as harness_path */
+			return;
+		}
+		r->inner = NULL;
+	}
+	free(inner);
 }
 
 struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *project)
@@ -333,9 +493,9 @@ struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *
 	}
 	struct pol_request *r = wd_calloc(1, sizeof(*r));
 	r->kind = POL_EXEC;
-	/* Programs are classified by the file that runs; the name it was
-	 * invoked by stays in |d->path| (the summary's argv shows it). */
-	r->path = wd_strdup(d->resolved ? d->resolved : d->path);
+	/* The path as invoked; |resolved| below is the file that runs.
+	 * Classification reads both (every name a program answers to). */
+	r->path = wd_strdup(d->path);
 	r->interp = d->interp ? wd_strdup(d->interp) : NULL;
 	r->argv = pol_strv_dup(d->argv, &r->argc);
 	size_t n = 0;
@@ -345,8 +505,14 @@ struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *
 	for (size_t i = 0; d->envp && d->envp[i]; i++) {
 		const char *eq = strchr(d->envp[i], '=');
 		size_t nl = eq ? (size_t)(eq - d->envp[i]) : strlen(d->envp[i]);
-		if (pol_env_name_is_risky(d->envp[i], nl))
+		if (strncmp(d->envp[i], "HOME=", 5) == 0)
+			r->env_home = wd_strdup(d->envp[i] + 5);
+		else if (strncmp(d->envp[i], "XDG_CONFIG_HOME=", 16) == 0)
+			r->env_xdg_config = wd_strdup(d->envp[i] + 16);
+		else if (!pol_env_entry_fast_ok(d->envp[i])) {
+			r->env_risky += pol_env_name_is_risky(d->envp[i], nl);
 			r->env[r->envc++] = wd_strdup(d->envp[i]);
+		}
 	}
 	r->cwd_abs = d->cwd ? wd_strdup(d->cwd) : NULL;
 	r->cwd = rel_to_project(d->cwd, project);
@@ -355,6 +521,10 @@ struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *
 	r->resolved = d->resolved ? wd_strdup(d->resolved) : NULL;
 	r->agent_writable = d->agent_writable;
 	r->writable_why = d->agent_writable_why ? wd_strdup(d->agent_writable_why) : NULL;
+	if (d->harness_path && d->harness_file) {
+		r->harness_path = wd_strdup(d->harness_path);
+		r->harness_file = wd_strdup(d->harness_file);
+	}
 	request_harness(r, d->envp);
 	return r;
 }
@@ -389,6 +559,12 @@ void pol_request_free(struct pol_request *r)
 	free(r->project);
 	free(r->resolved);
 	free(r->writable_why);
+	free(r->env_home);
+	free(r->env_xdg_config);
+	free(r->harness_path);
+	free(r->harness_file);
+	free(r->wrap_dir);
+	free(r->wrap_quoted);
 	free(r->opath);
 	free(r->opath2);
 	free(r->cmdline);
@@ -404,6 +580,18 @@ enum pol_kind pol_request_kind(const struct pol_request *r)
 const char *pol_request_resolved(const struct pol_request *r)
 {
 	return r->resolved;
+}
+
+const char *pol_request_codex_path_entry(const struct pol_request *r)
+{
+	return r->wrap_dir;
+}
+
+enum pol_harness pol_request_harness(const struct pol_request *r, const char **inner)
+{
+	if (inner)
+		*inner = r->inner;
+	return r->inner ? r->harness : POL_HARNESS_NONE;
 }
 
 bool pol_request_agent_writable(const struct pol_request *r, const char **why)
@@ -504,7 +692,7 @@ static void access_json(struct wd_sb *sb, unsigned access)
 {
 	wd_sb_putc(sb, '[');
 	bool first = true;
-	for (unsigned bit = 1; bit <= POL_ACC_SYMLINK; bit <<= 1) {
+	for (unsigned bit = 1; bit <= POL_ACC_LAST; bit <<= 1) {
 		if (!(access & bit))
 			continue;
 		if (!first)
@@ -539,7 +727,14 @@ char *pol_request_json(const struct pol_request *r)
 	for (size_t i = 0; i < r->argc; i++) {
 		if (i)
 			wd_sb_putc(&sb, ',');
-		json_str(&sb, red[i]);
+		/* Codex's 38 KB wrapper is kept by its parts (below), from
+		 * which pol_codex_wrapper_text() rebuilds it exactly. */
+		if (i == 2 && r->wrap_quoted)
+			wd_sb_printf(&sb,
+				     "\"(codex 0.169.0 wrapper, %zu bytes: see \\\"wrapper\\\")\"",
+				     strlen(r->argv[2]));
+		else
+			json_str(&sb, red[i]);
 	}
 	pol_strv_free(red);
 	wd_sb_putc(&sb, ']');
@@ -548,6 +743,15 @@ char *pol_request_json(const struct pol_request *r)
 		json_str(&sb, pol_harness_name(r->harness));
 		wd_sb_puts(&sb, ",\"inner\":");
 		json_redacted(&sb, r->inner);
+	}
+	if (r->wrap_quoted) {
+		wd_sb_puts(&sb, ",\"wrapper\":{\"shape\":\"codex-0.169.0\",\"snapshot\":");
+		json_str(&sb, r->harness_path);
+		wd_sb_puts(&sb, ",\"path_entry\":");
+		json_str(&sb, r->wrap_dir);
+		wd_sb_puts(&sb, ",\"exec\":");
+		json_redacted(&sb, r->wrap_quoted);
+		wd_sb_putc(&sb, '}');
 	}
 	wd_sb_puts(&sb, ",\"env\":{");
 	for (size_t i = 0; i < r->envc; i++) {
@@ -580,6 +784,20 @@ bool pol_request_env_changes_program(const struct pol_request *r)
 	return r && r->kind == POL_EXEC && r->envc > 0;
 }
 
+/* The summary's word for one access bit: what a person would call it. */
+static const char *open_verb(unsigned bit)
+{
+	switch (bit) {
+	case POL_ACC_RENAME_FROM:
+	case POL_ACC_RENAME_TO:
+		return "rename";
+	case POL_ACC_XATTR:
+		return "setxattr";
+	default:
+		return pol_access_name(bit);
+	}
+}
+
 char *pol_request_summary(const struct pol_request *r)
 {
 	struct wd_sb sb = {0};
@@ -589,12 +807,15 @@ char *pol_request_summary(const struct pol_request *r)
 	}
 	if (r->kind == POL_OPEN) {
 		bool first = true;
-		for (unsigned bit = 1; bit <= POL_ACC_SYMLINK; bit <<= 1) {
+		for (unsigned bit = 1; bit <= POL_ACC_LAST; bit <<= 1) {
 			if (!(r->access & bit))
+				continue;
+			/* Both sides of a rename are one verb. */
+			if (bit == POL_ACC_RENAME_TO && (r->access & POL_ACC_RENAME_FROM))
 				continue;
 			if (!first)
 				wd_sb_putc(&sb, '+');
-			wd_sb_puts(&sb, pol_access_name(bit));
+			wd_sb_puts(&sb, open_verb(bit));
 			first = false;
 		}
 		if (first)

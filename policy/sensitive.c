@@ -76,29 +76,89 @@ bool pol_icontains(const char *hay, const char *needle)
 	return false;
 }
 
+/* The first marker (the config's, then the built-in ones) that occurs in
+ * |path|, or NULL. */
+static const char *marker_in(const struct pol_config *c, const char *path)
+{
+	for (size_t i = 0; c && i < c->nmarkers; i++)
+		if (pol_icontains(path, c->markers[i]))
+			return c->markers[i];
+	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_markers); i++)
+		if (pol_icontains(path, builtin_markers[i]))
+			return builtin_markers[i];
+	return NULL;
+}
+
 bool pol_is_sensitive(const struct pol_config *c, const char *path, const char **marker)
 {
 	if (marker)
 		*marker = NULL;
 	if (!path || !path[0])
 		return false;
-	/* The example file is committed on purpose and documents names only. */
-	if (pol_icontains(path, ".env.example"))
+	/* The example file is committed on purpose and documents names only.
+	 * Its own name is what exempts it: a directory called
+	 * "deploy.env.example" is no example file, and what lies below it is
+	 * matched like anything else (so a rename of a directory cannot
+	 * exempt its contents; see pol_sensitive_below_differs()). */
+	const char *base = strrchr(path, '/');
+	if (pol_icontains(base ? base + 1 : path, ".env.example"))
 		return false;
-	for (size_t i = 0; c && i < c->nmarkers; i++) {
-		if (pol_icontains(path, c->markers[i])) {
-			if (marker)
-				*marker = c->markers[i];
+	const char *m = marker_in(c, path);
+	if (marker)
+		*marker = m;
+	return m != NULL;
+}
+
+/* Whether |s| ends with |suffix| (|n| bytes), folding ASCII case. */
+static bool iends_with(const char *s, const char *suffix, size_t n)
+{
+	size_t l = strlen(s);
+	if (n > l)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (fold((unsigned char)s[l - n + i]) != fold((unsigned char)suffix[i]))
+			return false;
+	return true;
+}
+
+/* Whether a marker containing '/' can match across the separator between
+ * |from| (or |to|) and a name below it differently for the two: a marker
+ * "a/b" split at one of its slashes matches across the boundary of
+ * "DIR/s" exactly when DIR ends with the part before that slash and s
+ * starts with the part after it; the second condition is the same for
+ * both directories, so only the first can differ. */
+static bool span_differs(const char *m, const char *from, const char *to)
+{
+	for (const char *sl = strchr(m, '/'); sl; sl = strchr(sl + 1, '/')) {
+		size_t n = (size_t)(sl - m);
+		if (iends_with(from, m, n) != iends_with(to, m, n))
 			return true;
-		}
 	}
-	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_markers); i++) {
-		if (pol_icontains(path, builtin_markers[i])) {
-			if (marker)
-				*marker = builtin_markers[i];
+	return false;
+}
+
+/*
+ * For a name s below the directory, pol_is_sensitive("DIR/s") is: not
+ * exempt by the last component of "DIR/s" (a component of s, the same for
+ * both directories), and a marker occurs in "DIR/s". A marker occurs in
+ * "DIR/s" when it occurs in DIR, in s, or across the '/' between them
+ * (only a marker containing '/' can: span_differs()). So when a marker
+ * occurs in both directories, or in neither and no spanning marker tells
+ * them apart, every s gets the same answer; otherwise some s does not.
+ */
+bool pol_sensitive_below_differs(const struct pol_config *c, const char *from, const char *to)
+{
+	bool in_from = marker_in(c, from) != NULL, in_to = marker_in(c, to) != NULL;
+	if (in_from != in_to)
+		return true;
+	if (in_from)
+		return false;
+	for (size_t i = 0; c && i < c->nmarkers; i++)
+		if (span_differs(c->markers[i], from, to))
 			return true;
-		}
-	}
+	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_markers); i++)
+		if (span_differs(builtin_markers[i], from, to))
+			return true;
 	return false;
 }
 

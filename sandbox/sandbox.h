@@ -114,10 +114,6 @@ int sbx_fuse_mount(const char *mountpoint, uid_t uid, gid_t gid);
 /* The same with the root's file type: S_IFDIR, or S_IFREG for a view of a
  * single file (a gated file outside the project, mounted over it). */
 int sbx_fuse_mount_type(const char *mountpoint, uid_t uid, gid_t gid, mode_t type);
-/* The same; |checked| adds default_permissions: the kernel checks each
- * access against the caller's credentials and capabilities (a markers
- * view, served with the supervisor's, lends none of them). */
-int sbx_fuse_mount_opts(const char *mountpoint, uid_t uid, gid_t gid, mode_t type, bool checked);
 
 /* ======================================================================
  * The agent's start (spawn.c) and its seccomp filter (filter.c).

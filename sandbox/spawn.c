@@ -349,8 +349,7 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 			continue;
 		}
 		/* In a user namespace only this side can mount. */
-		int fd = sbx_fuse_mount_opts(v[i].dir, uid, gid, v[i].type,
-					     v[i].kind == VIEW_MARKERS);
+		int fd = sbx_fuse_mount_type(v[i].dir, uid, gid, v[i].type);
 		if (fd < 0 && access("/dev/fuse", R_OK | W_OK) < 0)
 			fail(sock,
 			     "opening /dev/fuse for the project view (an unprivileged user "
@@ -454,11 +453,9 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
  * namespace: the pid of every FUSE request is then the pid the supervisor
  * knows (for the audit and for telling the process why), not a pid of the
  * sandbox's namespace. init only attaches the detached mount with
- * move_mount(). |checked|: the kernel checks permissions (default_permissions)
- * against the caller's credentials and capabilities, as it would without the
- * view. Returns the mount fd and sets *fuse_fd, or -errno.
+ * move_mount(). Returns the mount fd and sets *fuse_fd, or -errno.
  */
-static int make_fuse_mount(mode_t type, bool checked, int *fuse_fd)
+static int make_fuse_mount(mode_t type, int *fuse_fd)
 {
 	wd_autoclose int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -479,15 +476,14 @@ static int make_fuse_mount(mode_t type, bool checked, int *fuse_fd)
 		{FSCONFIG_SET_STRING, "user_id", "0"},
 		{FSCONFIG_SET_STRING, "group_id", "0"},
 		{FSCONFIG_SET_FLAG, "allow_other", NULL},
-		{FSCONFIG_SET_FLAG, checked ? "default_permissions" : NULL, NULL},
+		/* The kernel checks permissions with the caller's credentials
+		 * against the attributes the view reports (view_ops.c). */
+		{FSCONFIG_SET_FLAG, "default_permissions", NULL},
 		{FSCONFIG_CMD_CREATE, NULL, NULL},
 	};
-	for (size_t i = 0; i < WD_ARRAY_SIZE(steps); i++) {
-		if (steps[i].cmd == FSCONFIG_SET_FLAG && !steps[i].key)
-			continue;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(steps); i++)
 		if (syscall(SYS_fsconfig, fs, steps[i].cmd, steps[i].key, steps[i].value, 0) < 0)
 			return -errno;
-	}
 	int mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
 			       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (mnt < 0)
@@ -593,8 +589,7 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 		size_t i = j == 0 ? nmarkers : j <= nmarkers ? j - 1 : j;
 		if (!cfg->view_dir)
 			i = j;
-		views[i].mnt = make_fuse_mount(views[i].type, views[i].kind == VIEW_MARKERS,
-					       &views[i].fuse);
+		views[i].mnt = make_fuse_mount(views[i].type, &views[i].fuse);
 		if (views[i].mnt < 0) {
 			int e = -views[i].mnt;
 			views[i].mnt = -1;

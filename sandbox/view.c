@@ -256,24 +256,54 @@ char *view_path(struct sbx_view *v, struct vnode *parent, const char *name)
 
 /* ---- sensitive identities -------------------------------------------- */
 
-static bool ident_known(const struct sbx_view *v, dev_t dev, ino_t ino)
+/* What (dev, ino) is known as: VIEW_SENSITIVE, VIEW_CONTROL or 0. Under
+ * lock. */
+static unsigned ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino)
 {
 	for (size_t i = 0; i < v->nidents; i++)
 		if (v->idents[i].dev == dev && v->idents[i].ino == ino)
-			return true;
-	return false;
+			return v->idents[i].flags;
+	return 0;
+}
+
+static bool ident_known(const struct sbx_view *v, dev_t dev, ino_t ino)
+{
+	return ident_flags(v, dev, ino) & VIEW_SENSITIVE;
 }
 
 /* Under lock. */
-static void ident_add(struct sbx_view *v, dev_t dev, ino_t ino)
+static void ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned flags)
 {
-	if (ident_known(v, dev, ino))
-		return;
+	for (size_t i = 0; i < v->nidents; i++)
+		if (v->idents[i].dev == dev && v->idents[i].ino == ino) {
+			v->idents[i].flags |= flags;
+			return;
+		}
 	if (v->nidents == v->idents_cap) {
 		v->idents_cap = v->idents_cap ? v->idents_cap * 2 : 16;
 		v->idents = wd_realloc(v->idents, v->idents_cap * sizeof(*v->idents));
 	}
-	v->idents[v->nidents++] = (struct view_ident){dev, ino};
+	v->idents[v->nidents++] = (struct view_ident){dev, ino, flags};
+}
+
+static void ident_add(struct sbx_view *v, dev_t dev, ino_t ino)
+{
+	ident_add_flags(v, dev, ino, VIEW_SENSITIVE);
+}
+
+void view_identity_gone(struct sbx_view *v, int fd)
+{
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_nlink > 0)
+		return;
+	pthread_mutex_lock(&v->lock);
+	for (size_t i = 0; i < v->nidents; i++)
+		if (v->idents[i].dev == st.st_dev && v->idents[i].ino == st.st_ino) {
+			v->idents[i] = v->idents[--v->nidents];
+			break;
+		}
+	pthread_mutex_unlock(&v->lock);
 }
 
 void view_mark_sensitive(struct sbx_view *v, struct vnode *n)
@@ -285,7 +315,8 @@ void view_mark_sensitive(struct sbx_view *v, struct vnode *n)
 }
 
 /* Walks the directory |fd| (taken) at project path |path|, remembering the
- * identity of every hard-linked regular file whose path is sensitive. */
+ * identity of every hard-linked regular file whose path is sensitive or a
+ * control file's. */
 static void scan_dir(struct sbx_view *v, int fd, const char *path, bool sens, int depth)
 {
 	DIR *d = fdopendir(fd);
@@ -301,10 +332,11 @@ static void scan_dir(struct sbx_view *v, int fd, const char *path, bool sens, in
 		char *child =
 			*path ? wd_asprintf("%s/%s", path, de->d_name) : wd_strdup(de->d_name);
 		bool csens = sens || path_sensitive(v, child);
+		bool cctl = pol_is_control(v->policy, child, NULL);
 		unsigned char type = de->d_type;
 		struct stat st;
 
-		if (type == DT_UNKNOWN || (type == DT_REG && csens)) {
+		if (type == DT_UNKNOWN || (type == DT_REG && (csens || cctl))) {
 			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 				type = S_ISDIR(st.st_mode)   ? DT_DIR
 				       : S_ISREG(st.st_mode) ? DT_REG
@@ -317,9 +349,10 @@ static void scan_dir(struct sbx_view *v, int fd, const char *path, bool sens, in
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (cfd >= 0)
 				scan_dir(v, cfd, child, csens, depth + 1);
-		} else if (type == DT_REG && csens && st.st_nlink > 1) {
+		} else if (type == DT_REG && (csens || cctl) && st.st_nlink > 1) {
 			pthread_mutex_lock(&v->lock);
-			ident_add(v, st.st_dev, st.st_ino);
+			ident_add_flags(v, st.st_dev, st.st_ino,
+					(csens ? VIEW_SENSITIVE : 0) | (cctl ? VIEW_CONTROL : 0));
 			pthread_mutex_unlock(&v->lock);
 		}
 		free(child);
@@ -343,6 +376,51 @@ static void ensure_scanned(struct sbx_view *v)
 		v->scanned = true;
 	}
 	pthread_mutex_unlock(&v->scan_lock);
+}
+
+unsigned view_node_flags(struct sbx_view *v, struct vnode *n, const char *path,
+			 const struct stat *st)
+{
+	unsigned flags = view_node_sensitive(v, n, path, st) ? VIEW_SENSITIVE : 0;
+	bool ctl;
+
+	pthread_mutex_lock(&v->lock);
+	ctl = n->control || (ident_flags(v, st->st_dev, st->st_ino) & VIEW_CONTROL);
+	pthread_mutex_unlock(&v->lock);
+	if (!ctl && pol_is_control(v->policy, path, NULL))
+		ctl = true;
+	/* A hard link made before the run: view_node_sensitive() has walked
+	 * the project already for a file with several names. */
+	if (!ctl && S_ISREG(st->st_mode) && st->st_nlink > 1) {
+		ensure_scanned(v);
+		pthread_mutex_lock(&v->lock);
+		ctl = ident_flags(v, st->st_dev, st->st_ino) & VIEW_CONTROL;
+		pthread_mutex_unlock(&v->lock);
+	}
+	if (ctl) {
+		pthread_mutex_lock(&v->lock);
+		n->control = true;
+		if (S_ISREG(st->st_mode))
+			ident_add_flags(v, st->st_dev, st->st_ino, VIEW_CONTROL);
+		pthread_mutex_unlock(&v->lock);
+		flags |= VIEW_CONTROL;
+	}
+	return flags;
+}
+
+bool view_name_control(struct sbx_view *v, struct vnode *parent, const char *name, const char *path)
+{
+	struct stat st;
+	bool ctl = pol_is_control(v->policy, path, NULL);
+
+	if (!ctl && fstatat(parent->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		pthread_mutex_lock(&v->lock);
+		struct vnode *n = table_find(v, st.st_dev, st.st_ino);
+
+		ctl = (n && n->control) || (ident_flags(v, st.st_dev, st.st_ino) & VIEW_CONTROL);
+		pthread_mutex_unlock(&v->lock);
+	}
+	return ctl;
 }
 
 bool view_node_sensitive(struct sbx_view *v, struct vnode *n, const char *path,
@@ -502,6 +580,7 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 	}
 	bool sens = path_sensitive(v, path);
 	bool wprot = path_write_protected(v, path);
+	bool ctl = pol_is_control(v->policy, path, NULL);
 
 	pthread_mutex_lock(&v->lock);
 	n = table_find(v, st.st_dev, st.st_ino);
@@ -527,8 +606,11 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 		pthread_cond_signal(&v->evict_cond);
 	n->sensitive |= sens || parent->sensitive || ident_known(v, st.st_dev, st.st_ino);
 	n->wprot |= wprot || parent->wprot;
+	n->control |= ctl || (ident_flags(v, st.st_dev, st.st_ino) & VIEW_CONTROL);
 	if (n->sensitive && S_ISREG(st.st_mode))
 		ident_add(v, st.st_dev, st.st_ino);
+	if (n->control && S_ISREG(st.st_mode))
+		ident_add_flags(v, st.st_dev, st.st_ino, VIEW_CONTROL);
 	pthread_mutex_unlock(&v->lock);
 
 	e->ino = view_ino(v, n);
@@ -568,6 +650,7 @@ void view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newna
 		return;
 	char *path = view_path(v, newparent, newname);
 	bool sens = path_sensitive(v, path) || newparent->sensitive;
+	bool ctl = pol_is_control(v->policy, path, NULL);
 
 	pthread_mutex_lock(&v->lock);
 	struct vnode *n = table_find(v, st.st_dev, st.st_ino);
@@ -575,9 +658,12 @@ void view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newna
 	if (n) {
 		set_name(v, n, newparent, newname);
 		n->sensitive |= sens;
+		n->control |= ctl;
 	}
 	if (sens && S_ISREG(st.st_mode))
 		ident_add(v, st.st_dev, st.st_ino);
+	if (ctl && S_ISREG(st.st_mode))
+		ident_add_flags(v, st.st_dev, st.st_ino, VIEW_CONTROL);
 	pthread_mutex_unlock(&v->lock);
 	free(path);
 }
@@ -600,8 +686,8 @@ static int by_use(const void *a, const void *b)
 static bool evictable(const struct sbx_view *v, const struct vnode *n)
 {
 	return n != &v->root && n->nlookup > 0 && n->refs == 0 && !S_ISDIR(n->type) &&
-	       n->opens == 0 && !n->sensitive && !n->wprot && !n->evicting && !n->pinned &&
-	       n->parent && n->name;
+	       n->opens == 0 && !n->sensitive && !n->wprot && !n->control && !n->evicting &&
+	       !n->pinned && n->parent && n->name;
 }
 
 /* One round under lock: picks the least recently used files, down to seven
@@ -705,19 +791,17 @@ int sbx_fuse_mount(const char *mountpoint, uid_t uid, gid_t gid)
 
 int sbx_fuse_mount_type(const char *mountpoint, uid_t uid, gid_t gid, mode_t type)
 {
-	return sbx_fuse_mount_opts(mountpoint, uid, gid, type, false);
-}
-
-int sbx_fuse_mount_opts(const char *mountpoint, uid_t uid, gid_t gid, mode_t type, bool checked)
-{
-	char opts[160];
+	char opts[128];
 	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	snprintf(opts, sizeof(opts), "fd=%d,rootmode=%o,user_id=%u,group_id=%u,allow_other%s", fd,
-		 (unsigned)(type & S_IFMT), (unsigned)uid, (unsigned)gid,
-		 checked ? ",default_permissions" : "");
+	/* default_permissions: the kernel checks every access against the
+	 * attributes the view reports, with the caller's credentials and
+	 * capabilities, before the view is asked (view_ops.c's header). */
+	snprintf(opts, sizeof(opts),
+		 "fd=%d,rootmode=%o,user_id=%u,group_id=%u,allow_other,default_permissions", fd,
+		 (unsigned)(type & S_IFMT), (unsigned)uid, (unsigned)gid);
 	if (mount("warden", mountpoint, "fuse.warden", MS_NOSUID | MS_NODEV, opts) < 0) {
 		int err = errno;
 

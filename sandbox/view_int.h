@@ -50,6 +50,11 @@ struct vnode {
 	bool sensitive;
 	/* Sticky as well: once reached through a write-protected name. */
 	bool wprot;
+	/* Sticky: once seen under a control file's name (policy's
+	 * pol_is_control()), every change to the object is decided, under
+	 * any name. Not inherited: control patterns name what lies below a
+	 * directory themselves. */
+	bool control;
 	/* For the evictor (view.c "Descriptors"); under view.lock: when the
 	 * kernel last looked it up (the view's tick), how many open handles
 	 * it has, and whether the kernel was asked to drop it. */
@@ -67,10 +72,16 @@ struct vnode {
 	off_t cache_size;
 };
 
-/* A sensitive (dev, ino): a hard link to it under any name is sensitive. */
+/* What an identity is known as (view_ident.flags, view_node_flags()). */
+#define VIEW_SENSITIVE 1u /* opens and changes are decided */
+#define VIEW_CONTROL   2u /* changes are decided (a control file) */
+
+/* A sensitive or control (dev, ino): a hard link to it under any name is
+ * one too. */
 struct view_ident {
 	dev_t dev;
 	ino_t ino;
+	unsigned flags; /* VIEW_SENSITIVE, VIEW_CONTROL */
 };
 
 struct sbx_view {
@@ -153,11 +164,26 @@ bool view_node_sensitive(struct sbx_view *v, struct vnode *n, const char *path,
  * path |path|): by path, by its parent, and by the object if it exists. */
 void view_name_flags(struct sbx_view *v, struct vnode *parent, const char *name, const char *path,
 		     bool *sens, bool *wprot);
+/* VIEW_SENSITIVE and VIEW_CONTROL for an existing object |n| at |path| with
+ * stat |st|, as view_node_sensitive() finds sensitivity (sticky flags,
+ * identity, path, and the one-time walk for a hard-linked file); what is
+ * found sticks to |n| and its identity. */
+unsigned view_node_flags(struct sbx_view *v, struct vnode *n, const char *path,
+			 const struct stat *st);
+/* Whether |name| in |parent| (project path |path|) is a control file: by
+ * path, or by the identity of the object there now. */
+bool view_name_control(struct sbx_view *v, struct vnode *parent, const char *name,
+		       const char *path);
 /* Calls the decide callback for |path| (and |path2|) with |access|; 0 or a
  * negative errno. Fails closed: no callback, a stopping view or a positive
  * answer all refuse with -EACCES. */
 int view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const char *path2,
 		unsigned access);
+/* Forgets the identity of the object |fd| (O_PATH, opened before it lost a
+ * name) once it has no name left: its inode number may be given to a new
+ * file, which must not inherit its flags. A vnode still holding it keeps
+ * its own sticky flags. Takes the lock. */
+void view_identity_gone(struct sbx_view *v, int fd);
 /* Remembers |n|'s identity as sensitive (under lock). */
 void view_mark_sensitive(struct sbx_view *v, struct vnode *n);
 

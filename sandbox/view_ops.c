@@ -5,8 +5,31 @@
  *
  * What may modify the tree is checked here before the syscall: a read-only
  * view, .warden/ and write_protected paths answer EROFS; hidden names are
- * never created. Sensitive opens, creates, renames, links and symlinks call
- * the decide callback first, which blocks only this worker thread.
+ * never created. Sensitive opens, creates, renames, links and symlinks,
+ * and every change to a sensitive file (delete, chmod, chown, utimes,
+ * xattrs, truncate) call the decide callback first, which blocks only this
+ * worker thread; so does every change to a control file (policy's
+ * pol_is_control(): git's config and hooks, .envrc, editor tasks), whose
+ * reads stay free. A rename of a directory is decided when it could change
+ * whether anything below it is sensitive or a control file.
+ *
+ * Credentials. The view runs as the supervisor (root, in a run started by
+ * root) and its syscalls on the backing tree would succeed where the
+ * caller's would not. The mount has default_permissions, so the kernel
+ * checks every access with the caller's own credentials and capabilities
+ * against the attributes the view reports (which are the backing file's)
+ * before the request reaches the view: search, read, write and exec
+ * permission, create and delete in a directory, the sticky bit, chmod and
+ * chown (owner, CAP_CHOWN, CAP_FOWNER, groups), utimes, truncate, user.*
+ * xattrs, link (protected_hardlinks), O_NOATIME. What the kernel leaves to
+ * the file system the view does here: new objects belong to the caller
+ * (created under the caller's fsuid and fsgid, so the backing file system
+ * applies its own set-group-ID directory rule), no set-user-ID bit and no
+ * set-group-ID bit on a non-directory is ever set through the view (the
+ * host honours them later, and the agent runs as root without
+ * capabilities), xattrs outside user.* are refused, device nodes are never
+ * made, and a create that finds an existing file checks the caller's
+ * permission on it.
  */
 #include "view_int.h"
 
@@ -20,6 +43,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -78,6 +102,90 @@ static int check_new(struct sbx_view *v, struct vnode *parent, const char *name,
 		return -EROFS;
 	view_name_flags(v, parent, name, path, sens, &wprot);
 	return wprot ? -EROFS : view_check_write(v, path);
+}
+
+/* The mode bits the view sets on an object of type |type|: never
+ * set-user-ID, and set-group-ID only on a directory (where it means
+ * "new files take this group", not a privilege). */
+static mode_t safe_mode(mode_t mode, mode_t type)
+{
+	mode &= 07777;
+	mode &= ~(mode_t)S_ISUID;
+	if (!S_ISDIR(type))
+		mode &= ~(mode_t)S_ISGID;
+	return mode;
+}
+
+/* The view's own fs credentials while it makes an object for a caller. */
+struct as_caller {
+	bool switched;
+	uid_t uid;
+	gid_t gid;
+};
+
+/*
+ * Makes this worker thread create with the caller's fsuid and fsgid, so a
+ * new object belongs to the caller and the backing file system gives it a
+ * set-group-ID directory's group itself. setfsuid(2) and setfsgid(2) act on
+ * the calling thread only (raw syscalls: no libc broadcast), and the
+ * caller's request holds this thread until caller_end(). Only a privileged
+ * view (root) can switch, and only it needs to: an unprivileged view runs
+ * as the one user its namespace maps, which is the caller's.
+ */
+static void caller_begin(fuse_req_t req, struct as_caller *c)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	*c = (struct as_caller){.switched = false};
+	if (geteuid() != 0)
+		return;
+	c->uid = (uid_t)syscall(SYS_setfsuid, -1);
+	c->gid = (gid_t)syscall(SYS_setfsgid, -1);
+	if (ctx->uid == c->uid && ctx->gid == c->gid)
+		return;
+	syscall(SYS_setfsgid, ctx->gid);
+	syscall(SYS_setfsuid, ctx->uid);
+	c->switched = true;
+}
+
+static void caller_end(const struct as_caller *c)
+{
+	if (!c->switched)
+		return;
+	syscall(SYS_setfsuid, c->uid);
+	syscall(SYS_setfsgid, c->gid);
+}
+
+/*
+ * Whether the caller may open the existing file |st| for |mask| (R_OK,
+ * W_OK), by its owner, group and supplementary groups, as the kernel's
+ * generic_permission() does for a process without capabilities (no process
+ * in the sandbox has any). Used only when a create finds a file the kernel
+ * did not know of (made outside the view since the kernel's lookup), where
+ * default_permissions could not check it. An unprivileged view's own open
+ * is the check.
+ */
+static int caller_may_open(fuse_req_t req, const struct stat *st, int mask)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	unsigned bits;
+
+	if (geteuid() != 0)
+		return 0;
+	if (ctx->uid == st->st_uid) {
+		bits = (st->st_mode >> 6) & 7;
+	} else {
+		bool member = ctx->gid == st->st_gid;
+		gid_t groups[64];
+		int n = member ? 0 : fuse_req_getgroups(req, 64, groups);
+
+		for (int i = 0; i < n && i < 64; i++)
+			member |= groups[i] == st->st_gid;
+		bits = member ? (st->st_mode >> 3) & 7 : st->st_mode & 7;
+	}
+	if (((mask & R_OK) && !(bits & 4)) || ((mask & W_OK) && !(bits & 2)))
+		return -EACCES;
+	return 0;
 }
 
 /* keep_cache is granted only if the backing file is as the kernel last
@@ -199,6 +307,24 @@ static int setattr_times(int fd, struct vnode *n, const struct stat *attr, int v
 	return utimensat(n->fd, "", ts, AT_EMPTY_PATH) < 0 ? neg_errno() : 0;
 }
 
+/* The access bits a setattr asks for, as decided for sensitive and
+ * control files; |fd| is the handle's fd or -1. */
+static unsigned setattr_access(int valid, int fd)
+{
+	unsigned acc = 0;
+
+	if (valid & FUSE_SET_ATTR_MODE)
+		acc |= POL_ACC_CHMOD;
+	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+		acc |= POL_ACC_CHOWN;
+	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+		     FUSE_SET_ATTR_MTIME_NOW))
+		acc |= POL_ACC_UTIMES;
+	if ((valid & FUSE_SET_ATTR_SIZE) && fd < 0)
+		acc |= POL_ACC_TRUNCATE;
+	return acc;
+}
+
 static int do_setattr(fuse_req_t req, struct vnode *n, const struct stat *attr, int valid,
 		      struct fuse_file_info *fi)
 {
@@ -207,22 +333,32 @@ static int do_setattr(fuse_req_t req, struct vnode *n, const struct stat *attr, 
 	int fd = fi && n->type == S_IFREG ? (int)fi->fh : -1, rc;
 	char *path = view_path(v, n, NULL);
 
+	unsigned acc = setattr_access(valid, fd);
+
 	rc = check_node_write(v, n, path);
-	/* A truncate by name changes a sensitive file without an open. */
-	if (!rc && (valid & FUSE_SET_ATTR_SIZE) && fd < 0) {
+	/* A change to a sensitive or control file is decided, through a
+	 * handle too (fchmod needs no writable fd). A truncate through a
+	 * handle needs a writable fd, whose open was decided. */
+	if (!rc && acc) {
 		struct stat st;
 
-		if (fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(n->fd, "", &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0)
 			rc = neg_errno();
-		else if (view_node_sensitive(v, n, path, &st))
-			rc = view_decide(v, req, path, NULL, POL_ACC_WRITE);
+		else if (view_node_flags(v, n, path, &st))
+			rc = view_decide(v, req, path, NULL, acc);
 	}
 	free(path);
 	if (rc)
 		return rc;
 	proc_fd(proc, n->fd);
 	if (valid & FUSE_SET_ATTR_MODE) {
-		rc = fd >= 0 ? fchmod(fd, attr->st_mode) : chmod(proc, attr->st_mode);
+		/* The kernel checked ownership (default_permissions) and
+		 * dropped a set-group-ID bit for a group the caller is not
+		 * in; the view never sets set-user-ID at all (view_ops.c's
+		 * header). */
+		mode_t mode = safe_mode(attr->st_mode, n->type);
+
+		rc = fd >= 0 ? fchmod(fd, mode) : chmod(proc, mode);
 		if (rc < 0)
 			return neg_errno();
 	}
@@ -278,28 +414,35 @@ static int do_make(fuse_req_t req, fuse_ino_t pino, const char *name, mode_t mod
 	struct sbx_view *v = req_view(req);
 	struct vnode *parent = view_node(v, pino);
 	char *path = view_path(v, parent, name);
+	struct as_caller cred;
 	bool sens;
 	int rc = check_new(v, parent, name, path, &sens);
+	/* An empty directory runs nothing: what appears in it is decided by
+	 * its own name. Any other object under a control file's name is. */
+	bool ctl = !rc && !S_ISDIR(mode) && view_name_control(v, parent, name, path);
 
 	/* The view runs unconfined: a device node made here would be opened
 	 * by the view, not by the agent, so none is made. */
 	if (!rc && (S_ISCHR(mode) || S_ISBLK(mode)))
 		rc = -EPERM;
-	if (!rc && link && (sens || pol_is_sensitive(v->policy, link, NULL)))
+	if (!rc && link && (sens || ctl || pol_is_sensitive(v->policy, link, NULL)))
 		rc = view_decide(v, req, path, link, POL_ACC_SYMLINK);
-	else if (!rc && S_ISREG(mode) && sens)
+	else if (!rc && !link && !S_ISDIR(mode) && (ctl || (S_ISREG(mode) && sens)))
 		rc = view_decide(v, req, path, NULL, POL_ACC_CREATE);
 	free(path);
 	if (rc)
 		return rc;
+	caller_begin(req, &cred);
 	if (link)
 		rc = symlinkat(link, parent->fd, name);
 	else if (S_ISDIR(mode))
-		rc = mkdirat(parent->fd, name, mode);
+		rc = mkdirat(parent->fd, name, safe_mode(mode, S_IFDIR));
 	else
-		rc = mknodat(parent->fd, name, mode, rdev);
-	if (rc < 0)
-		return neg_errno();
+		rc = mknodat(parent->fd, name, (mode & S_IFMT) | safe_mode(mode, mode), rdev);
+	rc = rc < 0 ? neg_errno() : 0;
+	caller_end(&cred);
+	if (rc)
+		return rc;
 	return view_lookup(v, parent, name, e);
 }
 
@@ -346,10 +489,22 @@ static int do_remove(fuse_req_t req, fuse_ino_t pino, const char *name, int flag
 		view_name_flags(v, parent, name, path, &sens, &wprot);
 		rc = v->read_only || wprot ? -EROFS : view_check_write(v, path);
 	}
+	/* Deleting a sensitive or control file (its last name, or one of
+	 * several) is decided; an empty directory holds nothing to lose. */
+	if (!rc && !(flags & AT_REMOVEDIR) && (sens || view_name_control(v, parent, name, path)))
+		rc = view_decide(v, req, path, NULL, POL_ACC_DELETE);
 	free(path);
 	if (rc)
 		return rc;
-	return unlinkat(parent->fd, name, flags) < 0 ? neg_errno() : 0;
+	int ofd = flags & AT_REMOVEDIR ? -1
+				       : openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	rc = unlinkat(parent->fd, name, flags) < 0 ? neg_errno() : 0;
+	if (!rc)
+		view_identity_gone(v, ofd);
+	if (ofd >= 0)
+		close(ofd);
+	return rc;
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -360,6 +515,27 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	reply_err(req, -do_remove(req, parent, name, AT_REMOVEDIR));
+}
+
+/*
+ * Whether the rename moves a directory so that something below it may
+ * change from sensitive to not (or back) or from control file to not (or
+ * back): everything below "path1/s" becomes "path2/s" (and, for an
+ * exchange, the other way round, which the symmetric test covers). The
+ * policy answers for every s at once (pol_sensitive_below_differs(),
+ * pol_control_below_differs()); an object below that is sensitive or a
+ * control file by its identity stays so, flags being sticky.
+ */
+static bool rename_below(struct sbx_view *v, struct vnode *p1, const char *n1, struct vnode *p2,
+			 const char *n2, const char *path1, const char *path2, unsigned flags)
+{
+	struct stat st;
+	bool dir = fstatat(p1->fd, n1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+
+	if (!dir && (flags & RENAME_EXCHANGE))
+		dir = fstatat(p2->fd, n2, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+	return dir && (pol_sensitive_below_differs(v->policy, path1, path2) ||
+		       pol_control_below_differs(v->policy, path1, path2));
 }
 
 static int do_rename(fuse_req_t req, struct vnode *p1, const char *n1, struct vnode *p2,
@@ -384,15 +560,35 @@ static int do_rename(fuse_req_t req, struct vnode *p1, const char *n1, struct vn
 		else if (!(rc = view_check_write(v, path1)))
 			rc = view_check_write(v, path2);
 	}
-	if (!rc && (s1 || s2))
-		rc = view_decide(v, req, path1, path2,
-				 (s1 ? POL_ACC_RENAME_FROM : 0) | (s2 ? POL_ACC_RENAME_TO : 0));
+	if (!rc) {
+		/* Control files on either side, and (for a directory) a move
+		 * that changes what lies below it: see rename_below(). */
+		bool c1 = view_name_control(v, p1, n1, path1);
+		bool c2 = view_name_control(v, p2, n2, path2);
+		bool below = rename_below(v, p1, n1, p2, n2, path1, path2, flags);
+
+		if (s1 || s2 || c1 || c2 || below)
+			rc = view_decide(v, req, path1, path2,
+					 (s1 || c1 || below ? POL_ACC_RENAME_FROM : 0) |
+						 (s2 || c2 || below ? POL_ACC_RENAME_TO : 0));
+	}
 	free(path1);
 	free(path2);
 	if (rc)
 		return rc;
-	if (renameat2(p1->fd, n1, p2->fd, n2, flags) < 0)
-		return neg_errno();
+	/* The object a rename replaces loses its name (see do_remove()). */
+	int ofd =
+		flags & RENAME_EXCHANGE ? -1 : openat(p2->fd, n2, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	if (renameat2(p1->fd, n1, p2->fd, n2, flags) < 0) {
+		rc = neg_errno();
+		if (ofd >= 0)
+			close(ofd);
+		return rc;
+	}
+	view_identity_gone(v, ofd);
+	if (ofd >= 0)
+		close(ofd);
 	view_renamed(v, p2, n2);
 	if (flags & RENAME_EXCHANGE)
 		view_renamed(v, p1, n1);
@@ -421,7 +617,8 @@ static int do_link(fuse_req_t req, struct vnode *n, struct vnode *parent, const 
 		rc = check_node_write(v, n, src);
 	if (!rc && fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 		rc = neg_errno();
-	if (!rc && (view_node_sensitive(v, n, src, &st) || sens))
+	if (!rc &&
+	    (view_node_flags(v, n, src, &st) || sens || view_name_control(v, parent, name, dst)))
 		rc = view_decide(v, req, src, dst, POL_ACC_LINK);
 	free(src);
 	free(dst);
@@ -486,8 +683,13 @@ static int do_open(fuse_req_t req, struct vnode *n, struct fuse_file_info *fi)
 		rc = -EACCES; /* the kernel opens only regular files here */
 	if (!rc && (acc & POL_ACC_WRITE))
 		rc = check_node_write(v, n, path);
-	if (!rc && view_node_sensitive(v, n, path, &st))
-		rc = view_decide(v, req, path, NULL, acc);
+	if (!rc) {
+		unsigned known = view_node_flags(v, n, path, &st);
+
+		/* Sensitive: every open. Control file: a change only. */
+		if ((known & VIEW_SENSITIVE) || ((known & VIEW_CONTROL) && (acc & POL_ACC_WRITE)))
+			rc = view_decide(v, req, path, NULL, acc);
+	}
 	free(path);
 	if (rc)
 		return rc;
@@ -525,27 +727,50 @@ static int do_create(fuse_req_t req, struct vnode *parent, const char *name, mod
 	struct sbx_view *v = req_view(req);
 	char *path = view_path(v, parent, name);
 	unsigned acc = open_access(fi->flags) | POL_ACC_CREATE;
-	bool sens, decided = false;
+	bool sens, decided = false, existed = false;
+	struct as_caller cred;
 	struct stat st;
 	int rc = check_new(v, parent, name, path, &sens), fd;
 
-	if (!rc && sens) {
+	if (!rc && (sens || view_name_control(v, parent, name, path))) {
 		rc = view_decide(v, req, path, NULL, acc);
 		decided = true;
 	}
 	if (rc)
 		goto out;
-	fd = openat(parent->fd, name, backing_flags(v, fi->flags) | O_CREAT | O_NOFOLLOW, mode);
-	if (fd < 0) {
-		rc = neg_errno();
-		goto out;
+	/* O_EXCL: the kernel sends a create only for a name it found
+	 * missing, and checked the caller may create in |parent|. A file
+	 * that appeared since (made outside the view) was checked by nobody:
+	 * it is opened below as an existing file, with the caller's
+	 * permission checked. */
+	caller_begin(req, &cred);
+	fd = openat(parent->fd, name, backing_flags(v, fi->flags) | O_CREAT | O_EXCL | O_NOFOLLOW,
+		    safe_mode(mode, S_IFREG));
+	rc = fd < 0 ? neg_errno() : 0;
+	caller_end(&cred);
+	if (rc == -EEXIST && !(fi->flags & O_EXCL)) {
+		existed = true;
+		/* Truncated below, once checked and decided. */
+		fd = openat(parent->fd, name,
+			    (backing_flags(v, fi->flags) & ~O_TRUNC) | O_NOFOLLOW);
+		rc = fd < 0 ? neg_errno() : 0;
+		if (!rc && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
+			rc = -EACCES;
+		if (!rc)
+			rc = caller_may_open(req, &st,
+					     (acc & POL_ACC_READ ? R_OK : 0) |
+						     (acc & POL_ACC_WRITE ? W_OK : 0));
+		if (rc && fd >= 0)
+			close(fd);
 	}
+	if (rc)
+		goto out;
 	rc = view_lookup(v, parent, name, e);
 	if (!rc && fstat(fd, &st) < 0)
 		rc = neg_errno();
 	/* An existing file opened by create is decided as an open: by the
 	 * object, not the name (the name may have changed since the check). */
-	if (!rc && !decided && view_node_sensitive(v, view_node(v, e->ino), path, &st))
+	if (!rc && !decided && existed && view_node_flags(v, view_node(v, e->ino), path, &st))
 		rc = view_decide(v, req, path, NULL, acc);
 	if (!rc && (fi->flags & O_TRUNC) && st.st_size > 0) {
 		if (ftruncate(fd, 0) < 0 || fstat(fd, &st) < 0)
@@ -860,56 +1085,71 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_statfs(req, &s);
 }
 
-static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+/*
+ * setxattr (|value| non-NULL) and removexattr. Only user.* names: the
+ * kernel hands security.*, system.* (ACLs) and, to a privileged caller,
+ * trusted.* to the file system to decide, and the view would set them as
+ * root: a file capability or an ACL the host honours later. The kernel
+ * checked write permission for user.* (default_permissions). On a
+ * sensitive or control file the change is decided.
+ */
+static int do_xattr_change(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			   size_t size, int flags)
 {
 	struct sbx_view *v = req_view(req);
 	struct vnode *n = view_node(v, ino);
-	char proc[PROC_FD_LEN];
-	int rc = 0;
+	char *path = view_path(v, n, NULL), proc[PROC_FD_LEN];
+	struct stat st;
+	int rc = check_node_write(v, n, path);
 
-	if (mask & W_OK) {
-		char *path = view_path(v, n, NULL);
-
-		rc = check_node_write(v, n, path);
-		free(path);
-	}
-	proc_fd(proc, n->fd);
-	if (!rc && faccessat(AT_FDCWD, proc, mask, 0) < 0)
+	if (!rc && strncmp(name, "user.", 5) != 0)
+		rc = strncmp(name, "system.", 7) == 0 ? -EOPNOTSUPP : -EPERM;
+	if (!rc && n->type == S_IFLNK)
+		rc = -EPERM;
+	if (!rc && fstatat(n->fd, "", &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0)
 		rc = neg_errno();
-	reply_err(req, -rc);
+	if (!rc && view_node_flags(v, n, path, &st))
+		rc = view_decide(v, req, path, NULL, POL_ACC_XATTR);
+	free(path);
+	if (rc)
+		return rc;
+	proc_fd(proc, n->fd);
+	if (value ? setxattr(proc, name, value, size, flags) : removexattr(proc, name))
+		return neg_errno();
+	return 0;
 }
 
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
-	struct sbx_view *v = req_view(req);
-	struct vnode *n = view_node(v, ino);
-	char *path = view_path(v, n, NULL), proc[PROC_FD_LEN];
-	int rc = check_node_write(v, n, path);
-
-	free(path);
-	if (!rc && n->type == S_IFLNK)
-		rc = -EPERM;
-	proc_fd(proc, n->fd);
-	if (!rc && setxattr(proc, name, value, size, flags) < 0)
-		rc = neg_errno();
-	reply_err(req, -rc);
+	/* A zero-length value still sets the name: never pass NULL. */
+	reply_err(req, -do_xattr_change(req, ino, name, value ? value : "", size, flags));
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	struct sbx_view *v = req_view(req);
-	struct vnode *n = view_node(v, ino);
-	char *path = view_path(v, n, NULL), proc[PROC_FD_LEN];
-	int rc = check_node_write(v, n, path);
+	reply_err(req, -do_xattr_change(req, ino, name, NULL, 0, 0));
+}
 
-	free(path);
-	if (!rc && n->type == S_IFLNK)
-		rc = -EPERM;
-	proc_fd(proc, n->fd);
-	if (!rc && removexattr(proc, name) < 0)
-		rc = neg_errno();
-	reply_err(req, -rc);
+/* Removes the trusted.* names from a listxattr buffer of |len| bytes (the
+ * view lists as root; the kernel refuses their values to the caller, and a
+ * file system hides their names from a caller without CAP_SYS_ADMIN, as no
+ * process in the sandbox has). Returns the new length. A size query
+ * answers the unfiltered length, an upper bound. */
+static ssize_t drop_trusted(char *buf, size_t len)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t l = strnlen(buf + i, len - i) + 1;
+
+		if (strncmp(buf + i, "trusted.", 8) != 0) {
+			memmove(buf + out, buf + i, l);
+			out += l;
+		}
+		i += l;
+	}
+	return (ssize_t)out;
 }
 
 /* getxattr and listxattr: |name| NULL lists. Symlinks have none here (the
@@ -934,6 +1174,8 @@ static void do_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	if (size)
 		buf = wd_malloc(size);
 	res = name ? getxattr(proc, name, buf, size) : listxattr(proc, buf, size);
+	if (res > 0 && !name && buf)
+		res = drop_trusted(buf, (size_t)res);
 	if (res < 0)
 		reply_err(req, errno);
 	else if (size)
@@ -981,7 +1223,9 @@ const struct fuse_lowlevel_ops view_ops = {
 	.releasedir = op_releasedir,
 	.fsyncdir = op_fsyncdir,
 	.statfs = op_statfs,
-	.access = op_access,
+	/* No .access: with default_permissions the kernel checks access(2)
+	 * itself and never asks (an answer made with the view's credentials
+	 * would be the view's, not the caller's). */
 	.setxattr = op_setxattr,
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,

@@ -223,6 +223,9 @@ int sup_cmd_explain(int argc, char **argv)
 	struct pol_context ctx = {0};
 	pol_decide(req, cfg, NULL, &ctx, wd_now_real_us(), &d);
 	char *summary = pol_request_summary(req);
+	/* What every command of the request parsed to (names, options, the
+	 * value each took, operands, the word that could not be placed). */
+	wd_autofree char *parsed = pol_explain_grammar(req, cfg);
 	if (json) {
 		char *rj = pol_request_json(req);
 		printf("{\"request\":%s,\"verdict\":", rj);
@@ -238,6 +241,10 @@ int sup_cmd_explain(int argc, char **argv)
 			printf(",\"identity\":");
 			json_str(stdout, identity);
 		}
+		if (parsed) {
+			printf(",\"parsed\":");
+			json_str(stdout, parsed);
+		}
 		printf("}\n");
 		free(rj);
 	} else {
@@ -252,6 +259,10 @@ int sup_cmd_explain(int argc, char **argv)
 		printf("reason:   %s\n", d.reason);
 		if (d.matched[0])
 			printf("matched:  %s\n", d.matched);
+		for (char *line = parsed, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			printf("parsed:   %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
+		}
 		if (d.verdict == POL_UNDECIDED || d.verdict == POL_ASK)
 			printf("next:     %s\n", d.verdict == POL_ASK
 							 ? "the tier (an ask rule skips the judge)"

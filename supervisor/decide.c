@@ -36,6 +36,7 @@
 /* Indexes of sup_stats by source. */
 enum {
 	ST_STARTUP,
+	ST_HARNESS,
 	ST_HARD_DENY,
 	ST_RULE,
 	ST_GRANT,
@@ -50,9 +51,10 @@ enum {
 static int stat_index(const char *source)
 {
 	static const char *const names[] = {
-		[ST_STARTUP] = "startup", [ST_HARD_DENY] = "hard_deny", [ST_RULE] = "rule",
-		[ST_GRANT] = "grant",	  [ST_FAST_PATH] = "fast_path", [ST_COVERED] = "covered",
-		[ST_JUDGE] = "judge",	  [ST_TIER] = "tier",		[ST_USER] = "user",
+		[ST_STARTUP] = "startup", [ST_HARNESS] = "harness", [ST_HARD_DENY] = "hard_deny",
+		[ST_RULE] = "rule",	  [ST_GRANT] = "grant",	    [ST_FAST_PATH] = "fast_path",
+		[ST_COVERED] = "covered", [ST_JUDGE] = "judge",	    [ST_TIER] = "tier",
+		[ST_USER] = "user",
 	};
 	for (size_t i = 0; i < WD_ARRAY_SIZE(names); i++)
 		if (names[i] && strcmp(names[i], source) == 0)
@@ -152,6 +154,9 @@ struct outcome {
 	const char *note;
 	bool covers; /* an allowed exec covers its tree (see sup_proc.cover) */
 	int err;     /* the errno a refusal returns (0: EACCES) */
+	/* The exec is the harness's set-up of a tool call's process, not the
+	 * call: the process's next exec is. */
+	bool not_a_call;
 };
 
 static void request_free(struct sup_request *rq)
@@ -251,7 +256,8 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 	int rc = sup_audit_flush(r, &row);
 	/* The first exec of an agent's child is the tool call the rest of its
 	 * tree is attributed to. */
-	if (rc == 0 && p && !p->startup && p->tool_call == 0 && rq->kind == POL_EXEC)
+	if (rc == 0 && p && !p->startup && p->tool_call == 0 && rq->kind == POL_EXEC &&
+	    !o.not_a_call)
 		p->tool_call = row.id;
 	r->stats.rows++;
 	r->stats.rows_ns += wd_now_mono_ns() - t_row;
@@ -400,6 +406,43 @@ static bool system_program(const struct sbx_exec_event *ev)
 	return strcmp(ab, "sh") == 0 && (strcmp(rb, "dash") == 0 || strcmp(rb, "bash") == 0);
 }
 
+/* The agent harness's own machinery (startup.c): finished here when |rq|
+ * is one. Hard deny is not consulted for it: none of it runs the model's
+ * command, which is decided at its own exec (the wrapper's last line). */
+static bool harness_machinery(struct sup_run *r, struct sup_request *rq, struct sup_proc *p)
+{
+	enum sup_machinery m = sup_harness_machinery(r, p, rq->ev, rq->req);
+	char reason[256];
+	const char *who = pol_harness_name(r->opts.agent);
+	switch (m) {
+	case SUP_MACH_SETUP:
+		snprintf(reason, sizeof(reason),
+			 "%s's own binary setting up a tool call's process; the call is "
+			 "decided at its next exec",
+			 who);
+		break;
+	case SUP_MACH_WRAPPER:
+		snprintf(reason, sizeof(reason),
+			 "%s's tool-call wrapper (its snapshot is inert); the command is "
+			 "decided at its own exec",
+			 who);
+		break;
+	case SUP_MACH_VALIDATE:
+		snprintf(reason, sizeof(reason), "%s's own start-up, run by %s", who, r->person);
+		break;
+	case SUP_MACH_NONE:
+	default:
+		return false;
+	}
+	finish(r, rq,
+	       (struct outcome){.allow = true,
+				.source = m == SUP_MACH_VALIDATE ? "startup" : "harness",
+				.reason = reason,
+				.decided_by = m == SUP_MACH_VALIDATE ? r->person : "warden",
+				.not_a_call = m == SUP_MACH_SETUP});
+	return true;
+}
+
 /* Steps 1-3 (policy), then 4-5. */
 static void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup)
 {
@@ -414,6 +457,15 @@ static void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup
 	const struct pol_decision *d = &rq->pol;
 	rq->covers = rq->kind == POL_EXEC && pol_exec_covers(rq->req);
 
+	/* The launcher's native child: the agent's start-up, and the agent
+	 * from now on (startup.c). */
+	if (!startup && rq->kind == POL_EXEC && d->verdict != POL_DENY_CRITICAL &&
+	    sup_startup_child(r, p, rq->ev, rq->req)) {
+		p->startup = true;
+		startup = true;
+	}
+	if (!startup && rq->kind == POL_EXEC && harness_machinery(r, rq, p))
+		return;
 	/* A known harness's own start-up execs (Claude Code's "bash -c env",
 	 * its snapshot login shell, git ls-files...), in exactly the shapes
 	 * policy recognises, run by the agent process itself, by the real
@@ -440,6 +492,14 @@ static void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup
 		 * warden; the agent covers nothing it starts. */
 		char reason[256];
 		snprintf(reason, sizeof(reason), "the agent's start-up, run by %s", r->person);
+		/* What the agent now is, by inode: its own re-execs are
+		 * recognised by it (startup.c). */
+		if (rq->kind == POL_EXEC && !rq->ev->interp) {
+			r->agent_dev = rq->ev->dev;
+			r->agent_ino = rq->ev->ino;
+			free(r->agent_path);
+			r->agent_path = rq->ev->resolved ? wd_strdup(rq->ev->resolved) : NULL;
+		}
 		finish(r, rq,
 		       (struct outcome){.allow = true,
 					.source = "startup",
@@ -537,6 +597,16 @@ static struct pol_request *request_of(struct sup_run *r, const struct sbx_exec_e
 		.agent_writable = ev->agent_writable,
 		.agent_writable_why = ev->writable_why,
 	};
+	/* Codex's wrapper counts as one only with the snapshot it sources
+	 * read and checked (startup.c, harness.c). */
+	wd_autofree char *snap_path = r->opts.agent == POL_HARNESS_CODEX
+					      ? pol_codex_snapshot_path(ev->argv, r->config)
+					      : NULL;
+	wd_autofree char *snap = snap_path ? sup_read_snapshot(r, snap_path) : NULL;
+	if (snap) {
+		d.harness_path = snap_path;
+		d.harness_file = snap;
+	}
 	return pol_request_exec(&d, r->opts.project);
 }
 

@@ -81,10 +81,56 @@ static void print_check(const struct check *c)
 		printf("      -> %s\n", c->fix);
 }
 
+/* What a person must know to run |agent| under warden (warden doctor
+ * --agent NAME): how to start it, what of it cannot work inside warden. */
+static int agent_notes(const char *agent)
+{
+	if (strcmp(agent, "codex") == 0) {
+		printf("\nagent codex (the Codex CLI, npm @openai/codex; checked with 0.169.0):\n"
+		       "info  unattended: warden run --agent codex -- codex -a never exec "
+		       "--sandbox danger-full-access \"TASK\"\n"
+		       "      (or codex exec -c approval_policy=never --sandbox "
+		       "danger-full-access \"TASK\"; codex exec has no --ask-for-approval)\n"
+		       "warn  Codex's own sandbox (bubblewrap: --sandbox workspace-write or "
+		       "read-only, -s, -c sandbox_mode=...) cannot start inside warden,\n"
+		       "      which refuses new namespaces by design: every tool call would fail "
+		       "with \"No permissions to create new namespace\".\n"
+		       "      -> run codex with --sandbox danger-full-access: warden is the "
+		       "sandbox (warden run warns when it sees the other modes)\n"
+		       "info  profile: writes ~/.codex; start-up: its native binary started by "
+		       "bin/codex.js, lsb_release -a, getconf LONG_BIT,\n"
+		       "      git probes of the project, the snapshot login shell; its "
+		       "`git ls-remote` of github.com/openai/plugins is decided like any "
+		       "request\n"
+		       "info  each tool call runs as /bin/bash -c WRAPPER, decided by the command "
+		       "inside it (audited as \"[codex] CMD\");\n"
+		       "      apply_patch writes in Codex's own process: the view decides its "
+		       "sensitive opens, ordinary project files need no decision\n");
+		return 0;
+	}
+	if (strcmp(agent, "claude-code") == 0 || strcmp(agent, "aider") == 0) {
+		printf("\nagent %s: nothing of it is known not to work inside warden; the README's "
+		       "\"Real agents\" section has its command line.\n",
+		       agent);
+		return 0;
+	}
+	fprintf(stderr, "warden doctor: --agent must be claude-code, codex or aider\n");
+	return SUP_EXIT_USAGE;
+}
+
 int sup_cmd_doctor(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	const char *agent = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--agent") == 0 && i + 1 < argc)
+			agent = argv[++i];
+		else if (strncmp(argv[i], "--agent=", 8) == 0)
+			agent = argv[i] + 8;
+		else {
+			fprintf(stderr, "usage: warden doctor [--agent claude-code|codex|aider]\n");
+			return SUP_EXIT_USAGE;
+		}
+	}
 	struct utsname u;
 	uname(&u);
 	printf("warden %s on Linux %s (%s)\n", WARDEN_VERSION, u.release, u.machine);
@@ -138,5 +184,10 @@ int sup_cmd_doctor(int argc, char **argv)
 	}
 	printf(ok ? "warden run can work here.\n"
 		  : "warden run cannot work here: fix the FAIL lines above.\n");
+	if (agent) {
+		int rc = agent_notes(agent);
+		if (rc != 0)
+			return rc;
+	}
 	return ok ? 0 : 1;
 }

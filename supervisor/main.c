@@ -20,7 +20,7 @@ static const char usage[] =
 	"  approvals [--watch] [--format F] requests waiting for a person, in your sessions\n"
 	"  approve ID [--always [--project]] [--note TEXT]\n"
 	"  deny ID [--note TEXT]            answer a waiting request\n"
-	"  doctor                           check that this machine can run warden\n"
+	"  doctor [--agent NAME]            check that this machine can run warden (and NAME)\n"
 	"  config check [PATH]              validate a .warden/permissions.json\n"
 	"  explain [options] -- CMD...      what policy decides for a command, without running it\n"
 	"  rules propose|accept [options]   confirm rules from the decisions people made\n"
@@ -69,6 +69,11 @@ static int collect_call(const struct sto_row *row, void *arg)
 		 * harness's start-up execs, run by the agent, are). */
 		if (row->source && strcmp(row->source, "startup") == 0 && row->reason &&
 		    wd_str_has_prefix(row->reason, "the agent's start-up"))
+			return 0;
+		/* Nor is a harness setting up a call's process: the call is
+		 * that process's next exec. */
+		if (row->source && strcmp(row->source, "harness") == 0 && row->reason &&
+		    strstr(row->reason, "setting up a tool call's process"))
 			return 0;
 		if (c->n == c->cap) {
 			c->cap = c->cap ? c->cap * 2 : 64;

@@ -654,6 +654,39 @@ static enum pol_harness detect_agent(const char *real, const char *arg0)
 	return POL_HARNESS_NONE;
 }
 
+/* The agent's launcher script, when the person ran one whose native child
+ * becomes the agent (startup.c): Codex's bin/codex.js, run as itself or
+ * as `node codex.js`. |real| is the program's canonical path. With --agent
+ * auto, `node .../@openai/codex/bin/codex.js` selects the codex profile. */
+static void find_launcher(struct sup_run *r, const char *real)
+{
+	static const char tail[] = "/@openai/codex/bin/codex.js";
+	if (!real)
+		return;
+	if (wd_str_has_suffix(real, tail)) {
+		if (r->opts.agent == POL_HARNESS_CODEX) {
+			r->launcher = wd_strdup(real);
+			r->launcher_argi = 1;
+		}
+		return;
+	}
+	const char *b = strrchr(real, '/');
+	b = b ? b + 1 : real;
+	if (strncmp(b, "node", 4) != 0 || !r->opts.argv[1])
+		return;
+	char *script = realpath(r->opts.argv[1], NULL);
+	if (script && wd_str_has_suffix(script, tail)) {
+		if (!r->opts.agent_set || r->opts.agent_auto)
+			r->opts.agent = POL_HARNESS_CODEX;
+		if (r->opts.agent == POL_HARNESS_CODEX) {
+			r->launcher = script;
+			r->launcher_argi = 2;
+			return;
+		}
+	}
+	free(script);
+}
+
 /* What each agent's harness must be able to write in the home directory
  * (its configuration and session state); its temporary files are under
  * /tmp, the session's own and writable. */
@@ -1028,7 +1061,9 @@ int sup_cmd_run(int argc, char **argv)
 	pol_config_set_agent_binary(r.config, real_prog ? real_prog : prog);
 	if (!r.opts.agent_set || r.opts.agent_auto)
 		r.opts.agent = detect_agent(real_prog ? real_prog : prog, r.opts.argv[0]);
+	find_launcher(&r, real_prog);
 	free(real_prog);
+	sup_warn_agent_options(r.opts.agent, r.opts.argv);
 	writable = sup_writable_list(r.config, project, r.opts.agent);
 	/* The private temporary directories first: what they hide from the
 	 * agent is not a place it may write on the host. Then warden's own
@@ -1300,6 +1335,8 @@ out:
 	pol_session_free(r.grants);
 	pol_config_free(r.config);
 	free(r.person);
+	free(r.launcher);
+	free(r.agent_path);
 	free(prog);
 	return code;
 early:
@@ -1308,6 +1345,7 @@ early:
 	free_list(writable);
 	free_list(r.homes);
 	pol_config_free(r.config);
+	free(r.launcher);
 	free(prog);
 	return SUP_EXIT_NOSTART;
 }

@@ -9,14 +9,14 @@
 #include <string.h>
 
 static const char *const source_names[16] = {
-	"startup", "hard_deny", "rule", "grant", "fast_path",
-	"covered", "judge",	"tier", "user",	 "other",
+	"startup", "harness", "hard_deny", "rule", "grant", "fast_path",
+	"covered", "judge",   "tier",	   "user", "other",
 };
 
 void sup_stats_add(struct sup_stats *s, int source, int64_t ns)
 {
 	if (source < 0 || source >= 16)
-		source = 9;
+		source = 10; /* other */
 	s->count[source]++;
 	if (s->nlat[source] == s->caplat[source]) {
 		s->caplat[source] = s->caplat[source] ? s->caplat[source] * 2 : 256;

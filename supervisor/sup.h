@@ -161,6 +161,18 @@ struct sup_run {
 	struct sup_judge *judge; /* NULL: no judge configured */
 	struct sup_stats stats;
 	unsigned long long audit_failures;
+	/* The agent's launcher (startup.c): the canonical path of the program
+	 * the person ran when it is a known launcher script (else NULL), the
+	 * index in opts.argv of its first argument, and whether its native
+	 * child has taken over as the agent. */
+	char *launcher;
+	size_t launcher_argi;
+	bool startup_child;
+	/* The agent's current binary (the last exec of its start-up), by
+	 * inode: what Codex's process-setup re-exec must be. 0: unknown. */
+	dev_t agent_dev;
+	ino_t agent_ino;
+	char *agent_path; /* its canonical path, or NULL */
 	/* The private temporary directories (tmpdir.c): the session's
 	 * directory on the host (NULL: none), descriptors of it and of /tmp
 	 * for its removal, and the binds the sandbox makes. */
@@ -281,6 +293,31 @@ void sup_trace_reap(struct sup_run *r);
 void sup_trace_kill_all(struct sup_run *r);
 /* Frees the process table (at the end of a run). */
 void sup_trace_free(struct sup_run *r);
+
+/* ---- the agent's own machinery (startup.c) ----------------------------- */
+
+/* Whether exec |ev| (its request |req|) by |p| is the native binary the
+ * agent's launcher starts (see startup.c for every condition). True once
+ * per session; the caller then marks |p| as the agent's start-up. */
+bool sup_startup_child(struct sup_run *r, struct sup_proc *p, const struct sbx_exec_event *ev,
+		       const struct pol_request *req);
+
+enum sup_machinery {
+	SUP_MACH_NONE,
+	SUP_MACH_SETUP,	   /* Codex's process-setup re-exec: allowed, not a tool call */
+	SUP_MACH_WRAPPER,  /* Codex's per-call wrapper: allowed, the tool call's row */
+	SUP_MACH_VALIDATE, /* Codex checking its snapshot: start-up */
+};
+/* What exec |ev| (its request |req|) by |p| is of the agent harness's own
+ * machinery: only for a direct child of the agent with no tool call yet. */
+enum sup_machinery sup_harness_machinery(struct sup_run *r, const struct sup_proc *p,
+					 const struct sbx_exec_event *ev,
+					 const struct pol_request *req);
+/* The text of |path| read as the caller would (caller frees), or NULL. */
+char *sup_read_snapshot(struct sup_run *r, const char *path);
+/* One warning line when the agent's options turn on its own sandbox, which
+ * cannot start inside warden. */
+void sup_warn_agent_options(enum pol_harness agent, char *const *argv);
 
 /* ---- the pipeline (decide.c) ------------------------------------------- */
 

@@ -44,6 +44,11 @@ wd_test(test_esc_outside SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_outsi
 	LIBS wt LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_outside warden)
 
+# Codex's launcher child and per-call wrapper with an adversarial agent.
+wd_test(test_esc_codex SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_codex.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_codex warden)
+
 # The temporary directories and warden's own files (test_esc_tmp), with
 # its agent esc_tmp.
 add_executable(esc_tmp ${CMAKE_SOURCE_DIR}/tests/escape/esc_tmp.c)
@@ -53,3 +58,18 @@ wd_agent_program(esc_tmp)
 wd_test(test_esc_tmp SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_tmp.c
 	LIBS wt LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_tmp warden esc_tmp)
+
+# The fast path's grammars under the real warden run (option prefixes,
+# option values, argv[0] dispatch, shell flags, wrappers, environment).
+wd_test(test_esc_grammar SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_grammar.c
+	LIBS wt wd_policy LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_grammar warden)
+
+# The project view's escapes: privileges lent, sensitive and control files
+# changed without a decision, renames that make secrets ordinary.
+add_executable(esc_view ${CMAKE_SOURCE_DIR}/tests/escape/esc_view.c)
+set_target_properties(esc_view PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+wd_agent_program(esc_view)
+wd_test(test_esc_view SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_view.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_view warden esc_view)

@@ -35,6 +35,13 @@ void test_pol_harness_grant_inner(void **state);
 void test_pol_harness_request_view(void **state);
 void test_pol_harness_multicall(void **state);
 void test_pol_harness_startup_table(void **state);
+void test_pol_codex_wrapper_real(void **state);
+void test_pol_codex_wrapper_hostile(void **state);
+void test_pol_codex_snapshot_inert_table(void **state);
+void test_pol_codex_setup_shape(void **state);
+void test_pol_codex_launcher_child(void **state);
+void test_pol_codex_startup_table(void **state);
+void test_pol_codex_wrapper_json(void **state);
 
 #define PROJECT "/work/proj"
 #define HOME	"/home/u"
@@ -109,7 +116,7 @@ static void test_pol_request_json_open(void **state)
 	pol_request_free(r);
 	r = pol_request_open("a/b", "a/c", POL_ACC_RENAME_FROM | POL_ACC_WRITE, NULL);
 	s = pol_request_summary(r);
-	assert_string_equal(s, "write+rename_from a/b -> a/c");
+	assert_string_equal(s, "write+rename a/b -> a/c");
 	free(s);
 	pol_request_free(r);
 }
@@ -828,6 +835,13 @@ int main(void)
 		cmocka_unit_test(test_pol_harness_multicall),
 		cmocka_unit_test(test_pol_harness_startup_table),
 		cmocka_unit_test(test_pol_decide_agent_writable),
+		cmocka_unit_test(test_pol_codex_wrapper_real),
+		cmocka_unit_test(test_pol_codex_wrapper_hostile),
+		cmocka_unit_test(test_pol_codex_snapshot_inert_table),
+		cmocka_unit_test(test_pol_codex_setup_shape),
+		cmocka_unit_test(test_pol_codex_launcher_child),
+		cmocka_unit_test(test_pol_codex_startup_table),
+		cmocka_unit_test(test_pol_codex_wrapper_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -340,12 +340,12 @@ static const struct hcls_case hcls_cases[] = {
 	{{"bfs", "/", "-rm", NULL}, POL_CLASS_CRITICAL, "rm -rf /"},
 	{{"bfs", ".", "-name", "x", "-rm", NULL}, POL_CLASS_OTHER, "-delete"},
 	{{"bfs", ".", "-exec", "rm", "-rf", "/", ";", NULL}, POL_CLASS_CRITICAL, "rm -rf /"},
-	{{"ugrep", "-rn", "TODO", "src", NULL}, POL_CLASS_READ_ONLY, "grep"},
+	{{"ugrep", "-rn", "TODO", "src", NULL}, POL_CLASS_OTHER, "ugrep"},
 	{{"ugrep", "--filter=*:cat", "x", NULL}, POL_CLASS_OTHER, "ugrep"},
 	{{"ugrep", "-Q", NULL}, POL_CLASS_OTHER, "ugrep"},
 	{{"ugrep", "--pager=less", "x", NULL}, POL_CLASS_OTHER, "ugrep"},
 	{{"ugrep", "--save-config", NULL}, POL_CLASS_OTHER, "ugrep"},
-	{{"ugrep", "-r", "x", "/home/u/.ssh", NULL}, POL_CLASS_OTHER, ".ssh"},
+	{{"ugrep", "-r", "x", "/home/u/.ssh", NULL}, POL_CLASS_OTHER, "ugrep"},
 };
 
 static const char *class_name(enum pol_class c)
@@ -638,7 +638,7 @@ static const struct mc_case mc_cases[] = {
 	 POL_SRC_NONE,
 	 "-delete"},
 	{AGENT, {"bfs", ".", "-fprint", "out", NULL}, POL_UNDECIDED, POL_SRC_NONE, "-fprint"},
-	{AGENT, {"ugrep", "-rn", "TODO", ".", NULL}, POL_ALLOW, POL_SRC_FAST_PATH, "grep"},
+	{AGENT, {"ugrep", "-rn", "TODO", ".", NULL}, POL_UNDECIDED, POL_SRC_NONE, "ugrep"},
 	{AGENT, {"ugrep", "--filter=*:sh", "x", NULL}, POL_UNDECIDED, POL_SRC_NONE, "ugrep"},
 	/* the agent's binary under any other name is itself */
 	{AGENT, {"claude", "-p", "hi", NULL}, POL_UNDECIDED, POL_SRC_NONE, "claude"},
@@ -653,10 +653,11 @@ static const struct mc_case mc_cases[] = {
 	/* real find clones by their own name */
 	{"/usr/bin/bfs", {"bfs", "~", "-delete", NULL}, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, "~"},
 	{"/usr/bin/bfs", {"bfs", ".", "-type", "f", NULL}, POL_ALLOW, POL_SRC_FAST_PATH, "find"},
-	{"/usr/bin/ugrep", {"ugrep", "x", "y", NULL}, POL_ALLOW, POL_SRC_FAST_PATH, "grep"},
-	/* busybox: by applet, either way it is called */
-	{"/bin/busybox", {"ls", "-l", NULL}, POL_ALLOW, POL_SRC_FAST_PATH, "busybox"},
-	{"/bin/busybox", {"busybox", "ls", "-l", NULL}, POL_ALLOW, POL_SRC_FAST_PATH, "ls"},
+	{"/usr/bin/ugrep", {"ugrep", "x", "y", NULL}, POL_UNDECIDED, POL_SRC_NONE, "ugrep"},
+	/* busybox: by applet, either way it is called; its applets' options
+	 * are not warden's tables, so never the fast path */
+	{"/bin/busybox", {"ls", "-l", NULL}, POL_UNDECIDED, POL_SRC_NONE, "applets"},
+	{"/bin/busybox", {"busybox", "ls", "-l", NULL}, POL_UNDECIDED, POL_SRC_NONE, "applets"},
 	{"/bin/busybox", {"cat", ".env", NULL}, POL_UNDECIDED, POL_SRC_NONE, ".env"},
 	{"/bin/busybox",
 	 {"rm", "-rf", "/", NULL},
