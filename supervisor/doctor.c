@@ -83,8 +83,15 @@ static void print_check(const struct check *c)
 
 int sup_cmd_doctor(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	const char *project = ".";
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--project") == 0 && i + 1 < argc) {
+			project = argv[++i];
+		} else {
+			fputs("usage: warden doctor [--project DIR]\n", stderr);
+			return SUP_EXIT_USAGE;
+		}
+	}
 	struct utsname u;
 	uname(&u);
 	printf("warden %s on Linux %s (%s)\n", WARDEN_VERSION, u.release, u.machine);
@@ -135,6 +142,15 @@ int sup_cmd_doctor(int argc, char **argv)
 		print_check(&checks[i]);
 		if (checks[i].err && checks[i].required)
 			ok = false;
+	}
+	/* What the project's config lets through the boundary. */
+	wd_autofree char *cfg = wd_asprintf("%s/.warden/permissions.json", project);
+	struct pol_config *c = NULL;
+	if (sup_config_load(cfg, true, &c) == 0) {
+		sup_sockets_describe(c, stdout);
+		pol_config_free(c);
+	} else {
+		ok = false;
 	}
 	printf(ok ? "warden run can work here.\n"
 		  : "warden run cannot work here: fix the FAIL lines above.\n");

@@ -132,6 +132,10 @@ struct sup_run {
 	struct sup_judge *judge; /* NULL: no judge configured */
 	struct sup_stats stats;
 	unsigned long long audit_failures;
+	/* Directories (paths in the sandbox, NULL-terminated, may be NULL)
+	 * that belong to this session alone: sockets in them are inside the
+	 * boundary, like the project's (sockets.c). */
+	char **private_dirs;
 };
 
 /* ---- processes (trace.c) ----------------------------------------------- */
@@ -312,6 +316,14 @@ void sup_tell(pid_t tgid, const char *fmt, ...) __attribute__((format(printf, 2,
 /* sup_tell() never writes to a stderr inside |place| (the project's view or
  * a gated place's); called once per place, the string must outlive the run. */
 void sup_tell_skip(const char *place);
+
+/* ---- socket calls (sockets.c) ------------------------------------------ */
+
+/* Decides and answers the socket call |ev| (taken), received at |t0|. */
+void sup_sock_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0);
+/* Says which outside sockets (and secret-looking variables) the config
+ * lets the agent have, for warden doctor. */
+void sup_sockets_describe(const struct pol_config *c, FILE *out);
 
 /* ---- the person at the terminal (prompt.c) ----------------------------- */
 
