@@ -576,7 +576,8 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	}
 	if (out->notify_fd < 0) {
 		rc = -errno;
-		*err = wd_asprintf("taking the agent's seccomp listener: %s", strerror(errno));
+		*err = wd_asprintf("pidfd_open/pidfd_getfd of the agent's seccomp listener: %s",
+				   strerror(errno));
 		goto fail;
 	}
 	send_msg(sock, MSG_ACK, NULL, -1);

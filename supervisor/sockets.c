@@ -14,7 +14,8 @@
  * that domain. Everything else (an INET socket, a stream socket's send) is
  * passed on untouched by sock.c already.
  *
- * A refused call fails with EACCES, the process is told on its stderr, and
+ * A refused call fails with EACCES (an abstract name with EPERM, the errno
+ * Landlock's scope gives), the process is told on its stderr, and
  * the audit gets a row of kind "connect". An allowed outside socket gets a
  * row too; inside ones do not. An allowed call is done on the caller's
  * behalf on a thread of its own (it may block as long as the call would),
@@ -278,7 +279,7 @@ void sup_sock_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0
 		} else if (m->kind == SBX_ADDR_ABSTRACT) {
 			wd_autofree char *name = abstract_name(m);
 			(void)audit(r, ev, name, name, false, "boundary", REASON_ABSTRACT, t0);
-			err = EACCES;
+			err = EPERM;
 		}
 	}
 	if (err) {

@@ -31,3 +31,12 @@ add_dependencies(test_escape warden ${esc_targets})
 # about warden.
 set_property(TEST test_escape APPEND PROPERTY ENVIRONMENT
 	"ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:quarantine_size_mb=32")
+
+# Local control channels: Unix sockets outside the project.
+add_executable(esc_sock ${CMAKE_SOURCE_DIR}/tests/escape/esc_sock.c)
+set_target_properties(esc_sock PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+target_link_libraries(esc_sock PRIVATE Threads::Threads)
+wd_agent_program(esc_sock)
+wd_test(test_esc_sockets SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_sockets.c
+	LIBS wt wd_store LABELS escape TIMEOUT 600)
+add_dependencies(test_esc_sockets warden esc_sock)
