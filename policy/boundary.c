@@ -16,16 +16,28 @@
 /* Variables that are secrets whatever their shape, or that hand the agent a
  * credential without being one (an ssh-agent's socket signs for it). */
 static const char *const env_secret_exact[] = {
-	"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "GITHUB_TOKEN",
-	"GH_TOKEN",		 "GH_ENTERPRISE_TOKEN", "NPM_TOKEN",	      "SSH_AUTH_SOCK",
-	"GPG_AGENT_INFO",	 "TOKEN",		"PASSWORD",	      "PASSWD",
-	"API_KEY",		 "APIKEY",		"SECRET",	      "VAULT_TOKEN",
+	"AWS_SECRET_ACCESS_KEY",
+	"AWS_SESSION_TOKEN",
+	"AWS_SECURITY_TOKEN",
+	"GITHUB_TOKEN",
+	"GH_TOKEN",
+	"GH_ENTERPRISE_TOKEN",
+	"NPM_TOKEN",
+	"SSH_AUTH_SOCK",
+	"GPG_AGENT_INFO",
+	"TOKEN",
+	"PASSWORD",
+	"PASSWD",
+	"API_KEY",
+	"APIKEY",
+	"SECRET",
+	"VAULT_TOKEN",
 };
 
 /* Name endings that say "secret" (compared without case). */
 static const char *const env_secret_suffix[] = {
-	"_API_KEY",    "_APIKEY",      "_TOKEN",	"_PASSWORD",   "_PASSWD",
-	"_PASSPHRASE", "_ACCESS_KEY",  "_PRIVATE_KEY", "_SECRET_KEY", "_AUTH_TOKEN",
+	"_API_KEY",	"_APIKEY",     "_TOKEN",       "_PASSWORD",   "_PASSWD",
+	"_PASSPHRASE",	"_ACCESS_KEY", "_PRIVATE_KEY", "_SECRET_KEY", "_AUTH_TOKEN",
 	"_CREDENTIALS", "_CREDENTIAL", "_PAT",
 };
 
@@ -60,11 +72,19 @@ static const char *const *harness_env(enum pol_harness h)
 					     "CLAUDE_CODE_OAUTH_TOKEN", NULL};
 	static const char *const codex[] = {"OPENAI_API_KEY", "CODEX_API_KEY", NULL};
 	/* aider talks to whichever provider it is pointed at. */
-	static const char *const aider[] = {
-		"OPENAI_API_KEY",  "ANTHROPIC_API_KEY", "GEMINI_API_KEY",     "GROQ_API_KEY",
-		"DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "MISTRAL_API_KEY",   "COHERE_API_KEY",
-		"XAI_API_KEY",	   "AZURE_API_KEY",	"FIREWORKS_API_KEY", "TOGETHERAI_API_KEY",
-		NULL};
+	static const char *const aider[] = {"OPENAI_API_KEY",
+					    "ANTHROPIC_API_KEY",
+					    "GEMINI_API_KEY",
+					    "GROQ_API_KEY",
+					    "DEEPSEEK_API_KEY",
+					    "OPENROUTER_API_KEY",
+					    "MISTRAL_API_KEY",
+					    "COHERE_API_KEY",
+					    "XAI_API_KEY",
+					    "AZURE_API_KEY",
+					    "FIREWORKS_API_KEY",
+					    "TOGETHERAI_API_KEY",
+					    NULL};
 	static const char *const none[] = {NULL};
 	switch (h) {
 	case POL_HARNESS_CLAUDE_CODE:

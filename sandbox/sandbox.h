@@ -329,13 +329,13 @@ enum sbx_addr_kind {
 
 struct sbx_sock_msg {
 	enum sbx_addr_kind kind;
-	char *path;	   /* SBX_ADDR_PATH: the path as the caller gave it */
-	char raw[128];	   /* the address bytes as copied (sockaddr_storage) */
-	unsigned rawlen;   /* their length as the caller gave it */
-	int target_fd;	   /* SBX_ADDR_PATH: O_PATH fd of the file decided, or -1 */
-	char *data;	   /* the message's bytes, gathered */
-	size_t len;	   /* their length (sendmsg: of every iovec) */
-	char *control;	   /* sendmsg: ancillary data, SCM_RIGHTS rewritten to our fds */
+	char *path;	 /* SBX_ADDR_PATH: the path as the caller gave it */
+	char raw[128];	 /* the address bytes as copied (sockaddr_storage) */
+	unsigned rawlen; /* their length as the caller gave it */
+	int target_fd;	 /* SBX_ADDR_PATH: O_PATH fd of the file decided, or -1 */
+	char *data;	 /* the message's bytes, gathered */
+	size_t len;	 /* their length (sendmsg: of every iovec) */
+	char *control;	 /* sendmsg: ancillary data, SCM_RIGHTS rewritten to our fds */
 	size_t controllen;
 	int *fds; /* our copies of the descriptors SCM_RIGHTS passes */
 	size_t nfds;

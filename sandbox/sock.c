@@ -66,8 +66,7 @@
 
 bool sbx_sock_call(int nr)
 {
-	return nr == __NR_connect || nr == __NR_sendto || nr == __NR_sendmsg ||
-	       nr == __NR_sendmmsg;
+	return nr == __NR_connect || nr == __NR_sendto || nr == __NR_sendmsg || nr == __NR_sendmmsg;
 }
 
 void sbx_sock_event_free(struct sbx_sock_event *ev)
@@ -423,8 +422,8 @@ int sbx_sock_decode(int nfd, const struct seccomp_notif *req, struct sbx_sock_ev
 		goto check;
 	}
 	/* See the file's header for why these are safe as they are. */
-	bool no_path = ev->family != AF_UNIX ||
-		       (ev->op != SBX_SOCK_CONNECT && ev->type != SOCK_DGRAM);
+	bool no_path =
+		ev->family != AF_UNIX || (ev->op != SBX_SOCK_CONNECT && ev->type != SOCK_DGRAM);
 	if (no_path && threads == 1) {
 		ev->pass = true;
 		goto check;
@@ -500,7 +499,7 @@ static int walk(int root, int dirfd, const char *path, int *links)
 			}
 			target[n] = '\0';
 			wd_autofree char *np = rest && *rest ? wd_asprintf("%s/%s", target, rest)
-							    : wd_strdup(target);
+							     : wd_strdup(target);
 			int fd = np[0] == '/' ? in_root(root, np) : walk(root, cur, np, links);
 			close(cur);
 			return fd;

@@ -570,9 +570,8 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	sscanf(m.text, "landlock=%d fd=%d", &out->landlock_abi, &lfd);
 	{
 		wd_autoclose int apidfd = (int)syscall(SYS_pidfd_open, agent, 0);
-		out->notify_fd = apidfd < 0 || lfd < 0
-					 ? -1
-					 : (int)syscall(SYS_pidfd_getfd, apidfd, lfd, 0);
+		out->notify_fd =
+			apidfd < 0 || lfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, apidfd, lfd, 0);
 	}
 	if (out->notify_fd < 0) {
 		rc = -errno;

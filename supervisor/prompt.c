@@ -39,9 +39,9 @@ struct sup_prompt_state {
 	struct sup_pending *shown;
 	char line[4096];
 	size_t len;
-	char code[8];	  /* this session's code, shown in every question */
-	bool held;	  /* warden holds the foreground, TOSTOP set */
-	bool had_tostop;  /* TOSTOP was set before we held it */
+	char code[8];	 /* this session's code, shown in every question */
+	bool held;	 /* warden holds the foreground, TOSTOP set */
+	bool had_tostop; /* TOSTOP was set before we held it */
 };
 
 static void show(struct sup_run *r);

@@ -88,9 +88,10 @@ static bool under(const struct sup_run *r, int fd, const char *canon, const char
 {
 	if (!wd_path_within(canon, anchor))
 		return false;
-	struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_DIRECTORY, .resolve = RESOLVE_IN_ROOT};
-	wd_autoclose int afd = (int)syscall(SYS_openat2, r->child.root_fd, anchor, &how,
-					    sizeof(how));
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_DIRECTORY,
+			       .resolve = RESOLVE_IN_ROOT};
+	wd_autoclose int afd =
+		(int)syscall(SYS_openat2, r->child.root_fd, anchor, &how, sizeof(how));
 	if (afd < 0)
 		return false;
 	uint64_t m = mount_of(fd);
@@ -112,8 +113,7 @@ static bool inside(const struct sup_run *r, int fd, const char *canon)
 
 /* Writes the audit row of a decided destination. 0 or -errno. */
 static int audit(struct sup_run *r, const struct sbx_sock_event *ev, const char *given,
-		 const char *canon, bool allow, const char *source, const char *reason,
-		 int64_t t0)
+		 const char *canon, bool allow, const char *source, const char *reason, int64_t t0)
 {
 	struct sup_proc *p = sup_proc_get(r, ev->pid);
 	bool adopted = false;

@@ -141,8 +141,10 @@ static int race(const char *in, const char *out, int n, int dgram)
 		if (dgram) {
 			char m[] = "PWN";
 			struct iovec iov = {.iov_base = m, .iov_len = 3};
-			struct msghdr mh = {
-				.msg_name = &shared, .msg_namelen = sl, .msg_iov = &iov, .msg_iovlen = 1};
+			struct msghdr mh = {.msg_name = &shared,
+					    .msg_namelen = sl,
+					    .msg_iov = &iov,
+					    .msg_iovlen = 1};
 			rc = sendmsg(s, &mh, MSG_DONTWAIT) < 0 ? -1 : 0;
 			char buf[8];
 			while (recv(l, buf, sizeof(buf), MSG_DONTWAIT) > 0)

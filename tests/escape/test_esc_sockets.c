@@ -212,8 +212,8 @@ static void test_esc_sock_appears_later(void **state)
 	struct fx *f = *state;
 	wd_autofree char *p = wd_asprintf("%s/late.sock", f->dir);
 	wd_autofree char *prog = esc();
-	char *argv[] = {"run", "--tier", "passive", "--prompt", "none", "--",
-			prog,  "wait_connect", p, NULL};
+	char *argv[] = {"run", "--tier", "passive",	 "--prompt", "none",
+			"--",  prog,	 "wait_connect", p,	     NULL};
 	struct wt_bg bg;
 	wt_warden_bg(f->proj, argv, &bg);
 	free(wt_bg_session(&bg, 10000));
@@ -411,10 +411,12 @@ int main(void)
 	wt_require_sandbox();
 #define T(n) cmocka_unit_test_setup_teardown(test_esc_sock_##n, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		T(tmux),	   T(x11),	     T(run),	       T(appears_later),
-		T(symlink),	   T(relative),	     T(race_connect),  T(race_dgram),
-		T(sendto),	   T(sendmsg),	     T(sendmmsg),      T(ssh_agent),
-		T(inside_works),   T(allowed_works), T(allowed_nonblocking), T(tcp_untouched),
+		T(tmux),	  T(x11),	    T(run),
+		T(appears_later), T(symlink),	    T(relative),
+		T(race_connect),  T(race_dgram),    T(sendto),
+		T(sendmsg),	  T(sendmmsg),	    T(ssh_agent),
+		T(inside_works),  T(allowed_works), T(allowed_nonblocking),
+		T(tcp_untouched),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,11 +72,12 @@ static void clear_secrets(void)
 static void test_boundary_env_secrets_removed(void **state)
 {
 	struct fx *f = *state;
-	wt_write(f->proj, ".warden/permissions.json", "{\"env\": {\"keep\": [\"KEEPME_TOKEN\"]}}\n");
+	wt_write(f->proj, ".warden/permissions.json",
+		 "{\"env\": {\"keep\": [\"KEEPME_TOKEN\"]}}\n");
 	set_secrets();
 	struct wt_result r;
-	wt_warden(f->proj, &r, "run", "--tier", "passive", "--agent", "none", "--", "/bin/sh",
-		  "-c", "cat /proc/self/environ | tr '\\000' '\\n'", NULL);
+	wt_warden(f->proj, &r, "run", "--tier", "passive", "--agent", "none", "--", "/bin/sh", "-c",
+		  "cat /proc/self/environ | tr '\\000' '\\n'", NULL);
 	clear_secrets();
 	print_message("out: %.2000s\nerr: %s\n", r.out, r.err);
 	assert_int_equal(r.status, 0);
@@ -135,15 +136,18 @@ static char *session_code(const char *acc)
 static void test_boundary_tty_question_has_code(void **state)
 {
 	struct fx *f = *state;
-	char *argv[] = {"run", "--tier",  "standard", "--prompt",		 "tty",
-			"--",  "/bin/sh", "-c",	      "touch nope; echo rc=$?", NULL};
+	char *argv[] = {"run",	    "--tier", "standard",
+			"--prompt", "tty",    "--",
+			"/bin/sh",  "-c",     "touch nope; echo rc=$?",
+			NULL};
 	int master;
 	pid_t w = wt_warden_pty(f->proj, argv, &master);
 	char *acc = NULL;
 	assert_true(wt_expect(master, "[r] reject", 10000, &acc));
 	char *code = session_code(acc);
 	assert_non_null(code);
-	wd_autofree char *tag = wd_asprintf("warden [%s]: the agent wants to run: touch nope", code);
+	wd_autofree char *tag =
+		wd_asprintf("warden [%s]: the agent wants to run: touch nope", code);
 	wd_autofree char *line = wd_asprintf("[%s] [a] allow once", code);
 	assert_non_null(strstr(acc, tag));
 	assert_non_null(strstr(acc, line));
@@ -162,15 +166,14 @@ static void test_boundary_tty_question_has_code(void **state)
 static void test_boundary_tty_agent_stopped_while_asking(void **state)
 {
 	struct fx *f = *state;
-	const char *script =
-		"( n=0; while :; do echo PAINT$n > /dev/tty; n=$((n+1)); i=0;"
-		" while [ $i -lt 2000 ]; do i=$((i+1)); done; done ) &\n"
-		"i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done\n"
-		"touch nope\necho rc=$?\n"
-		"i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done\n";
+	const char *script = "( n=0; while :; do echo PAINT$n > /dev/tty; n=$((n+1)); i=0;"
+			     " while [ $i -lt 2000 ]; do i=$((i+1)); done; done ) &\n"
+			     "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done\n"
+			     "touch nope\necho rc=$?\n"
+			     "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done\n";
 	wt_write(f->proj, "agent.sh", script);
-	char *argv[] = {"run", "--tier", "standard", "--prompt", "tty",
-			"--",  "/bin/sh", "agent.sh",  NULL};
+	char *argv[] = {"run", "--tier",  "standard", "--prompt", "tty",
+			"--",  "/bin/sh", "agent.sh", NULL};
 	int master;
 	pid_t w = wt_warden_pty(f->proj, argv, &master);
 	char *acc = NULL;
@@ -205,8 +208,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_boundary_tty_question_has_code, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_boundary_tty_agent_stopped_while_asking,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_boundary_tty_agent_stopped_while_asking, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
