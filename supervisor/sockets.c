@@ -205,14 +205,17 @@ static int decide_path(struct sup_run *r, struct sbx_sock_event *ev, struct sbx_
 	return EACCES;
 }
 
-/* The abstract name of |m| as text ("@name"; a NUL inside shows as "@"). */
+/* The abstract name of |m| as text ("@name"; a NUL shows as "@", any other
+ * byte that is not printable ASCII as "?"). */
 static char *abstract_name(const struct sbx_sock_msg *m)
 {
 	size_t off = offsetof(struct sockaddr_un, sun_path);
 	size_t n = m->rawlen > off ? m->rawlen - off : 0;
 	char *s = wd_malloc(n + 1);
-	for (size_t i = 0; i < n; i++)
-		s[i] = m->raw[off + i] ? m->raw[off + i] : '@';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)m->raw[off + i];
+		s[i] = c == 0 ? '@' : (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
+	}
 	s[n] = '\0';
 	return s;
 }

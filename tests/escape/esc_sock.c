@@ -200,7 +200,20 @@ static int inside(void)
 		return 1;
 	}
 	(void)!recv(d, dbuf, sizeof(dbuf) - 1, 0);
-	printf("INSIDE stream=%s dgram=%s\n", buf, dbuf);
+	/* sendmmsg, done by warden: the count and each msg_len come back. */
+	struct iovec iov[2] = {{.iov_base = "one", .iov_len = 3},
+			       {.iov_base = "three", .iov_len = 5}};
+	struct mmsghdr mm[2];
+	memset(mm, 0, sizeof(mm));
+	for (int i = 0; i < 2; i++)
+		mm[i].msg_hdr = (struct msghdr){
+			.msg_name = &b, .msg_namelen = bl, .msg_iov = &iov[i], .msg_iovlen = 1};
+	int sent = sendmmsg(e, mm, 2, 0);
+	char m1[8] = {0}, m2[8] = {0};
+	(void)!recv(d, m1, sizeof(m1) - 1, 0);
+	(void)!recv(d, m2, sizeof(m2) - 1, 0);
+	printf("INSIDE stream=%s dgram=%s mmsg=%d/%u/%u/%s/%s\n", buf, dbuf, sent, mm[0].msg_len,
+	       mm[1].msg_len, m1, m2);
 	unlink("in.sock");
 	unlink("in.dgram");
 	return 0;
