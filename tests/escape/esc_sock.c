@@ -15,6 +15,10 @@
  *   inside                  a stream and a datagram socket in the cwd, used both ways
  *   env                     prints SSH_AUTH_SOCK as it sees it
  *   tcp PORT [threads]      a TCP connect to 127.0.0.1:PORT (from a second thread too)
+ *   fdswap OUT PORT N       N connects on one descriptor number while a thread swaps
+ *                           it between a TCP and a Unix socket and the address
+ *                           between 127.0.0.1:PORT and OUT
+ *   clone_files             clone(CLONE_FILES) without CLONE_THREAD
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +32,11 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static socklen_t mkaddr(struct sockaddr_un *a, const char *path)
@@ -219,6 +227,80 @@ static int inside(void)
 	return 0;
 }
 
+/* ---- a descriptor swapped under a waiting connect ------------------------ */
+
+static union {
+	struct sockaddr_un un;
+	struct sockaddr_in in;
+	char raw[sizeof(struct sockaddr_un)];
+} swap_addr;
+static struct sockaddr_un swap_un;
+static struct sockaddr_in swap_in;
+static int swap_fd = 100;
+
+/* Non-blocking sockets: a connect that got through to the listener, which
+ * never accepts, must not hang the case once its backlog is full. */
+static void *swapper(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		int u = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		dup2(u, swap_fd);
+		close(u);
+		memcpy(swap_addr.raw, &swap_un, sizeof(swap_un));
+		__asm__ volatile("" ::: "memory");
+		for (volatile int i = 0; i < 2000; i++)
+			;
+		int t = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		dup2(t, swap_fd);
+		close(t);
+		memset(swap_addr.raw, 0, sizeof(swap_addr.raw));
+		memcpy(swap_addr.raw, &swap_in, sizeof(swap_in));
+		__asm__ volatile("" ::: "memory");
+		for (volatile int i = 0; i < 2000; i++)
+			;
+	}
+	return NULL;
+}
+
+static int fdswap(const char *out, int port, int n)
+{
+	mkaddr(&swap_un, out);
+	swap_in = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	swap_in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int t = socket(AF_INET, SOCK_STREAM, 0);
+	dup2(t, swap_fd);
+	close(t);
+	memcpy(swap_addr.raw, &swap_in, sizeof(swap_in));
+	pthread_t th;
+	pthread_create(&th, NULL, swapper, NULL);
+	int ok = 0, failed = 0;
+	for (int i = 0; i < n; i++) {
+		if (connect(swap_fd, (struct sockaddr *)&swap_addr, sizeof(swap_addr.un)) == 0)
+			ok++;
+		else
+			failed++;
+	}
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	printf("FDSWAP ok=%d failed=%d\n", ok, failed);
+	return 0;
+}
+
+static int clone_files(void)
+{
+	long pid = syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0);
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0) {
+		waitpid((pid_t)pid, NULL, 0);
+		printf("CLONE_FILES allowed\n");
+		return 1;
+	}
+	printf("CLONE_FILES refused errno=%d\n", errno);
+	return 0;
+}
+
 static void *tcp_thread(void *arg)
 {
 	int port = *(int *)arg;
@@ -269,6 +351,10 @@ int main(int argc, char **argv)
 		printf("SSH_AUTH_SOCK=%s\n", v ? v : "(unset)");
 		return 0;
 	}
+	if (strcmp(m, "fdswap") == 0 && argc > 4)
+		return fdswap(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (strcmp(m, "clone_files") == 0)
+		return clone_files();
 	if (strcmp(m, "tcp") == 0 && argc > 2) {
 		int port = atoi(argv[2]);
 		tcp_thread(&port);

@@ -333,6 +333,42 @@ static void test_esc_sock_ssh_agent(void **state)
 	wt_rmtree(d);
 }
 
+/* A thread swaps the descriptor a connect names between a TCP socket and a
+ * Unix one, and the address between 127.0.0.1 and the outside socket: what
+ * warden saw as a TCP connect must not become a Unix one. */
+static void test_esc_sock_fd_swap(void **state)
+{
+	struct fx *f = *state;
+	wd_autofree char *p = wd_asprintf("%s/default", f->dir);
+	int l = listener(p, SOCK_STREAM);
+	int t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(t, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(t, 4096), 0);
+	socklen_t al = sizeof(a);
+	getsockname(t, (struct sockaddr *)&a, &al);
+	char port[16];
+	snprintf(port, sizeof(port), "%u", ntohs(a.sin_port));
+	struct wt_result r;
+	run(f, &r, "fdswap", p, port, "1500", NULL);
+	assert_untouched(l, p);
+	assert_non_null(strstr(r.out, "FDSWAP ok="));
+	close(t);
+	wt_result_free(&r);
+}
+
+/* No other process may share a descriptor table (the swap above would then
+ * come from a process warden does not count as a thread). */
+static void test_esc_sock_clone_files(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	run(f, &r, "clone_files", NULL);
+	assert_non_null(strstr(r.out, "CLONE_FILES refused errno=1"));
+	wt_result_free(&r);
+}
+
 /* ---- what must keep working -------------------------------------------- */
 
 static void test_esc_sock_inside_works(void **state)
@@ -411,11 +447,23 @@ int main(void)
 	wt_require_sandbox();
 #define T(n) cmocka_unit_test_setup_teardown(test_esc_sock_##n, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		T(tmux),	  T(x11),	    T(run),
-		T(appears_later), T(symlink),	    T(relative),
-		T(race_connect),  T(race_dgram),    T(sendto),
-		T(sendmsg),	  T(sendmmsg),	    T(ssh_agent),
-		T(inside_works),  T(allowed_works), T(allowed_nonblocking),
+		T(tmux),
+		T(x11),
+		T(run),
+		T(appears_later),
+		T(symlink),
+		T(relative),
+		T(race_connect),
+		T(race_dgram),
+		T(sendto),
+		T(sendmsg),
+		T(sendmmsg),
+		T(ssh_agent),
+		T(fd_swap),
+		T(clone_files),
+		T(inside_works),
+		T(allowed_works),
+		T(allowed_nonblocking),
 		T(tcp_untouched),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
