@@ -220,8 +220,45 @@ static int inside(void)
 	char m1[8] = {0}, m2[8] = {0};
 	(void)!recv(d, m1, sizeof(m1) - 1, 0);
 	(void)!recv(d, m2, sizeof(m2) - 1, 0);
-	printf("INSIDE stream=%s dgram=%s mmsg=%d/%u/%u/%s/%s\n", buf, dbuf, sent, mm[0].msg_len,
-	       mm[1].msg_len, m1, m2);
+	/* A descriptor passed with SCM_RIGHTS (warden takes it from the
+	 * sender and sends its own copy): the receiver writes through it. */
+	int pfd[2];
+	char got[8] = {0};
+	if (pipe(pfd) == 0) {
+		union {
+			char b[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		memset(&u, 0, sizeof(u));
+		struct iovec fi = {.iov_base = "fd", .iov_len = 2};
+		struct msghdr fm = {.msg_name = &b,
+				    .msg_namelen = bl,
+				    .msg_iov = &fi,
+				    .msg_iovlen = 1,
+				    .msg_control = u.b,
+				    .msg_controllen = sizeof(u.b)};
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&fm);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &pfd[1], sizeof(int));
+		if (sendmsg(e, &fm, 0) == 2) {
+			char rb[8];
+			struct iovec ri = {.iov_base = rb, .iov_len = sizeof(rb)};
+			struct msghdr rm = {.msg_iov = &ri,
+					    .msg_iovlen = 1,
+					    .msg_control = u.b,
+					    .msg_controllen = sizeof(u.b)};
+			memset(&u, 0, sizeof(u));
+			int passed = -1;
+			if (recvmsg(d, &rm, 0) == 2 && CMSG_FIRSTHDR(&rm))
+				memcpy(&passed, CMSG_DATA(CMSG_FIRSTHDR(&rm)), sizeof(int));
+			if (passed >= 0 && write(passed, "piped", 5) == 5)
+				(void)!read(pfd[0], got, sizeof(got) - 1);
+		}
+	}
+	printf("INSIDE stream=%s dgram=%s mmsg=%d/%u/%u/%s/%s rights=%s\n", buf, dbuf, sent,
+	       mm[0].msg_len, mm[1].msg_len, m1, m2, got);
 	unlink("in.sock");
 	unlink("in.dgram");
 	return 0;

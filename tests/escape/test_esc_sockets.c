@@ -377,7 +377,8 @@ static void test_esc_sock_inside_works(void **state)
 	struct wt_result r;
 	run(f, &r, "inside", NULL);
 	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "INSIDE stream=hello dgram=dgram mmsg=2/3/5/one/three"));
+	assert_non_null(
+		strstr(r.out, "INSIDE stream=hello dgram=dgram mmsg=2/3/5/one/three rights=piped"));
 	/* Inside needs no row. */
 	assert_int_equal(rows(f, NULL, "boundary", NULL), 0);
 	wt_result_free(&r);
