@@ -749,10 +749,54 @@ static void parse_judge(struct parser *p, const cJSON *v, const char *kp)
 	(void)get_int(p, v, kp, "connect_timeout_ms", 1, 600000, &c->judge_connect_timeout_ms);
 }
 
+/* "sockets": {"allow": ["/run/app.sock", "/srv/app" (all under it)]}: absolute
+ * paths or globs, without "..". */
+static void parse_sockets(struct parser *p, const cJSON *v, const char *kp)
+{
+	if (!check_object(p, v, kp, "allow", "\"sockets\""))
+		return;
+	const cJSON *a = get(v, "allow");
+	if (!a)
+		return;
+	wd_autofree char *ap = child_path(kp, "allow");
+	char **list = parse_strings(p, a, ap, &p->c->nsock_allow, false, true, true);
+	p->c->sock_allow = list;
+}
+
+/* "env": {"keep": ["NAME", ...]}: variable names the agent keeps although
+ * they look like secrets. */
+static void parse_env(struct parser *p, const cJSON *v, const char *kp)
+{
+	if (!check_object(p, v, kp, "keep", "\"env\""))
+		return;
+	const cJSON *a = get(v, "keep");
+	if (!a)
+		return;
+	wd_autofree char *ap = child_path(kp, "keep");
+	size_t n = 0;
+	char **list = parse_strings(p, a, ap, &n, false, false, false);
+	struct pol_config *c = p->c;
+	c->env_keep = wd_calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++) {
+		if (!pol_env_name_valid(list[i])) {
+			wd_autofree char *ep = wd_asprintf("%s[%zu]", ap, i);
+			add_error(p, ep, 0,
+				  "\"%.60s\" is not a variable name (letters, digits and _, not "
+				  "starting with a digit)",
+				  list[i]);
+			free(list[i]);
+			continue;
+		}
+		c->env_keep[c->nenv_keep++] = list[i];
+	}
+	free(list);
+}
+
 static void parse_top(struct parser *p, const cJSON *root)
 {
 	static const char *const keys = "rules grants sensitive_resources write_protected writable "
-					"outside accepted_rules tier judge tmp control_files";
+					"outside accepted_rules tier judge tmp control_files "
+					"sockets env";
 	if (!check_object(p, root, "", keys, "the config"))
 		return;
 	struct pol_config *c = p->c;
@@ -806,6 +850,10 @@ static void parse_top(struct parser *p, const cJSON *root)
 					  "must be \"aggressive\", \"standard\" or \"passive\"");
 		} else if (strcmp(key, "judge") == 0) {
 			parse_judge(p, k, key);
+		} else if (strcmp(key, "sockets") == 0) {
+			parse_sockets(p, k, key);
+		} else if (strcmp(key, "env") == 0) {
+			parse_env(p, k, key);
 		}
 	}
 }

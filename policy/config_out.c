@@ -251,6 +251,8 @@ void pol_config_free(struct pol_config *c)
 	pol_strv_free(c->control);
 	pol_strv_free(c->writable);
 	pol_strv_free(c->tmp_share);
+	pol_strv_free(c->sock_allow);
+	pol_strv_free(c->env_keep);
 	for (size_t i = 0; i < c->noutside; i++)
 		free(c->outside[i].path);
 	free(c->outside);
@@ -441,6 +443,16 @@ char *pol_config_to_json(const struct pol_config *c)
 		cJSON *t = cJSON_CreateObject();
 		cJSON_AddItemToObject(t, "share", strv_json(c->tmp_share, c->ntmp_share));
 		cJSON_AddItemToObject(root, "tmp", t);
+	}
+	if (c->nsock_allow) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, "allow", strv_json(c->sock_allow, c->nsock_allow));
+		cJSON_AddItemToObject(root, "sockets", o);
+	}
+	if (c->nenv_keep) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, "keep", strv_json(c->env_keep, c->nenv_keep));
+		cJSON_AddItemToObject(root, "env", o);
 	}
 	if (c->noutside) {
 		cJSON *a = cJSON_CreateArray();

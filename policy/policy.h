@@ -607,6 +607,32 @@ const char *pol_request_codex_path_entry(const struct pol_request *r);
  * wrapper, or Codex's snapshot wrapper whose snapshot is inert. */
 enum pol_harness pol_request_harness(const struct pol_request *r, const char **inner);
 
+/* ---- the boundary: environment and sockets (boundary.c) ----------------- */
+
+/* Whether an environment variable named |name| (|len| bytes, no '=') looks
+ * like a secret: *_API_KEY, *_TOKEN, *SECRET*, *_PASSWORD, *_PASSWD, ...,
+ * and the well-known ones (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN,
+ * SSH_AUTH_SOCK, ...). Compared without case. */
+bool pol_env_name_is_secret(const char *name, size_t len);
+/* Whether the agent keeps variable |name| although it looks like a secret:
+ * its harness |h| needs it (its own API key), or the config's "env": {"keep"}
+ * lists it. |c| may be NULL. */
+bool pol_env_keeps(const struct pol_config *c, enum pol_harness h, const char *name, size_t len);
+/* Whether |name| is a valid variable name ([A-Za-z_][A-Za-z0-9_]*). */
+bool pol_env_name_valid(const char *name);
+size_t pol_config_env_keep_count(const struct pol_config *c);
+const char *pol_config_env_keep(const struct pol_config *c, size_t i);
+
+/* The config's "sockets": {"allow": [...]}: absolute paths of Unix sockets
+ * outside the project the agent may connect to; a glob ("*" within a
+ * directory, "**" across) or a directory (everything under it). Pointers
+ * into |c|. */
+size_t pol_config_socket_allow_count(const struct pol_config *c);
+const char *pol_config_socket_allow(const struct pol_config *c, size_t i);
+/* The sockets.allow entry that |path| (absolute and canonical: the kernel's
+ * name of the socket file it resolved) matches, or NULL. */
+const char *pol_socket_allowed(const struct pol_config *c, const char *path);
+
 /* ---- end of agent harnesses --------------------------------------------- */
 
 #endif

@@ -116,6 +116,10 @@ struct pol_config {
 	size_t nwritable;
 	char **tmp_share; /* "tmp": {"share": [...]} */
 	size_t ntmp_share;
+	char **sock_allow; /* "sockets": {"allow": [...]}: absolute paths or globs */
+	size_t nsock_allow;
+	char **env_keep; /* "env": {"keep": [...]}: variable names */
+	size_t nenv_keep;
 	struct pol_outside *outside; /* the config's "outside", as written */
 	size_t noutside;
 	struct pol_outside *merged; /* built-in + config, "~/" expanded */

@@ -216,6 +216,20 @@ bool pol_env_entry_fast_ok(const char *entry)
 		      (len == 2 && memcmp(entry, "TZ", 2) == 0);
 	if (locale)
 		return !eq || !strchr(eq + 1, '/');
+	/* An editor that does nothing: Claude Code runs every call with
+	 * GIT_EDITOR=true, and "true" and ":" run no code of anyone's. */
+	static const char *const editors[] = {"EDITOR", "VISUAL", "GIT_EDITOR",
+					      "GIT_SEQUENCE_EDITOR"};
+	if (eq && (strcmp(eq + 1, "true") == 0 || strcmp(eq + 1, ":") == 0) &&
+	    name_in_list(editors, WD_ARRAY_SIZE(editors), entry, len))
+		return true;
+	/* A pager that only copies (Codex runs every call with PAGER=cat and
+	 * GIT_PAGER=cat): the system's cat, found on PATH, reads nothing
+	 * else. */
+	static const char *const pagers[] = {"PAGER", "GIT_PAGER", "MANPAGER"};
+	if (eq && strcmp(eq + 1, "cat") == 0 &&
+	    name_in_list(pagers, WD_ARRAY_SIZE(pagers), entry, len))
+		return true;
 	if (name_in_list(env_read_harmless, WD_ARRAY_SIZE(env_read_harmless), entry, len))
 		return true;
 	return !name_in_list(env_read_harmful, WD_ARRAY_SIZE(env_read_harmful), entry, len);
@@ -781,7 +795,7 @@ char *pol_request_json(const struct pol_request *r)
 
 bool pol_request_env_changes_program(const struct pol_request *r)
 {
-	return r && r->kind == POL_EXEC && r->envc > 0;
+	return r && r->kind == POL_EXEC && r->env_risky > 0;
 }
 
 /* The summary's word for one access bit: what a person would call it. */

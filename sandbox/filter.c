@@ -5,6 +5,13 @@
  *
  * What it does:
  *  - execve and execveat notify the supervisor's listener (user notify);
+ *  - so do connect, sendmsg, sendmmsg and sendto with an address (arg 4
+ *    not NULL; a NULL one sends to the connected peer, decided at its
+ *    connect): no Unix socket is reached by path without a decision
+ *    (sock.c says why that cannot be raced);
+ *  - clone(CLONE_FILES) without CLONE_THREAD fails with EPERM: a process
+ *    shares its descriptor table only with its own threads, which sock.c
+ *    counts;
  *  - any architecture but x86_64, and the x32 ABI (syscall numbers with
  *    __X32_SYSCALL_BIT, which libseccomp rejects for a native x86_64
  *    filter), kill the process: `int 0x80` and x32 execs cannot go around
@@ -141,6 +148,12 @@ static int add_refusals(scmp_filter_ctx ctx)
 		if (rc < 0)
 			return rc;
 	}
+	/* A descriptor table shared with another process: that process could
+	 * swap the socket a waiting connect names (sock.c). */
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+			      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_FILES | CLONE_THREAD, CLONE_FILES));
+	if (rc < 0)
+		return rc;
 	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 2,
 			      SCMP_A0(SCMP_CMP_EQ, PR_SET_CHILD_SUBREAPER, 0),
 			      SCMP_A1(SCMP_CMP_NE, 0, 0));
@@ -231,6 +244,15 @@ int sbx_filter_load(void)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execve), 0);
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execveat), 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg), 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmmsg), 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
+				      SCMP_A4(SCMP_CMP_NE, 0, 0));
 	if (rc == 0)
 		rc = add_refusals(ctx);
 	struct sock_fprog prog = {0};

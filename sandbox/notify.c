@@ -33,6 +33,7 @@
 #include "sandbox.h"
 #include "notify_int.h"
 #include "ident_int.h"
+#include "sock_int.h"
 
 #include "common.h"
 
@@ -901,8 +902,10 @@ static char *caller_cmdline(struct rmem *m, pid_t pid, const struct sbx_args *hi
 }
 
 int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
-		    struct sbx_exec_event **out)
+		    struct sbx_exec_event **out, struct sbx_sock_event **sock)
 {
+	*out = NULL;
+	*sock = NULL;
 	int rc = load_sizes();
 	if (rc < 0)
 		return rc;
@@ -915,6 +918,8 @@ int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 			continue;
 		return -errno; /* ENOENT: the caller died before we got it */
 	}
+	if (sbx_sock_call(req->data.nr))
+		return sbx_sock_decode(fd, req, sock);
 	struct sbx_exec_event *ev = wd_calloc(1, sizeof(*ev));
 	ev->pidfd = -1;
 	ev->id = req->id;

@@ -331,9 +331,13 @@ struct sbx_args {
  * /proc/PID/cmdline. */
 typedef const struct sbx_args *(*sbx_args_hint)(void *ctx, pid_t tid, pid_t ppid);
 
+struct sbx_sock_event;
+
 /* Waits for no notification: receives one that is ready on |fd|. Returns 0
- * and an event (caller frees), -ENOENT when the caller vanished before it
- * could be decoded (nothing to answer), or another -errno. The program is
+ * and an event (caller frees): an exec in *out, or a socket call (connect,
+ * sendto, sendmsg, sendmmsg: sock.c decodes it) in *sock, the other set to
+ * NULL; -ENOENT when the caller vanished before it could be decoded
+ * (nothing to answer), or another -errno. The program is
  * found as the caller's exec finds it (ident.c): in its root, |root_fd|
  * (sbx_child.root_fd; -1: the caller's own root, opened for each exec),
  * from its cwd or dirfd, with its credentials, the calling thread taking
@@ -342,7 +346,7 @@ typedef const struct sbx_args *(*sbx_args_hint)(void *ctx, pid_t tid, pid_t ppid
  * where the caller's arguments should be. Not thread-safe: one thread
  * decodes. */
 int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
-		    struct sbx_exec_event **out);
+		    struct sbx_exec_event **out, struct sbx_sock_event **sock);
 
 void sbx_exec_event_free(struct sbx_exec_event *ev);
 
@@ -391,5 +395,92 @@ bool sbx_pidfd_ids(int pidfd, pid_t *tgid, pid_t *ppid);
  * SBX_CMDLINE_MAX). Caller frees; NULL when the process is gone or its
  * command line is longer. */
 char *sbx_proc_cmdline(pid_t pid, size_t max);
+
+/* ======================================================================
+ * The socket decoder (sock.c): connect, sendto with an address, sendmsg
+ * and sendmmsg, which the filter stops so that no pathname Unix socket is
+ * reached without a decision.
+ * ====================================================================== */
+
+/* Copied from the caller: at most this much data per message, and this
+ * many messages of a sendmmsg. */
+#define SBX_SOCK_DATA_MAX (1024 * 1024)
+#define SBX_SOCK_MSGS_MAX 64
+
+enum sbx_sock_op { SBX_SOCK_CONNECT, SBX_SOCK_SENDTO, SBX_SOCK_SENDMSG, SBX_SOCK_SENDMMSG };
+
+/* A destination as copied from the caller's memory, once. */
+enum sbx_addr_kind {
+	SBX_ADDR_NONE,	   /* no address (a connected socket's peer) */
+	SBX_ADDR_PATH,	   /* an AF_UNIX pathname: |path| */
+	SBX_ADDR_ABSTRACT, /* an AF_UNIX abstract name (sun_path[0] == 0) */
+	SBX_ADDR_RAW,	   /* anything else: passed to the kernel byte for byte */
+};
+
+struct sbx_sock_msg {
+	enum sbx_addr_kind kind;
+	char *path;	 /* SBX_ADDR_PATH: the path as the caller gave it */
+	char raw[128];	 /* the address bytes as copied (sockaddr_storage) */
+	unsigned rawlen; /* their length as the caller gave it */
+	int target_fd;	 /* SBX_ADDR_PATH: O_PATH fd of the file decided, or -1 */
+	char *data;	 /* the message's bytes, gathered */
+	size_t len;	 /* their length (sendmsg: of every iovec) */
+	char *control;	 /* sendmsg: ancillary data, SCM_RIGHTS rewritten to our fds */
+	size_t controllen;
+	int *fds; /* our copies of the descriptors SCM_RIGHTS passes */
+	size_t nfds;
+	uint64_t len_at; /* sendmmsg: where msg_len goes in the caller */
+};
+
+/* The caller's credentials (from /proc/PID/status, in warden's user
+ * namespace), for doing its call on its behalf with them. */
+struct sbx_sock_creds {
+	uid_t uid[4]; /* real, effective, saved, fs */
+	gid_t gid[4];
+	gid_t *groups;
+	size_t ngroups;
+};
+
+/* One socket call as read from the stopped caller. Owned by the caller of
+ * sbx_notify_recv(); free with sbx_sock_event_free(). */
+struct sbx_sock_event {
+	uint64_t id;
+	pid_t pid;  /* the calling thread */
+	pid_t tgid; /* its process */
+	enum sbx_sock_op op;
+	int sockfd; /* our copy of the caller's socket (the same open file), or -1 */
+	int family; /* SO_DOMAIN, SO_TYPE of that socket */
+	int type;
+	int flags; /* the send flags */
+	/* Nothing to decide: the kernel may run the call as it is (see sock.c
+	 * for why that cannot be raced). */
+	bool pass;
+	int err; /* > 0: fail the call with this errno, nothing decided */
+	struct sbx_sock_msg *msgs;
+	size_t nmsgs;
+	int cwd_fd; /* O_PATH fd of the caller's cwd, for a relative path */
+	struct sbx_sock_creds creds;
+};
+
+void sbx_sock_event_free(struct sbx_sock_event *ev);
+
+/* Whether |nr| is one of the socket calls the filter stops. */
+bool sbx_sock_call(int nr);
+
+/* Resolves |path| as the caller of |ev| would (absolute paths inside
+ * |root_fd|, the sandbox's root; relative ones from its cwd, absolute
+ * symlinks met on the way back inside |root_fd|), following symlinks.
+ * Returns an O_PATH fd of the file (the caller closes it), or -errno. */
+int sbx_sock_resolve(const struct sbx_sock_event *ev, int root_fd, const char *path);
+
+/* Does the call of |ev| on the caller's behalf, on its socket, with its
+ * credentials, each pathname destination replaced by the file decided
+ * (msgs[i].target_fd, through /proc/self/fd), and answers the notification
+ * on |notify_fd| with the result. Blocks as the call would (run it on a
+ * thread of its own). Returns the call's result (>= 0, or -errno). */
+long sbx_sock_perform(int notify_fd, const struct sbx_sock_event *ev);
+
+/* Answers notification |id| with |val| (>= 0) or the error -|val|. */
+int sbx_notify_answer(int fd, uint64_t id, long val);
 
 #endif

@@ -63,7 +63,7 @@
 enum {
 	MSG_VIEW = 'V',	    /* init -> sup: the FUSE fd */
 	MSG_HELLO = 'H',    /* agent -> sup: its pid comes with the credentials */
-	MSG_LISTENER = 'L', /* agent -> sup: the seccomp listener, text "landlock=N" */
+	MSG_LISTENER = 'L', /* agent -> sup: text "landlock=N fd=M", M the listener */
 	MSG_GO = 'G',	    /* sup -> agent: attached */
 	MSG_ACK = 'A',	    /* sup -> init/agent: go on */
 	MSG_FAIL = 'E',	    /* init/agent -> sup: what failed */
@@ -79,6 +79,15 @@ static int send_msg(int sock, char type, const char *text, int fd)
 		return -EINVAL;
 	if ((size_t)n >= sizeof(buf))
 		n = sizeof(buf) - 1;
+	/* Without a descriptor: send(), which the agent's filter lets
+	 * through (sendmsg would wait for the supervisor's loop, which is not
+	 * running yet). */
+	while (fd < 0) {
+		if (send(sock, buf, (size_t)n, MSG_NOSIGNAL) >= 0)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
 	struct iovec iov = {.iov_base = buf, .iov_len = (size_t)n};
 	union {
 		char b[CMSG_SPACE(sizeof(int))];
@@ -217,12 +226,14 @@ static void __attribute__((noreturn)) agent_main(const struct sbx_spawn_config *
 	int listener = sbx_filter_load();
 	if (listener < 0)
 		fail(sock, "installing the seccomp filter", -listener);
-	char text[32];
-	snprintf(text, sizeof(text), "landlock=%d", abi);
-	if (send_msg(sock, MSG_LISTENER, text, listener) < 0)
+	/* The listener's number: the supervisor takes it with pidfd_getfd,
+	 * since passing it with sendmsg would be stopped by the filter now. */
+	char text[48];
+	snprintf(text, sizeof(text), "landlock=%d fd=%d", abi, listener);
+	if (send_msg(sock, MSG_LISTENER, text, -1) < 0)
 		_exit(125);
-	close(listener);
 	expect(sock, MSG_ACK);
+	close(listener);
 	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
 		for (int fd = 3; fd < 65536; fd++)
 			close(fd);
@@ -679,8 +690,19 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	 * timeout bounds the wait regardless. */
 	if ((rc = next(sock, MSG_LISTENER, &m, err)) < 0)
 		goto fail;
-	out->notify_fd = m.fd;
-	sscanf(m.text, "landlock=%d", &out->landlock_abi);
+	int lfd = -1;
+	sscanf(m.text, "landlock=%d fd=%d", &out->landlock_abi, &lfd);
+	{
+		wd_autoclose int apidfd = (int)syscall(SYS_pidfd_open, agent, 0);
+		out->notify_fd =
+			apidfd < 0 || lfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, apidfd, lfd, 0);
+	}
+	if (out->notify_fd < 0) {
+		rc = -errno;
+		*err = wd_asprintf("pidfd_open/pidfd_getfd of the agent's seccomp listener: %s",
+				   strerror(errno));
+		goto fail;
+	}
 	send_msg(sock, MSG_ACK, NULL, -1);
 	/* The agent's root is every sandboxed process's: chroot, pivot_root,
 	 * setns, unshare and mount are refused by the filter. (Were it not,

@@ -746,11 +746,16 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	(void)events;
 	struct sup_run *r = arg;
 	struct sbx_exec_event *ev = NULL;
+	struct sbx_sock_event *sock = NULL;
 	int64_t t0 = wd_now_mono_ns();
-	int rc = sbx_notify_recv(fd, r->child.root_fd, sup_args_hint, r, &ev);
+	int rc = sbx_notify_recv(fd, r->child.root_fd, sup_args_hint, r, &ev, &sock);
 	if (rc < 0) {
 		if (rc != -ENOENT && rc != -EAGAIN)
 			wd_warn("receiving a notification failed: %s", strerror(-rc));
+		return;
+	}
+	if (sock) {
+		sup_sock_on_notify(r, sock, t0);
 		return;
 	}
 	struct sup_proc *p = sup_proc_get(r, ev->pid);

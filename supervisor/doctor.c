@@ -121,13 +121,17 @@ static int agent_notes(const char *agent)
 int sup_cmd_doctor(int argc, char **argv)
 {
 	const char *agent = NULL;
+	const char *project = ".";
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--agent") == 0 && i + 1 < argc)
+		if (strcmp(argv[i], "--agent") == 0 && i + 1 < argc) {
 			agent = argv[++i];
-		else if (strncmp(argv[i], "--agent=", 8) == 0)
+		} else if (strncmp(argv[i], "--agent=", 8) == 0) {
 			agent = argv[i] + 8;
-		else {
-			fprintf(stderr, "usage: warden doctor [--agent claude-code|codex|aider]\n");
+		} else if (strcmp(argv[i], "--project") == 0 && i + 1 < argc) {
+			project = argv[++i];
+		} else {
+			fputs("usage: warden doctor [--project DIR] [--agent claude-code|codex|aider]\n",
+			      stderr);
 			return SUP_EXIT_USAGE;
 		}
 	}
@@ -181,6 +185,15 @@ int sup_cmd_doctor(int argc, char **argv)
 		print_check(&checks[i]);
 		if (checks[i].err && checks[i].required)
 			ok = false;
+	}
+	/* What the project's config lets through the boundary. */
+	wd_autofree char *cfg = wd_asprintf("%s/.warden/permissions.json", project);
+	struct pol_config *c = NULL;
+	if (sup_config_load(cfg, true, &c) == 0) {
+		sup_sockets_describe(c, stdout);
+		pol_config_free(c);
+	} else {
+		ok = false;
 	}
 	printf(ok ? "warden run can work here.\n"
 		  : "warden run cannot work here: fix the FAIL lines above.\n");

@@ -32,7 +32,7 @@ static const char usage[] =
 
 static const char audit_usage[] =
 	"usage: warden audit [--project DIR] [--audit PATH] [--session ID] [--since T]\n"
-	"                    [--source S] [--kind exec|open] [--limit N]\n"
+	"                    [--source S] [--kind exec|open|connect] [--limit N]\n"
 	"                    [--format table|json|csv] [--tool-calls]\n"
 	"\n"
 	"Prints the audit, oldest first. --tool-calls prints one line per tool call\n"
@@ -43,7 +43,7 @@ static const char audit_usage[] =
 struct call {
 	int64_t id, ts_us;
 	char *session, *summary, *decision, *source;
-	size_t execs, opens, refused;
+	size_t execs, opens, connects, refused;
 	struct wd_sb under; /* "; "-separated summaries, capped */
 };
 
@@ -92,6 +92,8 @@ static int collect_call(const struct sto_row *row, void *arg)
 	}
 	if (strcmp(row->kind ? row->kind : "", "open") == 0)
 		k->opens++;
+	else if (strcmp(row->kind ? row->kind : "", "connect") == 0)
+		k->connects++;
 	else
 		k->execs++;
 	if (row->decision && strcmp(row->decision, "deny") == 0)
@@ -118,11 +120,16 @@ static int print_tool_calls(struct sto_db *db, const struct sto_filter *f)
 		wd_format_time(k->ts_us, t, sizeof(t));
 		printf("%s  %-6lld %-5s %-10s %s\n", t, (long long)k->id, k->decision, k->source,
 		       k->summary);
-		if (k->execs || k->opens)
-			printf("%26s under it: %zu exec%s, %zu open%s, %zu refused: %s%s\n", "",
+		if (k->execs || k->opens || k->connects) {
+			char conn[64] = "";
+			if (k->connects)
+				snprintf(conn, sizeof(conn), ", %zu connect%s", k->connects,
+					 k->connects == 1 ? "" : "s");
+			printf("%26s under it: %zu exec%s, %zu open%s%s, %zu refused: %s%s\n", "",
 			       k->execs, k->execs == 1 ? "" : "s", k->opens,
-			       k->opens == 1 ? "" : "s", k->refused, k->under.buf,
+			       k->opens == 1 ? "" : "s", conn, k->refused, k->under.buf,
 			       k->under.len >= 300 ? " ..." : "");
+		}
 		free(k->session);
 		free(k->summary);
 		free(k->decision);

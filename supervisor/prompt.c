@@ -10,6 +10,18 @@
  * Answers: "a" allow once, "A" allow always for this session, "r" reject;
  * a note may follow after a space ("r use make clean instead"). Anything
  * else asks again: no answer is read as an approval.
+ *
+ * The agent can write to the same terminal, so it could draw a question
+ * of its own or paint over warden's. Two things make that detectable or
+ * stop it: before the agent runs, warden prints a random session code on
+ * the terminal, and every real question shows it (the agent never sees
+ * it: it is written to the terminal only, and nothing in the sandbox can
+ * read a terminal's screen); and while a question is shown warden holds
+ * the foreground with TOSTOP set, so the agent's processes that write to
+ * the terminal are stopped (SIGTTOU) until the answer. A process that
+ * ignores SIGTTOU, or left the terminal's session but kept a descriptor of
+ * it, can still write: the code tells a forged question, not a painted-over
+ * one, which is why the desk (warden approvals) is the safe channel.
  */
 #include "sup.h"
 
@@ -18,6 +30,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <termios.h>
 
 struct sup_prompt_state {
@@ -26,22 +39,53 @@ struct sup_prompt_state {
 	struct sup_pending *shown;
 	char line[4096];
 	size_t len;
+	char code[8];	 /* this session's code, shown in every question */
+	bool held;	 /* warden holds the foreground, TOSTOP set */
+	bool had_tostop; /* TOSTOP was set before we held it */
 };
 
 static void show(struct sup_run *r);
 
+/* Sets or clears TOSTOP on the terminal. */
+static void set_tostop(int fd, bool on)
+{
+	struct termios t;
+	if (tcgetattr(fd, &t) < 0)
+		return;
+	if (on)
+		t.c_lflag |= TOSTOP;
+	else
+		t.c_lflag &= ~(tcflag_t)TOSTOP;
+	tcsetattr(fd, TCSANOW, &t);
+}
+
 static void give_back(struct sup_run *r)
 {
+	struct sup_prompt_state *ps = r->prompt;
+	if (ps->held) {
+		if (!ps->had_tostop)
+			set_tostop(r->tty_fd, false);
+		ps->held = false;
+	}
 	if (r->child.has_terminal && r->child.pid > 0) {
 		tcsetpgrp(r->tty_fd, r->child.pid);
 		kill(-r->child.pid, SIGCONT);
 	}
 }
 
+/* Takes the foreground, and sets TOSTOP so that the agent's writes to the
+ * terminal stop (SIGTTOU) until give_back(). */
 static void take(struct sup_run *r)
 {
+	struct sup_prompt_state *ps = r->prompt;
 	if (r->child.has_terminal)
 		tcsetpgrp(r->tty_fd, getpgrp());
+	if (!ps->held) {
+		struct termios t;
+		ps->had_tostop = tcgetattr(r->tty_fd, &t) == 0 && (t.c_lflag & TOSTOP);
+		set_tostop(r->tty_fd, true);
+		ps->held = true;
+	}
 }
 
 static bool still_pending(struct sup_run *r, struct sup_pending *p)
@@ -107,6 +151,21 @@ int sup_prompt_open(struct sup_run *r)
 	if (r->tty_fd < 0)
 		return -errno;
 	r->prompt = wd_calloc(1, sizeof(*r->prompt));
+	/* Letters and digits nobody confuses; 5 of 28: 17 million codes. */
+	static const char alphabet[] = "ACDEFHJKLMNPRTUVWXY345679";
+	unsigned char rnd[5];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		sup_prompt_close(r);
+		return -EIO;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		r->prompt->code[i] = alphabet[rnd[i] % (sizeof(alphabet) - 1)];
+	/* Before the agent runs: nothing of it is on the terminal yet. */
+	dprintf(r->tty_fd,
+		"warden: this session's code is %s. Every question warden asks on this terminal "
+		"shows it; a question without it is not warden's. The approvals desk (warden "
+		"approvals) is the channel the agent cannot draw on.\n",
+		r->prompt->code);
 	return 0;
 }
 
@@ -131,9 +190,14 @@ static void show(struct sup_run *r)
 	 * names, its cwd) or from a model: sanitised, so that it can neither
 	 * move the cursor nor fake a line of this prompt. */
 	char *what = wd_sanitize(rq->summary);
+	/* Whatever the agent left on the terminal (colours, invisible text, a
+	 * scroll region that would keep the question off screen) is reset:
+	 * attributes, the scroll region (cursor saved around it), the cursor
+	 * shown. */
+	wd_sb_puts(&sb, "\033[0m\0337\033[r\0338\033[?25h");
 	if (rq->kind == POL_EXEC) {
 		char *cwd = wd_sanitize(rq->ev->cwd ? rq->ev->cwd : "?");
-		wd_sb_printf(&sb, "\nwarden: the agent wants to run: %s\n", what);
+		wd_sb_printf(&sb, "\nwarden [%s]: the agent wants to run: %s\n", ps->code, what);
 		wd_sb_printf(&sb, "  pid %d, cwd %s\n", rq->pid, cwd);
 		free(cwd);
 		if (rq->ev->parent_cmdline) {
@@ -144,7 +208,7 @@ static void show(struct sup_run *r)
 	} else {
 		char *cmd = sbx_proc_cmdline(rq->pid, 4096);
 		char *clean = wd_sanitize(cmd ? cmd : "?");
-		wd_sb_printf(&sb, "\nwarden: the agent wants to %s\n", what);
+		wd_sb_printf(&sb, "\nwarden [%s]: the agent wants to %s\n", ps->code, what);
 		wd_sb_printf(&sb, "  pid %d: %.200s\n", rq->pid, clean);
 		free(clean);
 		free(cmd);
@@ -161,8 +225,10 @@ static void show(struct sup_run *r)
 		wd_sb_printf(&sb, "  Seen before: %s\n", seen);
 	free(seen);
 	free(ctx);
-	wd_sb_puts(&sb, "  [a] allow once  [A] allow always this session  [r] reject"
-			"  (a note may follow: \"r use make clean\")\n> ");
+	wd_sb_printf(&sb,
+		     "  [%s] [a] allow once  [A] allow always this session  [r] reject"
+		     "  (a note may follow: \"r use make clean\")\n> ",
+		     ps->code);
 	wd_write_all(r->tty_fd, sb.buf, sb.len);
 	wd_sb_free(&sb);
 }
@@ -202,6 +268,8 @@ void sup_prompt_forget(struct sup_run *r, struct sup_pending *p)
 
 void sup_prompt_close(struct sup_run *r)
 {
+	if (r->prompt && r->prompt->held && !r->prompt->had_tostop && r->tty_fd >= 0)
+		set_tostop(r->tty_fd, false);
 	if (r->prompt) {
 		free(r->prompt->queue);
 		free(r->prompt);

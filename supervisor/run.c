@@ -113,19 +113,38 @@ static char *find_program(const char *cmd)
 }
 
 /* The agent's environment: warden's own variables (the judge's key among
- * them) never reach it. WARDEN_SESSION tells it which session it is in. */
-static char **agent_environ(const char *session)
+ * them) never reach it, nor do variables that look like secrets
+ * (pol_env_name_is_secret: *_API_KEY, *_TOKEN, *SECRET*, SSH_AUTH_SOCK...)
+ * unless its harness needs them (its own API key) or the config keeps them.
+ * The names removed are said once on stderr, never the values.
+ * WARDEN_SESSION tells it which session it is in. */
+static char **agent_environ(const char *session, const struct pol_config *c, enum pol_harness h)
 {
 	size_t n = 0;
 	while (environ[n])
 		n++;
 	char **env = wd_calloc(n + 2, sizeof(char *));
 	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!wd_str_has_prefix(environ[i], "WARDEN_"))
-			env[k++] = environ[i];
+	struct wd_sb gone = {0};
+	for (size_t i = 0; i < n; i++) {
+		if (wd_str_has_prefix(environ[i], "WARDEN_"))
+			continue;
+		const char *eq = strchr(environ[i], '=');
+		size_t len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+		if (pol_env_name_is_secret(environ[i], len) &&
+		    !pol_env_keeps(c, h, environ[i], len)) {
+			wd_sb_printf(&gone, "%s%.*s", gone.len ? ", " : "", (int)len, environ[i]);
+			continue;
+		}
+		env[k++] = environ[i];
+	}
 	env[k++] = wd_asprintf("WARDEN_SESSION=%s", session);
 	env[k] = NULL;
+	if (gone.len)
+		wd_info("removed from the agent's environment (they look like secrets; keep one "
+			"with \"env\": {\"keep\": [NAME]} in .warden/permissions.json): %s",
+			gone.buf);
+	wd_sb_free(&gone);
 	return env;
 }
 
@@ -1164,7 +1183,7 @@ int sup_cmd_run(int argc, char **argv)
 	rc = sup_judge_init(&r);
 	if (rc < 0)
 		goto out;
-	char **env = agent_environ(r.session_id);
+	char **env = agent_environ(r.session_id, r.config, r.opts.agent);
 	if (!r.opts.no_view) {
 		r.backing_fd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		r.view_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -418,6 +418,14 @@ void sup_tell(pid_t tgid, const char *fmt, ...) __attribute__((format(printf, 2,
  * a gated place's); called once per place, the string must outlive the run. */
 void sup_tell_skip(const char *place);
 
+/* ---- socket calls (sockets.c) ------------------------------------------ */
+
+/* Decides and answers the socket call |ev| (taken), received at |t0|. */
+void sup_sock_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0);
+/* Says which outside sockets (and secret-looking variables) the config
+ * lets the agent have, for warden doctor. */
+void sup_sockets_describe(const struct pol_config *c, FILE *out);
+
 /* ---- the person at the terminal (prompt.c) ----------------------------- */
 
 /* Opens /dev/tty for --prompt tty. 0 or -errno. */

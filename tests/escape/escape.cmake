@@ -73,3 +73,12 @@ wd_agent_program(esc_view)
 wd_test(test_esc_view SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_view.c
 	LIBS wt LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_view warden esc_view)
+
+# Local control channels: Unix sockets outside the project.
+add_executable(esc_sock ${CMAKE_SOURCE_DIR}/tests/escape/esc_sock.c)
+set_target_properties(esc_sock PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+target_link_libraries(esc_sock PRIVATE Threads::Threads)
+wd_agent_program(esc_sock)
+wd_test(test_esc_sockets SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_sockets.c
+	LIBS wt wd_store LABELS escape TIMEOUT 600)
+add_dependencies(test_esc_sockets warden esc_sock)

@@ -258,6 +258,16 @@ static const struct env_case env_cases[] = {
 	{"GIT_DIR=/tmp/x", {"git", "log", NULL}, NOT},
 	{"GIT_PAGER=touch /tmp/x", {"git", "log", NULL}, NOT},
 	{"GIT_TERMINAL_PROMPT=0", {"git", "log", NULL}, FAST},
+	/* The harnesses' own: an editor that does nothing, a pager that
+	 * copies (Claude Code's GIT_EDITOR=true, Codex's PAGER=cat). */
+	{"GIT_EDITOR=true", {"git", "log", NULL}, FAST},
+	{"EDITOR=:", {"ls", NULL}, FAST},
+	{"GIT_EDITOR=vim", {"git", "log", NULL}, NOT},
+	{"GIT_EDITOR=true x", {"git", "log", NULL}, NOT},
+	{"GIT_PAGER=cat", {"git", "log", NULL}, FAST},
+	{"PAGER=cat", {"git", "log", NULL}, FAST},
+	{"PAGER=less", {"git", "log", NULL}, NOT},
+	{"GIT_PAGER=/tmp/cat", {"git", "log", NULL}, NOT},
 	{"HOME=/work/proj/h", {"git", "status", NULL}, NOT},
 	{"HOME=" HOME, {"git", "status", NULL}, FAST},
 	{"HOME=/work/proj/h", {"ls", NULL}, FAST},

@@ -1,0 +1,649 @@
+/*
+ * sock.c: the decoder of the socket calls the filter stops (connect, sendto
+ * with an address, sendmsg, sendmmsg), and the mechanism that does an
+ * allowed call on the caller's behalf. It decides nothing: the supervisor
+ * (supervisor/sockets.c) says which destinations may be reached.
+ *
+ * Why a decision cannot be raced. The address a caller passes lives in its
+ * memory, which another thread (or a process sharing a mapping) can rewrite
+ * after we read it; and the socket a descriptor number names can be
+ * replaced by another thread (dup2) while the caller waits. So:
+ *
+ *  - A pathname AF_UNIX destination is never let through: the address is
+ *    copied here once, the path is resolved as the caller would resolve it
+ *    (sbx_sock_resolve), the supervisor decides on the file that resolution
+ *    found, and the call is then done by warden on the caller's own socket
+ *    (pidfd_getfd: the same open file, with its flags and options), naming
+ *    that very file through "/proc/self/fd/N" of its O_PATH descriptor.
+ *    What was decided is what is connected, whatever the caller's memory
+ *    says afterwards.
+ *  - The kernel runs a call itself (the answer CONTINUE) only when no
+ *    address in it can reach a pathname socket whatever the memory says:
+ *    the socket is not AF_UNIX (an INET socket never connects to a path),
+ *    or it is an AF_UNIX stream or seqpacket socket sending (the kernel
+ *    ignores or refuses an address there). The socket's family and type
+ *    are facts of the socket, not of the memory; and the descriptor number
+ *    cannot be made to name another socket meanwhile because the caller is
+ *    the only thread of its process (checked here) and the filter refuses
+ *    clone(CLONE_FILES) without CLONE_THREAD, so no other task shares its
+ *    descriptor table. A multi-threaded caller's call is done on its behalf
+ *    like the pathname case, with the address and data copied once.
+ *
+ * The call done on the caller's behalf runs on a thread of warden's that
+ * first takes the caller's uid, gids and groups and drops every capability
+ * (sbx_sock_perform), so the kernel's permission checks on the socket file
+ * and on the call are the caller's. Its descriptors (the socket copy, the
+ * O_PATH target, the copies of SCM_RIGHTS descriptors) are O_CLOEXEC and
+ * closed by sbx_sock_event_free(): none reaches the agent except the ones
+ * it sent itself.
+ */
+#include "sandbox.h"
+#include "sock_int.h"
+
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+#define CONTROL_MAX  (64 * 1024)
+#define IOV_MAX_K    1024 /* UIO_MAXIOV */
+#define SYMLINKS_MAX 40
+
+bool sbx_sock_call(int nr)
+{
+	return nr == __NR_connect || nr == __NR_sendto || nr == __NR_sendmsg || nr == __NR_sendmmsg;
+}
+
+void sbx_sock_event_free(struct sbx_sock_event *ev)
+{
+	if (!ev)
+		return;
+	for (size_t i = 0; i < ev->nmsgs; i++) {
+		struct sbx_sock_msg *m = &ev->msgs[i];
+		free(m->path);
+		free(m->data);
+		free(m->control);
+		wd_close(&m->target_fd);
+		for (size_t k = 0; k < m->nfds; k++)
+			wd_close(&m->fds[k]);
+		free(m->fds);
+	}
+	free(ev->msgs);
+	wd_close(&ev->sockfd);
+	wd_close(&ev->cwd_fd);
+	free(ev->creds.groups);
+	free(ev);
+}
+
+/* Reads |n| bytes at |addr| of |pid| into |out|. 0 or -EFAULT. */
+static int peek(pid_t pid, uint64_t addr, void *out, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (addr == 0 || n - 1 > UINT64_MAX - addr)
+		return -EFAULT;
+	struct iovec l = {.iov_base = out, .iov_len = n};
+	struct iovec rv = {.iov_base = (void *)(uintptr_t)addr, .iov_len = n};
+	return process_vm_readv(pid, &l, 1, &rv, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
+}
+
+/* The caller's thread count and credentials, from /proc/PID/status. */
+static int read_status(struct sbx_sock_event *ev, unsigned *threads)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/status", ev->pid);
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = wd_read_proc(p, 16384, &buf, &len);
+	if (rc < 0)
+		return rc;
+	*threads = 0;
+	int got = 0;
+	for (char *line = buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		unsigned a[4];
+		if (sscanf(line, "Tgid: %u", &a[0]) == 1) {
+			ev->tgid = (pid_t)a[0];
+			got |= 1;
+		} else if (sscanf(line, "Threads: %u", threads) == 1) {
+			got |= 2;
+		} else if (sscanf(line, "Uid: %u %u %u %u", &a[0], &a[1], &a[2], &a[3]) == 4) {
+			for (int i = 0; i < 4; i++)
+				ev->creds.uid[i] = (uid_t)a[i];
+			got |= 4;
+		} else if (sscanf(line, "Gid: %u %u %u %u", &a[0], &a[1], &a[2], &a[3]) == 4) {
+			for (int i = 0; i < 4; i++)
+				ev->creds.gid[i] = (gid_t)a[i];
+			got |= 8;
+		} else if (strncmp(line, "Groups:", 7) == 0) {
+			size_t cap = 8;
+			ev->creds.groups = wd_calloc(cap, sizeof(gid_t));
+			char *s = line + 7, *end;
+			for (;;) {
+				unsigned long g = strtoul(s, &end, 10);
+				if (end == s)
+					break;
+				if (ev->creds.ngroups == cap) {
+					cap *= 2;
+					ev->creds.groups =
+						wd_realloc(ev->creds.groups, cap * sizeof(gid_t));
+				}
+				ev->creds.groups[ev->creds.ngroups++] = (gid_t)g;
+				s = end;
+			}
+			got |= 16;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	free(buf);
+	return got == 31 ? 0 : -EIO;
+}
+
+/* Sorts the address bytes copied into |m| as the kernel's AF_UNIX code
+ * would read them (unix_validate_addr, unix_mkname_bsd). */
+static void classify(struct sbx_sock_msg *m, int family)
+{
+	const struct sockaddr_un *sun = (const struct sockaddr_un *)(const void *)m->raw;
+	m->kind = SBX_ADDR_RAW;
+	if (family != AF_UNIX || m->rawlen <= offsetof(struct sockaddr_un, sun_path) ||
+	    m->rawlen > sizeof(struct sockaddr_un) || sun->sun_family != AF_UNIX)
+		return; /* not a Unix destination: the kernel refuses or ignores it */
+	size_t max = m->rawlen - offsetof(struct sockaddr_un, sun_path);
+	if (sun->sun_path[0] == '\0') {
+		m->kind = SBX_ADDR_ABSTRACT;
+		return;
+	}
+	m->kind = SBX_ADDR_PATH;
+	m->path = wd_strndup(sun->sun_path, strnlen(sun->sun_path, max));
+}
+
+/* Copies the address at |addr| (|len| bytes) into |m|. |clamp|: sendmsg's
+ * rule (a longer name is cut to sockaddr_storage); else connect's and
+ * sendto's (a longer one is EINVAL). 0 or a positive errno. */
+static int copy_addr(pid_t pid, struct sbx_sock_msg *m, uint64_t addr, uint64_t len, bool clamp,
+		     int family)
+{
+	if (addr == 0 || len == 0) {
+		m->kind = addr == 0 ? SBX_ADDR_NONE : SBX_ADDR_RAW;
+		m->rawlen = 0;
+		return 0;
+	}
+	if (len > sizeof(m->raw) && !clamp)
+		return EINVAL;
+	if ((int64_t)(int32_t)len < 0)
+		return EINVAL;
+	m->rawlen = len > sizeof(m->raw) ? sizeof(m->raw) : (unsigned)len;
+	if (peek(pid, addr, m->raw, m->rawlen) < 0)
+		return EFAULT;
+	classify(m, family);
+	return 0;
+}
+
+/* Whether data beyond SBX_SOCK_DATA_MAX may be cut (a stream sends part of
+ * it and says how much) rather than refused (a datagram is whole or not). */
+static bool stream(const struct sbx_sock_event *ev)
+{
+	return ev->type == SOCK_STREAM;
+}
+
+/* Gathers the |n| iovecs at |iov| into m->data. 0 or a positive errno. */
+static int copy_iov(const struct sbx_sock_event *ev, struct sbx_sock_msg *m, uint64_t iov,
+		    uint64_t n)
+{
+	if (n > IOV_MAX_K)
+		return EMSGSIZE;
+	if (n == 0)
+		return 0;
+	struct iovec *v = wd_calloc(n, sizeof(*v));
+	if (peek(ev->pid, iov, v, n * sizeof(*v)) < 0) {
+		free(v);
+		return EFAULT;
+	}
+	size_t total = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		if ((ssize_t)v[i].iov_len < 0 || total + v[i].iov_len < total) {
+			free(v);
+			return EINVAL;
+		}
+		total += v[i].iov_len;
+	}
+	if (total > SBX_SOCK_DATA_MAX) {
+		if (!stream(ev)) {
+			free(v);
+			return EMSGSIZE;
+		}
+		total = SBX_SOCK_DATA_MAX; /* a short write, as a full buffer gives */
+	}
+	m->data = wd_malloc(total ? total : 1);
+	size_t got = 0;
+	for (uint64_t i = 0; i < n && got < total; i++) {
+		size_t take = v[i].iov_len < total - got ? v[i].iov_len : total - got;
+		if (peek(ev->pid, (uint64_t)(uintptr_t)v[i].iov_base, m->data + got, take) < 0) {
+			free(v);
+			return EFAULT;
+		}
+		got += take;
+	}
+	m->len = total;
+	free(v);
+	return 0;
+}
+
+/* Copies the ancillary data; on a Unix socket, each descriptor SCM_RIGHTS
+ * passes is replaced by our copy of the caller's (pidfd_getfd: the same
+ * open file), so that what is sent is what the caller holds now. */
+static int copy_control(const struct sbx_sock_event *ev, int pidfd, struct sbx_sock_msg *m,
+			uint64_t at, uint64_t len)
+{
+	if (len == 0 || at == 0)
+		return 0;
+	if (len > CONTROL_MAX)
+		return ENOBUFS;
+	m->control = wd_malloc(len);
+	m->controllen = len;
+	if (peek(ev->pid, at, m->control, len) < 0)
+		return EFAULT;
+	if (ev->family != AF_UNIX)
+		return 0;
+	struct msghdr mh = {.msg_control = m->control, .msg_controllen = len};
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		if (c->cmsg_len < CMSG_LEN(0))
+			return EINVAL;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int *fds = (int *)(void *)CMSG_DATA(c);
+		m->fds = wd_realloc(m->fds, (m->nfds + n) * sizeof(int));
+		for (size_t i = 0; i < n; i++) {
+			int theirs;
+			memcpy(&theirs, &fds[i], sizeof(int));
+			int ours = (int)syscall(SYS_pidfd_getfd, pidfd, theirs, 0);
+			if (ours < 0)
+				return EBADF;
+			m->fds[m->nfds++] = ours;
+			memcpy(&fds[i], &ours, sizeof(int));
+		}
+	}
+	return 0;
+}
+
+/* struct msghdr as the x86_64 caller lays it out. */
+struct user_msghdr {
+	uint64_t name;
+	uint32_t namelen;
+	uint32_t pad0;
+	uint64_t iov;
+	uint64_t iovlen;
+	uint64_t control;
+	uint64_t controllen;
+	uint32_t flags;
+	uint32_t pad1;
+};
+
+static int copy_msghdr(struct sbx_sock_event *ev, int pidfd, struct sbx_sock_msg *m, uint64_t at)
+{
+	struct user_msghdr h;
+	if (peek(ev->pid, at, &h, sizeof(h)) < 0)
+		return EFAULT;
+	int err = copy_addr(ev->pid, m, h.name, h.name ? h.namelen : 0, true, ev->family);
+	if (!err)
+		err = copy_iov(ev, m, h.iov, h.iovlen);
+	if (!err && h.controllen > INT32_MAX)
+		err = ENOBUFS;
+	if (!err)
+		err = copy_control(ev, pidfd, m, h.control, h.controllen);
+	return err;
+}
+
+static struct sbx_sock_msg *add_msg(struct sbx_sock_event *ev)
+{
+	ev->msgs = wd_realloc(ev->msgs, (ev->nmsgs + 1) * sizeof(*ev->msgs));
+	struct sbx_sock_msg *m = &ev->msgs[ev->nmsgs++];
+	memset(m, 0, sizeof(*m));
+	m->target_fd = -1;
+	return m;
+}
+
+/* Reads what the call needs from the caller; sets ev->err on a failure the
+ * kernel would report (a bad descriptor, an unreadable address). */
+static void copy_call(struct sbx_sock_event *ev, int pidfd, const uint64_t *a)
+{
+	int err = 0;
+	switch (ev->op) {
+	case SBX_SOCK_CONNECT:
+		err = copy_addr(ev->pid, add_msg(ev), a[1], (uint32_t)a[2], false, ev->family);
+		break;
+	case SBX_SOCK_SENDTO: {
+		struct sbx_sock_msg *m = add_msg(ev);
+		ev->flags = (int)a[3];
+		err = copy_addr(ev->pid, m, a[4], (uint32_t)a[5], false, ev->family);
+		uint64_t len = a[2];
+		if (!err && len > SBX_SOCK_DATA_MAX) {
+			if (stream(ev))
+				len = SBX_SOCK_DATA_MAX;
+			else
+				err = EMSGSIZE;
+		}
+		if (!err) {
+			m->data = wd_malloc(len ? len : 1);
+			m->len = len;
+			if (peek(ev->pid, a[1], m->data, len) < 0)
+				err = EFAULT;
+		}
+		break;
+	}
+	case SBX_SOCK_SENDMSG:
+		ev->flags = (int)a[2];
+		err = copy_msghdr(ev, pidfd, add_msg(ev), a[1]);
+		break;
+	case SBX_SOCK_SENDMMSG: {
+		/* A caller may get fewer messages sent than it asked, as from
+		 * the kernel (which stops at UIO_MAXIOV). */
+		ev->flags = (int)a[3];
+		uint64_t n = (uint32_t)a[2];
+		if (n > SBX_SOCK_MSGS_MAX)
+			n = SBX_SOCK_MSGS_MAX;
+		const uint64_t sz = sizeof(struct user_msghdr) + 8; /* struct mmsghdr */
+		for (uint64_t i = 0; i < n && !err; i++) {
+			struct sbx_sock_msg *m = add_msg(ev);
+			m->len_at = a[1] + i * sz + sizeof(struct user_msghdr);
+			err = copy_msghdr(ev, pidfd, m, a[1] + i * sz);
+		}
+		break;
+	}
+	}
+	ev->err = err;
+}
+
+int sbx_sock_decode(int nfd, const struct seccomp_notif *req, struct sbx_sock_event **out)
+{
+	struct sbx_sock_event *ev = wd_calloc(1, sizeof(*ev));
+	ev->id = req->id;
+	ev->pid = (pid_t)req->pid;
+	ev->sockfd = ev->cwd_fd = -1;
+	switch (req->data.nr) {
+	case __NR_connect:
+		ev->op = SBX_SOCK_CONNECT;
+		break;
+	case __NR_sendto:
+		ev->op = SBX_SOCK_SENDTO;
+		break;
+	case __NR_sendmsg:
+		ev->op = SBX_SOCK_SENDMSG;
+		break;
+	default:
+		ev->op = SBX_SOCK_SENDMMSG;
+		break;
+	}
+	uint64_t a[6];
+	for (int i = 0; i < 6; i++)
+		a[i] = req->data.args[i];
+	unsigned threads = 0;
+	/* A pidfd of the calling thread (Linux 6.9), else of its process:
+	 * the descriptor table is the process's either way. */
+	wd_autoclose int pidfd = (int)syscall(SYS_pidfd_open, ev->pid, PIDFD_THREAD);
+	if (pidfd < 0)
+		pidfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);
+	if (read_status(ev, &threads) < 0 || pidfd < 0) {
+		/* Gone, or unreadable: nothing is let through unread. */
+		ev->err = EPERM;
+		goto check;
+	}
+	ev->sockfd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)a[0], 0);
+	if (ev->sockfd < 0) {
+		ev->err = errno == EBADF ? EBADF : EPERM;
+		goto check;
+	}
+	socklen_t l = sizeof(int);
+	if (getsockopt(ev->sockfd, SOL_SOCKET, SO_DOMAIN, &ev->family, &l) < 0) {
+		ev->err = errno == ENOTSOCK ? ENOTSOCK : EPERM;
+		goto check;
+	}
+	l = sizeof(int);
+	if (getsockopt(ev->sockfd, SOL_SOCKET, SO_TYPE, &ev->type, &l) < 0) {
+		ev->err = EPERM;
+		goto check;
+	}
+	/* See the file's header for why these are safe as they are. */
+	bool no_path =
+		ev->family != AF_UNIX || (ev->op != SBX_SOCK_CONNECT && ev->type != SOCK_DGRAM);
+	if (no_path && threads == 1) {
+		ev->pass = true;
+		goto check;
+	}
+	copy_call(ev, pidfd, a);
+	for (size_t i = 0; i < ev->nmsgs && ev->cwd_fd < 0; i++)
+		if (ev->msgs[i].kind == SBX_ADDR_PATH && ev->msgs[i].path[0] != '/') {
+			char p[64];
+			snprintf(p, sizeof(p), "/proc/%d/cwd", ev->pid);
+			ev->cwd_fd = open(p, O_PATH | O_CLOEXEC);
+		}
+check:
+	/* Everything above may have read a recycled pid if the caller died:
+	 * the id check says it was our caller all along. */
+	if (ioctl(nfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &ev->id) < 0) {
+		sbx_sock_event_free(ev);
+		return -ENOENT;
+	}
+	*out = ev;
+	return 0;
+}
+
+/* ---- resolving a path as the caller would ----------------------------- */
+
+static int in_root(int root, const char *path)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
+	for (int i = 0; i < 64; i++) {
+		int fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+		if (fd >= 0)
+			return fd;
+		if (errno != EAGAIN)
+			return -errno;
+	}
+	return -EAGAIN;
+}
+
+/* Walks the relative |path| from |dirfd| one name at a time, so that an
+ * absolute symlink met on the way continues inside |root| (the caller's
+ * root), not in warden's. */
+static int walk(int root, int dirfd, const char *path, int *links)
+{
+	int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return -errno;
+	wd_autofree char *copy = wd_strdup(path);
+	char *s = copy;
+	while (*s) {
+		char *slash = strchr(s, '/');
+		if (slash)
+			*slash = '\0';
+		char *rest = slash ? slash + 1 : NULL;
+		if (!*s || strcmp(s, ".") == 0) {
+			s = rest ? rest : s + strlen(s);
+			continue;
+		}
+		int next = openat(cur, s, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (next < 0 || fstat(next, &st) < 0) {
+			int e = errno;
+			if (next >= 0)
+				close(next);
+			close(cur);
+			return -e;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			char target[4096];
+			ssize_t n = readlinkat(next, "", target, sizeof(target) - 1);
+			close(next);
+			if (n <= 0 || ++*links > SYMLINKS_MAX) {
+				close(cur);
+				return n <= 0 ? -ENOENT : -ELOOP;
+			}
+			target[n] = '\0';
+			wd_autofree char *np = rest && *rest ? wd_asprintf("%s/%s", target, rest)
+							     : wd_strdup(target);
+			int fd = np[0] == '/' ? in_root(root, np) : walk(root, cur, np, links);
+			close(cur);
+			return fd;
+		}
+		if (rest && !S_ISDIR(st.st_mode)) {
+			close(next);
+			close(cur);
+			return -ENOTDIR;
+		}
+		close(cur);
+		cur = next;
+		s = rest ? rest : s + strlen(s);
+	}
+	return cur;
+}
+
+int sbx_sock_resolve(const struct sbx_sock_event *ev, int root_fd, const char *path)
+{
+	if (!path[0])
+		return -ENOENT;
+	wd_autoclose int own = -1;
+	if (root_fd < 0) {
+		char p[64];
+		snprintf(p, sizeof(p), "/proc/%d/root", ev->pid);
+		root_fd = own = open(p, O_PATH | O_CLOEXEC);
+		if (root_fd < 0)
+			return -errno;
+	}
+	if (path[0] == '/')
+		return in_root(root_fd, path);
+	if (ev->cwd_fd < 0)
+		return -ENOENT;
+	int links = 0;
+	return walk(root_fd, ev->cwd_fd, path, &links);
+}
+
+/* ---- doing the call on the caller's behalf ----------------------------- */
+
+/* Gives the calling thread (only it: raw system calls, not libc's, which
+ * would change every thread) the caller's ids and groups and no
+ * capability. 0 or -errno. */
+static int become_caller(const struct sbx_sock_creds *c)
+{
+	if (geteuid() == 0) {
+		if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0 ||
+		    syscall(SYS_setresgid, c->gid[0], c->gid[1], c->gid[2]) < 0 ||
+		    syscall(SYS_setresuid, c->uid[0], c->uid[1], c->uid[2]) < 0)
+			return -errno;
+		syscall(SYS_setfsgid, c->gid[3]);
+		syscall(SYS_setfsuid, c->uid[3]);
+	}
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+/* The address to pass for |m|: the decided file for a path, the copied
+ * bytes otherwise. */
+static socklen_t addr_of(const struct sbx_sock_msg *m, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (m->kind == SBX_ADDR_PATH) {
+		struct sockaddr_un *sun = (struct sockaddr_un *)(void *)ss;
+		sun->sun_family = AF_UNIX;
+		int n = snprintf(sun->sun_path, sizeof(sun->sun_path), "/proc/self/fd/%d",
+				 m->target_fd);
+		return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
+	}
+	if (m->kind == SBX_ADDR_NONE)
+		return 0;
+	memcpy(ss, m->raw, m->rawlen);
+	return m->rawlen;
+}
+
+static long send_one(const struct sbx_sock_event *ev, const struct sbx_sock_msg *m)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = addr_of(m, &ss);
+	struct iovec iov = {.iov_base = m->data, .iov_len = m->len};
+	struct msghdr mh = {
+		.msg_name = sl ? &ss : NULL,
+		.msg_namelen = sl,
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = m->control,
+		.msg_controllen = m->controllen,
+	};
+	ssize_t n = sendmsg(ev->sockfd, &mh, ev->flags);
+	return n < 0 ? -errno : (long)n;
+}
+
+long sbx_sock_perform(int notify_fd, const struct sbx_sock_event *ev)
+{
+	long rc = become_caller(&ev->creds);
+	if (rc < 0) {
+		rc = -EPERM; /* never done with more than the caller's rights */
+	} else if (ev->op == SBX_SOCK_CONNECT) {
+		struct sockaddr_storage ss;
+		socklen_t sl = addr_of(&ev->msgs[0], &ss);
+		rc = connect(ev->sockfd, (struct sockaddr *)&ss, sl) < 0 ? -errno : 0;
+	} else if (ev->op != SBX_SOCK_SENDMMSG) {
+		rc = send_one(ev, &ev->msgs[0]);
+	} else {
+		size_t i = 0;
+		for (; i < ev->nmsgs; i++) {
+			long n = send_one(ev, &ev->msgs[i]);
+			if (n < 0) {
+				if (i == 0)
+					rc = n;
+				break;
+			}
+			/* msg_len, as the kernel fills it in; the caller waits
+			 * in the call, so its memory is its own still. */
+			uint32_t len = (uint32_t)n;
+			struct iovec l = {.iov_base = &len, .iov_len = sizeof(len)};
+			struct iovec rv = {.iov_base = (void *)(uintptr_t)ev->msgs[i].len_at,
+					   .iov_len = sizeof(len)};
+			if (sbx_notify_id_valid(notify_fd, ev->id))
+				(void)process_vm_writev(ev->pid, &l, 1, &rv, 1, 0);
+		}
+		if (i > 0)
+			rc = (long)i;
+	}
+	(void)sbx_notify_answer(notify_fd, ev->id, rc);
+	return rc;
+}
+
+int sbx_notify_answer(int fd, uint64_t id, long val)
+{
+	struct seccomp_notif_sizes sz;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+		return -errno;
+	size_t n = sz.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
+			   ? sz.seccomp_notif_resp
+			   : sizeof(struct seccomp_notif_resp);
+	wd_autofree struct seccomp_notif_resp *resp = wd_calloc(1, n);
+	resp->id = id;
+	resp->error = val < 0 ? (int32_t)val : 0;
+	resp->val = val < 0 ? 0 : val;
+	for (;;) {
+		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
