@@ -87,21 +87,77 @@ int pol_parse_iso_time(const char *s, int64_t *out_us)
 
 /* ---- lifetime ------------------------------------------------------------------- */
 
-static const char *const builtin_outside[] = {
-	"~/.ssh",
-	"~/.aws",
-	"~/.gnupg",
-	"~/.netrc",
-	"~/.git-credentials",
-	"~/.config/gh",
-	"~/.docker",
-	"~/.kube",
-	"~/.npmrc",
-	"~/.pypirc",
-	"~/.config/gcloud",
-	"~/.azure",
-	"~/.password-store",
-	"~/.local/share/keyrings",
+/*
+ * The built-in outside places. "~/" entries are expanded for every home
+ * the config was given (pol_config_set_paths, pol_config_add_home). The
+ * home itself is seen through a markers view; the rest is hidden inside it
+ * (the view answers ENOENT for those names, whenever they appear).
+ * History files are hidden too: they hold what was typed, pasted tokens and
+ * `mysql -p...` included, and no tool needs another shell's history.
+ */
+static const struct {
+	const char *path;
+	enum pol_outside_mode mode;
+} builtin_outside[] = {
+	{"~/", POL_OUTSIDE_MARKERS},
+	/* ssh, gpg, and the generic token files */
+	{"~/.ssh", POL_OUTSIDE_HIDE},
+	{"~/.gnupg", POL_OUTSIDE_HIDE},
+	{"~/.netrc", POL_OUTSIDE_HIDE},
+	{"~/.git-credentials", POL_OUTSIDE_HIDE},
+	{"~/.password-store", POL_OUTSIDE_HIDE},
+	{"~/.local/share/keyrings", POL_OUTSIDE_HIDE},
+	{"~/.vault-token", POL_OUTSIDE_HIDE},
+	/* forges and package registries */
+	{"~/.config/gh", POL_OUTSIDE_HIDE},
+	{"~/.config/hub", POL_OUTSIDE_HIDE},
+	{"~/.config/glab-cli", POL_OUTSIDE_HIDE},
+	{"~/.npmrc", POL_OUTSIDE_HIDE},
+	{"~/.pypirc", POL_OUTSIDE_HIDE},
+	{"~/.cargo/credentials", POL_OUTSIDE_HIDE},
+	{"~/.cargo/credentials.toml", POL_OUTSIDE_HIDE},
+	{"~/.gem/credentials", POL_OUTSIDE_HIDE},
+	{"~/.m2/settings.xml", POL_OUTSIDE_HIDE},
+	{"~/.huggingface/token", POL_OUTSIDE_HIDE},
+	{"~/.cache/huggingface/token", POL_OUTSIDE_HIDE},
+	{"~/.terraform.d/credentials.tfrc.json", POL_OUTSIDE_HIDE},
+	/* containers and clouds */
+	{"~/.docker", POL_OUTSIDE_HIDE},
+	{"~/.kube", POL_OUTSIDE_HIDE},
+	{"~/.aws", POL_OUTSIDE_HIDE},
+	{"~/.config/gcloud", POL_OUTSIDE_HIDE},
+	{"~/.azure", POL_OUTSIDE_HIDE},
+	{"~/.oci", POL_OUTSIDE_HIDE},
+	{"~/.config/doctl", POL_OUTSIDE_HIDE},
+	{"~/.config/rclone", POL_OUTSIDE_HIDE},
+	{"~/.s3cfg", POL_OUTSIDE_HIDE},
+	{"~/.boto", POL_OUTSIDE_HIDE},
+	/* databases */
+	{"~/.pgpass", POL_OUTSIDE_HIDE},
+	{"~/.my.cnf", POL_OUTSIDE_HIDE},
+	/* browsers: cookies, saved logins and their keys */
+	{"~/.mozilla", POL_OUTSIDE_HIDE},
+	{"~/.config/google-chrome", POL_OUTSIDE_HIDE},
+	{"~/.config/chromium", POL_OUTSIDE_HIDE},
+	/* what was typed */
+	{"~/.bash_history", POL_OUTSIDE_HIDE},
+	{"~/.zsh_history", POL_OUTSIDE_HIDE},
+	{"~/.local/share/fish/fish_history", POL_OUTSIDE_HIDE},
+	{"~/.python_history", POL_OUTSIDE_HIDE},
+	{"~/.psql_history", POL_OUTSIDE_HIDE},
+	{"~/.mysql_history", POL_OUTSIDE_HIDE},
+	{"~/.node_repl_history", POL_OUTSIDE_HIDE},
+	/* the system's secrets: readable by a root run's uid (it owns them,
+	 * capabilities or not); unreadable otherwise, and hidden all the same */
+	{"/etc/shadow", POL_OUTSIDE_HIDE},
+	{"/etc/shadow-", POL_OUTSIDE_HIDE},
+	{"/etc/gshadow", POL_OUTSIDE_HIDE},
+	{"/etc/gshadow-", POL_OUTSIDE_HIDE},
+	{"/etc/ssh/ssh_host_rsa_key", POL_OUTSIDE_HIDE},
+	{"/etc/ssh/ssh_host_ecdsa_key", POL_OUTSIDE_HIDE},
+	{"/etc/ssh/ssh_host_ed25519_key", POL_OUTSIDE_HIDE},
+	{"/etc/ssh/ssh_host_dsa_key", POL_OUTSIDE_HIDE},
+	{"/etc/ssl/private", POL_OUTSIDE_HIDE},
 };
 
 struct pol_config *pol_config_default(void)
@@ -118,34 +174,56 @@ static char *expand_home(const char *p, const char *home)
 	return wd_strdup(p);
 }
 
+/* Adds |p| (|mode|) once for each home ("~/" paths) or once (others). */
+static void merge_one(struct pol_config *c, const char *p, enum pol_outside_mode mode)
+{
+	size_t homes = strncmp(p, "~/", 2) == 0 ? 1 + c->nhomes : 1;
+	c->merged = wd_realloc(c->merged, (c->nmerged + homes + 1) * sizeof(*c->merged));
+	for (size_t h = 0; h < homes; h++) {
+		c->merged[c->nmerged].path = expand_home(p, h ? c->homes[h - 1] : c->home);
+		c->merged[c->nmerged++].mode = mode;
+	}
+	c->merged[c->nmerged].path = NULL;
+}
+
 void pol_config_merge_outside(struct pol_config *c)
 {
 	for (size_t i = 0; i < c->nmerged; i++)
 		free(c->merged[i].path);
 	free(c->merged);
-	size_t cap = WD_ARRAY_SIZE(builtin_outside) + c->noutside;
-	c->merged = wd_calloc(cap + 1, sizeof(*c->merged));
+	c->merged = NULL;
 	c->nmerged = 0;
 	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_outside); i++) {
 		bool overridden = false;
 		for (size_t k = 0; k < c->noutside; k++)
-			if (strcmp(c->outside[k].path, builtin_outside[i]) == 0)
+			if (strcmp(c->outside[k].path, builtin_outside[i].path) == 0)
 				overridden = true;
-		if (overridden)
-			continue;
-		c->merged[c->nmerged].path = expand_home(builtin_outside[i], c->home);
-		c->merged[c->nmerged++].mode = POL_OUTSIDE_HIDE;
+		if (!overridden)
+			merge_one(c, builtin_outside[i].path, builtin_outside[i].mode);
 	}
 	for (size_t k = 0; k < c->noutside; k++) {
 		bool later = false;
 		for (size_t j = k + 1; j < c->noutside; j++)
 			if (strcmp(c->outside[k].path, c->outside[j].path) == 0)
 				later = true;
-		if (later)
-			continue;
-		c->merged[c->nmerged].path = expand_home(c->outside[k].path, c->home);
-		c->merged[c->nmerged++].mode = c->outside[k].mode;
+		if (!later)
+			merge_one(c, c->outside[k].path, c->outside[k].mode);
 	}
+}
+
+void pol_config_add_home(struct pol_config *c, const char *home)
+{
+	if (!home || home[0] != '/')
+		return;
+	wd_autofree char *h = pol_path_lexical(home);
+	if (c->home && strcmp(c->home, h) == 0)
+		return;
+	for (size_t i = 0; i < c->nhomes; i++)
+		if (strcmp(c->homes[i], h) == 0)
+			return;
+	c->homes = wd_realloc(c->homes, (c->nhomes + 1) * sizeof(char *));
+	c->homes[c->nhomes++] = wd_steal_pointer(&h);
+	pol_config_merge_outside(c);
 }
 
 static void grant_free(struct pol_grant *g)
@@ -187,6 +265,9 @@ void pol_config_free(struct pol_config *c)
 	free(c->judge_model);
 	free(c->project);
 	free(c->home);
+	for (size_t i = 0; i < c->nhomes; i++)
+		free(c->homes[i]);
+	free(c->homes);
 	free(c);
 }
 
@@ -379,8 +460,7 @@ char *pol_config_to_json(const struct pol_config *c)
 			cJSON *o = cJSON_CreateObject();
 			cJSON_AddStringToObject(o, "path", c->outside[i].path);
 			cJSON_AddStringToObject(o, "mode",
-						c->outside[i].mode == POL_OUTSIDE_GATE ? "gate"
-										       : "hide");
+						pol_outside_mode_name(c->outside[i].mode));
 			cJSON_AddItemToArray(a, o);
 		}
 		cJSON_AddItemToObject(root, "outside", a);

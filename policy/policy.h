@@ -146,6 +146,11 @@ void pol_config_free(struct pol_config *c);
  * hard deny and relative paths depend on them. */
 void pol_config_set_paths(struct pol_config *c, const char *project, const char *home);
 
+/* Another home the "~/" outside places apply to (the invoking user's
+ * passwd home, SUDO_USER's): copied; ignored when not absolute or already
+ * known. */
+void pol_config_add_home(struct pol_config *c, const char *home);
+
 enum pol_tier pol_config_tier(const struct pol_config *c);
 
 /* Serialises the config back to JSON, 2-space indented (for `warden rules
@@ -290,9 +295,20 @@ void pol_classify_argv(char *const argv[], char *const envp[], const struct pol_
 
 /* ---- additions: settings other modules read from the config ------------ */
 
-/* Sensitive places outside the project (~/.ssh, ~/.aws, ...): hidden from
- * the agent, or gated (every open is a request). */
-enum pol_outside_mode { POL_OUTSIDE_HIDE, POL_OUTSIDE_GATE };
+/* Places outside the project: hidden from the agent (~/.ssh, ~/.aws, ...),
+ * gated (a read-only view in which every open is a request), seen through
+ * a markers view (the home: the sensitive markers decide opens as in the
+ * project, everything else passes through), or left open (a built-in
+ * place the config turns off). */
+enum pol_outside_mode {
+	POL_OUTSIDE_HIDE,
+	POL_OUTSIDE_GATE,
+	POL_OUTSIDE_MARKERS,
+	POL_OUTSIDE_OPEN,
+};
+
+/* "hide", "gate", "markers" or "open". */
+const char *pol_outside_mode_name(enum pol_outside_mode m);
 
 /* The absolute paths Landlock lets the agent write (config "writable"), in
  * file order. Pointers into |c|, valid while |c| lives. */
@@ -304,10 +320,12 @@ const char *pol_config_writable(const struct pol_config *c, size_t i);
 size_t pol_config_tmp_share_count(const struct pol_config *c);
 const char *pol_config_tmp_share(const struct pol_config *c, size_t i);
 
-/* The outside places: the built-in list (all "hide") followed by the
- * config's "outside" entries; a later entry for the same path wins. A
- * leading "~/" is expanded when pol_config_set_paths() gave a home, else
- * returned as written. Returns NULL past the end. Pointer valid while |c|
+/* The outside places: the built-in list (the home as "markers", its token
+ * files, cloud and CLI credentials, histories and the system's secrets as
+ * "hide") followed by the config's "outside" entries; a later entry for the
+ * same path wins. A leading "~/" is expanded for the home
+ * pol_config_set_paths() gave and for each pol_config_add_home() (one entry
+ * per home), else returned as written. Returns NULL past the end. Pointer valid while |c|
  * lives and until the next pol_config_set_paths(). */
 size_t pol_config_outside_count(const struct pol_config *c);
 const char *pol_config_outside(const struct pol_config *c, size_t i, enum pol_outside_mode *mode);

@@ -135,6 +135,9 @@ struct pol_config {
 	bool has_judge;
 	char *project;
 	char *home;
+	/* further homes (pol_config_add_home): "~/" places apply to each */
+	char **homes;
+	size_t nhomes;
 	/* agent harnesses: pol_config_set_agent_binary(), "" when unset */
 	char agent_binary[4096];
 };

@@ -67,11 +67,24 @@ struct sbx_view_config {
 	 * the kernel to drop the least recently used files (0: three
 	 * quarters of RLIMIT_NOFILE's soft limit). */
 	size_t fd_budget;
-	/* A gated place outside the project: every object in it is sensitive
-	 * (every open of a file is decided) and requests name it by absolute
-	 * path, |prefix| + "/" + its path in the view (|prefix| itself for the
-	 * root). Copied. A gated place may be a single regular file: then
-	 * |backing_fd| is an O_PATH fd of that file and the view's root is it. */
+	/* Paths of the view (relative, like |hidden|) where the sensitive
+	 * markers do not apply: a markers view's harness places (its own
+	 * configuration and credentials, which it reads at start). Copied. */
+	const char *const *unmarked;
+	/* When set (NULL-terminated, relative like |hidden|, possibly empty):
+	 * the only places of the view where anything may be changed; every
+	 * other change answers EROFS. A markers view gets the agent's writable
+	 * places inside it, so that it never lets the agent write where it
+	 * could not without the view (a read-only bind under it included).
+	 * Copied. */
+	const char *const *writable;
+	/* A place outside the project: requests name it by absolute path,
+	 * |prefix| + "/" + its path in the view (|prefix| itself for the
+	 * root). Copied. With |all_sensitive| it is a gated place: every
+	 * object in it is sensitive (every open of a file is decided); a gated
+	 * place may be a single regular file: then |backing_fd| is an O_PATH
+	 * fd of that file and the view's root is it. Without it, a markers
+	 * view: the markers decide as in the project. */
 	const char *prefix;
 	bool all_sensitive;
 };
@@ -106,7 +119,7 @@ int sbx_fuse_mount_type(const char *mountpoint, uid_t uid, gid_t gid, mode_t typ
  * The agent's start (spawn.c) and its seccomp filter (filter.c).
  * ====================================================================== */
 
-/* The project's view plus the gated places' views. */
+/* The markers views, the project's view and the gated places' views. */
 #define SBX_MAX_VIEWS 32
 
 /* A directory (or file) of the host bound into the sandbox at |dst|: the
@@ -146,6 +159,13 @@ struct sbx_spawn_config {
 	 * index. A symlink is followed (the view covers what it names). */
 	char *const *gate_dirs;
 	int (*on_gate)(void *arg, size_t i, int fuse_fd);
+	/* Markers views (absolute paths of directories, NULL-terminated,
+	 * none inside another): each gets a FUSE view mounted over it BEFORE
+	 * the project's and the gated places' (which may lie inside it and are
+	 * then mounted over its entries), with default_permissions, handed to
+	 * |on_markers| (with |on_view_arg|) with its index. */
+	char *const *marker_dirs;
+	int (*on_markers)(void *arg, size_t i, int fuse_fd);
 	/* Absolute paths outside the project hidden from the agent: a
 	 * directory becomes an empty read-only tmpfs, a file an empty one. */
 	char *const *hide;

@@ -132,9 +132,14 @@ static int recv_msg(int sock, struct msg *m)
 			     .msg_control = u.b,
 			     .msg_controllen = sizeof(u.b)};
 	ssize_t r;
+	bool reset = false;
+	/* A peer that died with our message unread (init failed before it
+	 * read an ack) leaves ECONNRESET pending, reported before what it
+	 * sent last (its failure): that error is consumed by reporting it,
+	 * so the next read returns the message, or end of file. */
 	do {
 		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	} while (r < 0 && errno == EINTR);
+	} while (r < 0 && (errno == EINTR || (errno == ECONNRESET && !reset && (reset = true))));
 	if (r < 0)
 		return -errno;
 	if (r == 0)
@@ -246,20 +251,35 @@ static void __attribute__((noreturn)) agent_main(const struct sbx_spawn_config *
 }
 
 /*
- * The FUSE views the sandbox mounts: the project's (when cfg->view_dir is
- * set) first, then one per gated place outside it. As root the supervisor
- * makes each mount (mnt) and keeps its FUSE fd; in a user namespace init
- * mounts each and sends the fd.
+ * The FUSE views the sandbox mounts, in this order: the markers views
+ * (outermost first: the user's home), the project's (when cfg->view_dir is
+ * set), then one per gated place. The project and gated places usually lie
+ * inside a markers view: each is mounted over the entry the markers view
+ * serves for it, so it must come after. As root the supervisor makes each
+ * mount (mnt) and keeps its FUSE fd; in a user namespace init mounts each
+ * and sends the fd.
  */
+enum view_kind { VIEW_MARKERS, VIEW_PROJECT, VIEW_GATE };
+
 struct view_slot {
 	const char *dir;
 	mode_t type; /* S_IFDIR, or S_IFREG for a gated file */
+	enum view_kind kind;
+	size_t index; /* in cfg->marker_dirs or cfg->gate_dirs */
 	int mnt, fuse;
 };
 
-static const char *view_what(const struct sbx_spawn_config *cfg, size_t i)
+static const char *view_what(const struct view_slot *v)
 {
-	return cfg->view_dir && i == 0 ? "the project view" : "a gated place's view";
+	switch (v->kind) {
+	case VIEW_PROJECT:
+		return "the project view";
+	case VIEW_MARKERS:
+		return "a markers view";
+	case VIEW_GATE:
+	default:
+		return "a gated place's view";
+	}
 }
 
 /* Whether |path| lies strictly under one of the private directories. */
@@ -332,8 +352,8 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 			 * it names, as the supervisor opened it. */
 			if (syscall(SYS_move_mount, v[i].mnt, "", AT_FDCWD, v[i].dir,
 				    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_SYMLINKS) < 0) {
-				snprintf(what, sizeof(what), "attaching %s on %s",
-					 view_what(cfg, i), v[i].dir);
+				snprintf(what, sizeof(what), "attaching %s on %s", view_what(&v[i]),
+					 v[i].dir);
 				fail(sock, what, errno);
 			}
 			close(v[i].mnt);
@@ -348,7 +368,7 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 			     "as root, or with --no-view)",
 			     errno);
 		if (fd < 0) {
-			snprintf(what, sizeof(what), "mounting %s on %s", view_what(cfg, i),
+			snprintf(what, sizeof(what), "mounting %s on %s", view_what(&v[i]),
 				 v[i].dir);
 			fail(sock, what, -fd);
 		}
@@ -551,21 +571,35 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	long flags = CLONE_NEWNS | CLONE_NEWPID | SIGCHLD | (userns ? CLONE_NEWUSER : 0);
 	struct view_slot views[SBX_MAX_VIEWS];
 	size_t nviews = 0;
+	size_t nmarkers = 0, ngates = 0;
+	while (cfg->marker_dirs && cfg->marker_dirs[nmarkers])
+		nmarkers++;
+	while (cfg->gate_dirs && cfg->gate_dirs[ngates])
+		ngates++;
+	if (nmarkers + ngates + (cfg->view_dir ? 1 : 0) > SBX_MAX_VIEWS) {
+		close(sv[0]);
+		close(sv[1]);
+		*err = wd_asprintf("more than %d views", SBX_MAX_VIEWS);
+		return -E2BIG;
+	}
+	for (size_t i = 0; i < nmarkers; i++)
+		views[nviews++] =
+			(struct view_slot){cfg->marker_dirs[i], S_IFDIR, VIEW_MARKERS, i, -1, -1};
 	if (cfg->view_dir)
-		views[nviews++] = (struct view_slot){cfg->view_dir, S_IFDIR, -1, -1};
-	for (size_t i = 0; cfg->gate_dirs && cfg->gate_dirs[i]; i++) {
-		if (nviews == SBX_MAX_VIEWS) {
-			close(sv[0]);
-			close(sv[1]);
-			*err = wd_asprintf("more than %d gated places", SBX_MAX_VIEWS - 1);
-			return -E2BIG;
-		}
+		views[nviews++] =
+			(struct view_slot){cfg->view_dir, S_IFDIR, VIEW_PROJECT, 0, -1, -1};
+	for (size_t i = 0; i < ngates; i++) {
 		struct stat st;
 		mode_t type = stat(cfg->gate_dirs[i], &st) == 0 && S_ISREG(st.st_mode) ? S_IFREG
 										       : S_IFDIR;
-		views[nviews++] = (struct view_slot){cfg->gate_dirs[i], type, -1, -1};
+		views[nviews++] = (struct view_slot){cfg->gate_dirs[i], type, VIEW_GATE, i, -1, -1};
 	}
-	for (size_t i = 0; i < nviews && !userns; i++) {
+	/* Made in any order (attached in slot order): the project's first,
+	 * so that a machine without FUSE is told about the view it knows. */
+	for (size_t j = 0; j < nviews && !userns; j++) {
+		size_t i = j == 0 ? nmarkers : j <= nmarkers ? j - 1 : j;
+		if (!cfg->view_dir)
+			i = j;
 		views[i].mnt = make_fuse_mount(views[i].type, &views[i].fuse);
 		if (views[i].mnt < 0) {
 			int e = -views[i].mnt;
@@ -575,9 +609,7 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 			close(sv[1]);
 			*err = wd_asprintf("cannot create %s (FUSE mount: %s); warden doctor says "
 					   "what is missing",
-					   i == 0 && cfg->view_dir ? "the project view"
-								   : "a gated place's view",
-					   strerror(e));
+					   view_what(&views[i]), strerror(e));
 			return -e;
 		}
 	}
@@ -619,12 +651,23 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 		/* Serve before init attaches it: nothing can wait on an
 		 * unserved mount. */
 		int fd = wd_steal_fd(&views[i].fuse);
-		bool project = cfg->view_dir && i == 0;
-		rc = project ? cfg->on_view(cfg->on_view_arg, fd)
-			     : cfg->on_gate(cfg->on_view_arg, i - (cfg->view_dir ? 1 : 0), fd);
+		size_t k = views[i].index;
+		switch (views[i].kind) {
+		case VIEW_PROJECT:
+			rc = cfg->on_view(cfg->on_view_arg, fd);
+			break;
+		case VIEW_MARKERS:
+			rc = cfg->on_markers(cfg->on_view_arg, k, fd);
+			break;
+		case VIEW_GATE:
+		default:
+			rc = cfg->on_gate(cfg->on_view_arg, k, fd);
+			break;
+		}
 		if (rc < 0) {
 			*err = wd_asprintf("%s could not be served: %s",
-					   project ? "the project view" : views[i].dir,
+					   views[i].kind == VIEW_PROJECT ? "the project view"
+									 : views[i].dir,
 					   strerror(-rc));
 			goto fail;
 		}

@@ -73,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -86,6 +87,30 @@
 #define VIEW_EVICT_BATCH     4096 /* at most this many per round */
 #define VIEW_SCAN_MAX_DEPTH  256
 #define VIEW_PARENT_MAX	     100000 /* bound on parent chains (no cycles) */
+
+/* A NULL-terminated copy of |src| (NULL: an empty one). */
+static char **strv_copy(const char *const *src)
+{
+	size_t n = 0;
+	while (src && src[n])
+		n++;
+	char **v = wd_calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		v[i] = wd_strdup(src[i]);
+	return v;
+}
+
+/* ---- sensitivity by path ---------------------------------------------- */
+
+/* Whether |path| (relative to the view's root) carries a sensitive marker:
+ * never under an unmarked place (a markers view's harness places). */
+static bool path_sensitive(const struct sbx_view *v, const char *path)
+{
+	for (char **u = v->unmarked; u && *u; u++)
+		if (wd_path_within(path, *u))
+			return false;
+	return pol_is_sensitive(v->policy, path, NULL);
+}
 
 /* ---- the inode table ------------------------------------------------- */
 
@@ -306,7 +331,7 @@ static void scan_dir(struct sbx_view *v, int fd, const char *path, bool sens, in
 			continue;
 		char *child =
 			*path ? wd_asprintf("%s/%s", path, de->d_name) : wd_strdup(de->d_name);
-		bool csens = sens || pol_is_sensitive(v->policy, child, NULL);
+		bool csens = sens || path_sensitive(v, child);
 		bool cctl = pol_is_control(v->policy, child, NULL);
 		unsigned char type = de->d_type;
 		struct stat st;
@@ -406,9 +431,12 @@ bool view_node_sensitive(struct sbx_view *v, struct vnode *n, const char *path,
 	pthread_mutex_lock(&v->lock);
 	known = n->sensitive || ident_known(v, st->st_dev, st->st_ino);
 	pthread_mutex_unlock(&v->lock);
-	if (!known && pol_is_sensitive(v->policy, path, NULL))
+	if (!known && path_sensitive(v, path))
 		known = true;
-	if (!known && S_ISREG(st->st_mode) && st->st_nlink > 1) {
+	/* A markers view (a home) is not walked: it may hold millions of
+	 * files, and its hard links to a sensitive file under an ordinary
+	 * name are the user's own (the agent's link() is decided). */
+	if (!known && !v->prefix && S_ISREG(st->st_mode) && st->st_nlink > 1) {
 		ensure_scanned(v);
 		pthread_mutex_lock(&v->lock);
 		known = ident_known(v, st->st_dev, st->st_ino);
@@ -429,7 +457,7 @@ void view_name_flags(struct sbx_view *v, struct vnode *parent, const char *name,
 	struct stat st;
 	bool exists = fstatat(parent->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 
-	*sens = pol_is_sensitive(v->policy, path, NULL);
+	*sens = path_sensitive(v, path);
 	*wprot = path_write_protected(v, path);
 	pthread_mutex_lock(&v->lock);
 	*sens |= parent->sensitive;
@@ -445,9 +473,14 @@ void view_name_flags(struct sbx_view *v, struct vnode *parent, const char *name,
 
 bool view_is_hidden(const struct sbx_view *v, const char *path)
 {
-	for (char **h = v->hidden; h && *h; h++)
-		if (wd_path_within(path, *h))
+	/* Compared without case: on a case-folding directory (ext4 casefold,
+	 * vfat, a mounted share) ".SSH" is ".ssh". Hiding ".SSH" as well on
+	 * other file systems costs nothing. */
+	for (char **h = v->hidden; h && *h; h++) {
+		size_t n = strlen(*h);
+		if (strncasecmp(path, *h, n) == 0 && (path[n] == '\0' || path[n] == '/'))
 			return true;
+	}
 	return false;
 }
 
@@ -455,16 +488,29 @@ static bool path_write_protected(const struct sbx_view *v, const char *path)
 {
 	/* .warden/ is warden's own state: protected even if the policy
 	 * module's list were to change. */
-	if (strcmp(path, ".warden") == 0 || wd_str_has_prefix(path, ".warden/"))
+	if (!v->prefix && (strcmp(path, ".warden") == 0 || wd_str_has_prefix(path, ".warden/")))
 		return true;
-	return pol_is_write_protected(v->policy, path);
+	if (!v->prefix)
+		return pol_is_write_protected(v->policy, path);
+	/* A place outside the project is named by absolute path: the
+	 * project's patterns do not reach into it, but the project's own
+	 * .warden/ does, should the project lie below and its view ever be
+	 * gone from over it. */
+	wd_autofree char *abs =
+		path[0] ? wd_asprintf("%s/%s", v->prefix, path) : wd_strdup(v->prefix);
+	return pol_is_write_protected(v->policy, abs);
 }
 
 int view_check_write(const struct sbx_view *v, const char *path)
 {
 	if (v->read_only || path_write_protected(v, path))
 		return -EROFS;
-	return 0;
+	if (!v->writable)
+		return 0;
+	for (char **w = v->writable; *w; w++)
+		if (wd_path_within(path, *w))
+			return 0;
+	return -EROFS;
 }
 
 int view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const char *path2,
@@ -532,7 +578,7 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 		close(fd);
 		goto out_path;
 	}
-	bool sens = pol_is_sensitive(v->policy, path, NULL);
+	bool sens = path_sensitive(v, path);
 	bool wprot = path_write_protected(v, path);
 	bool ctl = pol_is_control(v->policy, path, NULL);
 
@@ -603,7 +649,7 @@ void view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newna
 	if (fstatat(newparent->fd, newname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
 	char *path = view_path(v, newparent, newname);
-	bool sens = pol_is_sensitive(v->policy, path, NULL) || newparent->sensitive;
+	bool sens = path_sensitive(v, path) || newparent->sensitive;
 	bool ctl = pol_is_control(v->policy, path, NULL);
 
 	pthread_mutex_lock(&v->lock);
@@ -833,6 +879,12 @@ static void view_free(struct sbx_view *v)
 	for (char **h = v->hidden; h && *h; h++)
 		free(*h);
 	free(v->hidden);
+	for (char **u = v->unmarked; u && *u; u++)
+		free(*u);
+	free(v->unmarked);
+	for (char **w = v->writable; w && *w; w++)
+		free(*w);
+	free(v->writable);
 	free(v->idents);
 	free(v->prefix);
 	pthread_cond_destroy(&v->evict_cond);
@@ -886,6 +938,8 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 	v->hidden = wd_calloc(nh + 1, sizeof(char *));
 	for (size_t i = 0; i < nh; i++)
 		v->hidden[i] = wd_strdup(cfg->hidden[i]);
+	v->unmarked = strv_copy(cfg->unmarked);
+	v->writable = cfg->writable ? strv_copy(cfg->writable) : NULL;
 	/* A directory; or, for a gated place, a single regular file. */
 	if (fstat(v->root.fd, &st) < 0 ||
 	    !(S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && cfg->prefix))) {

@@ -92,8 +92,10 @@ struct sbx_view {
 
 	const struct pol_config *policy;
 	bool read_only;
-	char *prefix;  /* a gated place's absolute path, NULL for the project */
-	char **hidden; /* NULL-terminated, owned */
+	char *prefix;	 /* a gated place's absolute path, NULL for the project */
+	char **hidden;	 /* NULL-terminated, owned */
+	char **unmarked; /* NULL-terminated, owned: no markers apply below */
+	char **writable; /* NULL: no limit; else the only places changed */
 	sbx_view_decide_fn decide;
 	void *decide_arg;
 	unsigned threads;

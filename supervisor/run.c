@@ -240,6 +240,18 @@ static void on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		sup_loop_del(l, fd); /* no process left under the filter */
 }
 
+/* The descriptors each large view may keep: three quarters of
+ * RLIMIT_NOFILE (raised at start) shared by the project's view and the
+ * markers views, each of which may be walked whole; the gated places are
+ * small and take the view's default minimum. */
+static size_t view_budget(const struct sup_run *r)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 0; /* the view's own default */
+	return (size_t)rl.rlim_cur / 4 * 3 / (1 + r->nmarkers);
+}
+
 static int start_view(void *arg, int fuse_fd)
 {
 	struct sup_run *r = arg;
@@ -266,6 +278,7 @@ static int start_view(void *arg, int fuse_fd)
 		.decide = sup_view_decide,
 		.decide_arg = r,
 		.threads = 0,
+		.fd_budget = view_budget(r),
 	};
 	r->backing_fd = -1; /* the view owns it now, even on failure */
 	return sbx_view_start(&vc, fuse_fd, &r->view);
@@ -291,6 +304,34 @@ static int start_gate(void *arg, size_t i, int fuse_fd)
 	};
 	r->gate_fds[i] = -1; /* the view owns it now, even on failure */
 	return sbx_view_start(&vc, fuse_fd, &r->gates[i]);
+}
+
+/* Serves markers view |i| (spawn's on_markers): the place as it is, with
+ * changes only in the agent's writable places (and Landlock's check), its
+ * hidden places answering ENOENT, and opens
+ * of files whose path (relative to it) carries a sensitive marker decided
+ * and audited under their absolute path, as in the project view. */
+static int start_markers(void *arg, size_t i, int fuse_fd)
+{
+	struct sup_run *r = arg;
+	if (i >= r->nmarkers) {
+		close(fuse_fd);
+		return -EINVAL;
+	}
+	struct sup_markers *m = &r->markers[i];
+	struct sbx_view_config vc = {
+		.backing_fd = m->fd,
+		.policy = r->config,
+		.hidden = (const char *const *)m->hidden,
+		.unmarked = (const char *const *)m->unmarked,
+		.writable = m->all_writable ? NULL : (const char *const *)m->writable,
+		.decide = sup_view_decide,
+		.decide_arg = r,
+		.fd_budget = view_budget(r),
+		.prefix = r->marker_dirs[i],
+	};
+	m->fd = -1; /* the view owns it now, even on failure */
+	return sbx_view_start(&vc, fuse_fd, &m->view);
 }
 
 /*
@@ -335,8 +376,9 @@ static bool add_gate(struct sup_run *r, const char *given, const char *project)
 			close(fd);
 		return false;
 	}
-	if (r->ngates + 2 >= SBX_MAX_VIEWS) {
-		wd_warn("%s: more than %d gated places: hidden instead", p, SBX_MAX_VIEWS - 2);
+	if (r->ngates + r->nmarkers + 2 >= SBX_MAX_VIEWS) {
+		wd_warn("%s: more than %zu gated places: hidden instead", p,
+			SBX_MAX_VIEWS - 2 - r->nmarkers);
 		close(fd);
 		return false;
 	}
@@ -351,12 +393,214 @@ static bool add_gate(struct sup_run *r, const char *given, const char *project)
 	return true;
 }
 
-/* The places outside the project that the agent must not see. */
+/* The homes the "~/" places apply to: $HOME, the passwd home of the
+ * invoking uid and, when run through sudo, SUDO_USER's: canonical,
+ * distinct, each a directory its user owns (a system account's "home",
+ * /usr/sbin or /, is no home). Caller frees. */
+static char **home_list(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	wd_autofree char *own = pw && pw->pw_dir ? wd_strdup(pw->pw_dir) : NULL;
+	wd_autofree char *sudo = NULL;
+	uid_t sudo_uid = 0;
+	const char *su = getenv("SUDO_USER");
+	if (getuid() == 0 && su && *su && (pw = getpwnam(su)) && pw->pw_dir) {
+		sudo = wd_strdup(pw->pw_dir);
+		sudo_uid = pw->pw_uid;
+	}
+	const char *cand[] = {getenv("HOME"), own, sudo};
+	const uid_t owner[] = {getuid(), getuid(), sudo_uid};
+	char **v = wd_calloc(WD_ARRAY_SIZE(cand) + 1, sizeof(char *));
+	size_t k = 0;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(cand); i++) {
+		char *h = cand[i] && cand[i][0] == '/' ? realpath(cand[i], NULL) : NULL;
+		struct stat st;
+		bool skip = !h || strcmp(h, "/") == 0 || stat(h, &st) < 0 || !S_ISDIR(st.st_mode) ||
+			    st.st_uid != owner[i];
+		for (size_t j = 0; j < k && !skip; j++)
+			skip = strcmp(v[j], h) == 0;
+		if (skip)
+			free(h);
+		else
+			v[k++] = h;
+	}
+	return v;
+}
+
+/* The canonical path of |p| with its last component unresolved (the name
+ * a view sees for it) and with the part that does not exist yet as
+ * written: "~/.config/gh" before ~/.config exists is hidden by that name
+ * when it appears. NULL when nothing of it resolves. */
+static char *canonical_parent(const char *p)
+{
+	wd_autofree char *dir = wd_strdup(p);
+	char *cut = strrchr(dir, '/');
+	while (cut && cut != dir) {
+		*cut = '\0';
+		char *real = realpath(dir, NULL);
+		if (real) {
+			const char *rest = p + (cut - dir) + 1;
+			char *out = strcmp(real, "/") == 0 ? wd_asprintf("/%s", rest)
+							   : wd_asprintf("%s/%s", real, rest);
+			free(real);
+			return out;
+		}
+		cut = strrchr(dir, '/');
+	}
+	return p[0] == '/' ? wd_strdup(p) : NULL;
+}
+
+/* Whether |p| (canonical) may be a markers view: an existing directory,
+ * not "/", /tmp, /var/tmp or the kernel's own trees (a view serves what the supervisor
+ * sees, mounts below it included), not inside the project (decided there
+ * already) and not the project itself. */
+static bool markers_place(const char *given, const char *p, const char *project)
+{
+	static const char *const kernel[] = {"/proc", "/sys", "/dev", "/run"};
+	struct stat st;
+	if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	/* The shared temporary directories are the sandbox's own business. */
+	bool bad = strcmp(p, "/") == 0 || strcmp(p, "/tmp") == 0 || strcmp(p, "/var/tmp") == 0;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(kernel); i++)
+		bad |= wd_path_within(p, kernel[i]);
+	if (bad) {
+		wd_warn("%s: \"markers\" is for a directory such as a home, not this one: left "
+			"as it is",
+			given);
+		return false;
+	}
+	return !wd_path_within(p, project);
+}
+
+/*
+ * The markers views: config entries with "mode": "markers" (each home by
+ * default), canonical, none inside another (the outer one decides its
+ * whole tree). With --no-view there are none: the places are then seen as
+ * they are, and the places hidden inside them are hidden by mounts.
+ */
+static void collect_markers(struct sup_run *r, const struct pol_config *c, const char *project)
+{
+	size_t n = pol_config_outside_count(c), k = 0;
+	char **v = wd_calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n && !r->opts.no_view; i++) {
+		enum pol_outside_mode mode;
+		const char *p = pol_config_outside(c, i, &mode);
+		char *real =
+			mode == POL_OUTSIDE_MARKERS && p && p[0] == '/' ? realpath(p, NULL) : NULL;
+		if (real && markers_place(p, real, project))
+			v[k++] = real;
+		else
+			free(real);
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < k; i++) {
+		bool inner = false;
+		for (size_t j = 0; j < k && !inner; j++)
+			inner = j != i && v[j] && wd_path_within(v[i], v[j]) &&
+				(strcmp(v[i], v[j]) != 0 || j < i);
+		if (inner || kept + 2 >= SBX_MAX_VIEWS) {
+			free(v[i]);
+			v[i] = NULL;
+			continue;
+		}
+		int fd = open(v[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			free(v[i]);
+			v[i] = NULL;
+			continue;
+		}
+		r->markers = wd_realloc(r->markers, (kept + 1) * sizeof(*r->markers));
+		r->markers[kept] = (struct sup_markers){.fd = fd};
+		r->markers[kept].hidden = wd_calloc(1, sizeof(char *));
+		r->markers[kept].unmarked = wd_calloc(1, sizeof(char *));
+		r->markers[kept].writable = wd_calloc(1, sizeof(char *));
+		v[kept++] = v[i];
+		if (kept - 1 != i)
+			v[i] = NULL;
+	}
+	v[kept] = NULL;
+	r->marker_dirs = v;
+	r->nmarkers = kept;
+}
+
+static void push(char ***list, const char *s)
+{
+	size_t n = 0;
+	while ((*list)[n])
+		n++;
+	*list = wd_realloc(*list, (n + 2) * sizeof(char *));
+	(*list)[n] = wd_strdup(s);
+	(*list)[n + 1] = NULL;
+}
+
+/* Hides |p| inside the markers view that holds it, if one does: the view
+ * answers ENOENT for it and everything below, whenever it appears (the
+ * mount hide finds nothing there then). Returns whether one does. */
+static bool hide_in_markers(struct sup_run *r, const char *p)
+{
+	wd_autofree char *canon = canonical_parent(p);
+	for (size_t i = 0; canon && i < r->nmarkers; i++) {
+		const char *dir = r->marker_dirs[i];
+		if (!wd_path_within(canon, dir) || strcmp(canon, dir) == 0)
+			continue;
+		push(&r->markers[i].hidden, canon + strlen(dir) + 1);
+		return true;
+	}
+	return false;
+}
+
+/* The harness's own places in each markers view: no marker applies there
+ * (Claude Code reads its ~/.claude/.credentials.json at start), as its
+ * own API key stays in its environment. */
+static void unmark_profile(struct sup_run *r, const char *const *prof)
+{
+	for (size_t i = 0; i < r->nmarkers; i++)
+		for (size_t h = 0; r->homes[h]; h++)
+			for (size_t j = 0; prof[j]; j++) {
+				wd_autofree char *p = wd_asprintf("%s/%s", r->homes[h], prof[j]);
+				const char *dir = r->marker_dirs[i];
+				if (wd_path_within(p, dir) && strcmp(p, dir) != 0)
+					push(&r->markers[i].unmarked, p + strlen(dir) + 1);
+			}
+}
+
+/* The agent's writable places inside each markers view: the view refuses
+ * every change elsewhere, so that it never lets the agent write where it
+ * could not without the view. A writable place that holds a markers place
+ * whole makes it writable throughout, unless it is one of the session's
+ * private directories (/tmp): a home under /tmp is bound there read-only,
+ * with only the writable places in it writable. */
+static void markers_writable(struct sup_run *r, char *const *writable)
+{
+	for (size_t i = 0; i < r->nmarkers; i++) {
+		const char *dir = r->marker_dirs[i];
+		struct sup_markers *m = &r->markers[i];
+		for (size_t j = 0; writable && writable[j]; j++) {
+			wd_autofree char *w = canonical_parent(writable[j]);
+			if (!w)
+				continue;
+			if (wd_path_within(dir, w)) {
+				bool priv = false;
+				for (size_t k = 0; r->private_dirs && r->private_dirs[k]; k++)
+					priv |= strcmp(w, r->private_dirs[k]) == 0;
+				m->all_writable |= !priv;
+			} else if (wd_path_within(w, dir)) {
+				push(&m->writable, w + strlen(dir) + 1);
+			}
+		}
+	}
+}
+
+/* The places outside the project that the agent must not see. A place
+ * inside a markers view is hidden by that view (by name, at every lookup);
+ * its target too, when it is a symlink to elsewhere. Any other is hidden
+ * by a mount at start. */
 static char **hide_list(struct sup_run *r, const struct pol_config *c, const char *project,
 			const char *audit, bool no_view)
 {
 	size_t n = pol_config_outside_count(c);
-	char **v = wd_calloc(n + 12, sizeof(char *));
+	char **v = wd_calloc(2 * (n + 12) + 1, sizeof(char *));
 	size_t k = 0;
 	/* Sockets that reach outside the sandbox: the user's session bus and
 	 * agents ($XDG_RUNTIME_DIR: systemd-run --user, ssh-agent, gpg-agent)
@@ -378,10 +622,11 @@ static char **hide_list(struct sup_run *r, const struct pol_config *c, const cha
 	char *desk = sup_desk_dir(true);
 	if (desk)
 		v[k++] = desk;
+	collect_markers(r, c, project);
 	for (size_t i = 0; i < n; i++) {
 		enum pol_outside_mode mode;
 		const char *p = pol_config_outside(c, i, &mode);
-		if (!p || p[0] != '/')
+		if (!p || p[0] != '/' || mode == POL_OUTSIDE_MARKERS || mode == POL_OUTSIDE_OPEN)
 			continue;
 		if (mode == POL_OUTSIDE_GATE && add_gate(r, p, project))
 			continue;
@@ -393,6 +638,19 @@ static char **hide_list(struct sup_run *r, const struct pol_config *c, const cha
 			continue;
 		}
 		v[k++] = wd_strdup(p);
+	}
+	for (size_t i = 0, end = k; i < end; i++) {
+		if (!hide_in_markers(r, v[i]))
+			continue;
+		/* A symlink's target elsewhere, seen only through the name the
+		 * view hides now: hidden where it is. */
+		char *real = realpath(v[i], NULL);
+		wd_autofree char *canon = canonical_parent(v[i]);
+		if (real && canon && strcmp(real, canon) != 0 && !hide_in_markers(r, real) &&
+		    !wd_path_within(project, real))
+			v[k++] = real;
+		else
+			free(real);
 	}
 	return v;
 }
@@ -789,10 +1047,16 @@ int sup_cmd_run(int argc, char **argv)
 	}
 	const char *home = getenv("HOME");
 	pol_config_set_paths(r.config, project, home ? home : "/root");
+	/* The secrets are where the user's tools keep them: in the passwd
+	 * home too, whatever $HOME says, and in SUDO_USER's. */
+	r.homes = home_list();
+	for (size_t i = 0; r.homes[i]; i++)
+		pol_config_add_home(r.config, r.homes[i]);
 
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd))) {
 		wd_err("cannot read the current directory: %s", strerror(errno));
+		free_list(r.homes);
 		pol_config_free(r.config);
 		return SUP_EXIT_NOSTART;
 	}
@@ -807,6 +1071,7 @@ int sup_cmd_run(int argc, char **argv)
 	char *prog = find_program(r.opts.argv[0]);
 	if (!prog) {
 		wd_err("%s: command not found or not executable", r.opts.argv[0]);
+		free_list(r.homes);
 		pol_config_free(r.config);
 		return SUP_EXIT_NOSTART;
 	}
@@ -955,8 +1220,8 @@ int sup_cmd_run(int argc, char **argv)
 			if (setrlimit(RLIMIT_NOFILE, &want) < 0)
 				agent_nofile = 0;
 		}
-		wd_debug("the view keeps up to %lu objects before it drops the least recently "
-			 "used files (three quarters of RLIMIT_NOFILE)",
+		wd_debug("the views keep up to %lu objects between them before they drop the "
+			 "least recently used files (three quarters of RLIMIT_NOFILE)",
 			 (unsigned long)want.rlim_cur / 4 * 3);
 	}
 	hide = hide_list(&r, r.config, project, r.opts.audit_path, r.opts.no_view);
@@ -964,6 +1229,10 @@ int sup_cmd_run(int argc, char **argv)
 		sup_tell_skip(project);
 	for (size_t i = 0; i < r.ngates; i++)
 		sup_tell_skip(r.gate_dirs[i]);
+	for (size_t i = 0; i < r.nmarkers; i++)
+		sup_tell_skip(r.marker_dirs[i]);
+	unmark_profile(&r, profile_writable(r.opts.agent));
+	markers_writable(&r, writable);
 	struct sbx_spawn_config sc = {
 		.path = prog,
 		.argv = r.opts.argv,
@@ -975,6 +1244,8 @@ int sup_cmd_run(int argc, char **argv)
 		.on_view_arg = &r,
 		.gate_dirs = r.gate_dirs,
 		.on_gate = start_gate,
+		.marker_dirs = r.marker_dirs,
+		.on_markers = start_markers,
 		.hide = hide,
 		.writable = writable,
 		.nofile_soft = agent_nofile,
@@ -992,6 +1263,8 @@ int sup_cmd_run(int argc, char **argv)
 	}
 	/* The hides are mounted: later lookups may be evicted. */
 	sbx_view_seal(r.view);
+	for (size_t i = 0; i < r.nmarkers; i++)
+		sbx_view_seal(r.markers[i].view);
 	/* The places Landlock lets the agent write, as the sandbox sees them
 	 * now that everything is mounted (the view over the project, a
 	 * private /tmp): a program under one of them is not what its name
@@ -1055,6 +1328,16 @@ out:
 	free(r.gate_dirs);
 	free(r.gate_fds);
 	free(r.gates);
+	for (size_t i = 0; i < r.nmarkers; i++) {
+		sbx_view_stop(r.markers[i].view);
+		wd_close(&r.markers[i].fd);
+		free_list(r.markers[i].hidden);
+		free_list(r.markers[i].unmarked);
+		free_list(r.markers[i].writable);
+	}
+	free(r.markers);
+	free_list(r.marker_dirs);
+	free_list(r.homes);
 	wd_close(&r.view_efd);
 	free_list(hide);
 	free_list(writable);
@@ -1079,6 +1362,7 @@ early:
 	sup_tmp_finish(&r, true);
 	sup_tmp_free(&r);
 	free_list(writable);
+	free_list(r.homes);
 	pol_config_free(r.config);
 	free(r.launcher);
 	free(prog);

@@ -78,6 +78,17 @@ struct sup_stats {
 	int64_t rows_ns;
 };
 
+/* One markers view: a place outside the project in which the sensitive
+ * markers decide opens as in the project view. */
+struct sup_markers {
+	int fd;		   /* O_PATH of the place, until the view takes it */
+	char **hidden;	   /* hidden places inside it, relative (NULL-terminated) */
+	char **unmarked;   /* the harness's places inside it, relative */
+	char **writable;   /* the agent's writable places inside it, relative */
+	bool all_writable; /* a writable place holds it whole */
+	struct sbx_view *view;
+};
+
 struct sup_run {
 	struct sup_opts opts;
 	struct sup_loop *loop;
@@ -134,6 +145,14 @@ struct sup_run {
 	int *gate_fds;
 	struct sbx_view **gates;
 	size_t ngates;
+	/* Markers views (config "mode": "markers": each home by default):
+	 * their paths (NULL-terminated, for the spawn) and state. */
+	char **marker_dirs;
+	struct sup_markers *markers;
+	size_t nmarkers;
+	/* The homes the "~/" places apply to: $HOME, the passwd home of the
+	 * invoking uid, SUDO_USER's (NULL-terminated, canonical, distinct). */
+	char **homes;
 	struct sup_prompt_state *prompt;
 	/* The approvals desk (desk.c). */
 	int desk_fd;	 /* listening socket, -1 when none */

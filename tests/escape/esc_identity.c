@@ -124,6 +124,7 @@ int main(int argc, char **argv)
 		if (pid == 0) {
 			if (argc >= 4 && chdir(argv[3]) < 0) {
 				printf("chdir errno=%s\n", strerrorname_np(errno));
+				fflush(stdout);
 				_exit(1);
 			}
 			char *av[] = {argv[2], NULL};

@@ -38,6 +38,12 @@ add_dependencies(test_esc_identity warden esc_identity)
 set_property(TEST test_escape APPEND PROPERTY ENVIRONMENT
 	"ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:quarantine_size_mb=32")
 
+# Secrets outside the project: the home's markers view, the hidden token
+# files, the passwd home, the system's secrets.
+wd_test(test_esc_outside SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_outside.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_outside warden)
+
 # Codex's launcher child and per-call wrapper with an adversarial agent.
 wd_test(test_esc_codex SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_codex.c
 	LIBS wt LABELS escape TIMEOUT 300)

@@ -405,14 +405,15 @@ static const struct sys_fault sys_faults[] = {
 	 .arg = -1,
 	 .says = {"cannot create the project view", "FUSE mount: Operation not permitted"}},
 	/* ... or init cannot attach it over the project (the view is
-	 * already served then: the failure path stops it). */
+	 * already served then: the failure path stops it). The first view
+	 * attached is the home's markers view when there is one. */
 	{.what = "move_mount refused",
 	 .syscall = "move_mount",
 	 .err = EPERM,
 	 .arg = 4,
 	 .mask = 0xffffffffu,
 	 .want = MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_SYMLINKS,
-	 .says = {"attaching the project view", "not permitted"}},
+	 .says = {"view on /", "not permitted"}},
 	/* ... or init cannot bind the session's private /tmp (before the
 	 * view is attached: a project under /tmp needs its mount point). */
 	{.what = "move_mount of the private /tmp refused",

@@ -26,6 +26,7 @@ void test_pol_config_parse_duplicate(void **state);
 void test_pol_config_to_json_roundtrip(void **state);
 void test_pol_config_add_grant_roundtrip(void **state);
 void test_pol_config_outside_merge(void **state);
+void test_pol_config_outside_modes_homes(void **state);
 void test_pol_config_tmp_share(void **state);
 void test_pol_harness_unwrap_table(void **state);
 void test_pol_harness_classify_table(void **state);
@@ -824,6 +825,7 @@ int main(void)
 		cmocka_unit_test(test_pol_config_to_json_roundtrip),
 		cmocka_unit_test(test_pol_config_add_grant_roundtrip),
 		cmocka_unit_test(test_pol_config_outside_merge),
+		cmocka_unit_test(test_pol_config_outside_modes_homes),
 		cmocka_unit_test(test_pol_config_tmp_share),
 		cmocka_unit_test(test_pol_harness_unwrap_table),
 		cmocka_unit_test(test_pol_harness_classify_table),

@@ -23,6 +23,7 @@ void test_pol_config_parse_duplicate(void **state);
 void test_pol_config_to_json_roundtrip(void **state);
 void test_pol_config_add_grant_roundtrip(void **state);
 void test_pol_config_outside_merge(void **state);
+void test_pol_config_outside_modes_homes(void **state);
 void test_pol_config_tmp_share(void **state);
 
 static const char valid[] =
@@ -341,6 +342,57 @@ void test_pol_config_outside_merge(void **state)
 	assert_int_equal(srv, 1);
 	assert_null(pol_config_outside(c, n, NULL));
 	pol_config_free(c);
+}
+
+/* The outside modes: "markers" and "open" parse and print back; an unknown
+ * mode is an error naming the four; the built-in home is a markers place
+ * and "~/" places are expanded for every home given, once each. */
+void test_pol_config_outside_modes_homes(void **state)
+{
+	(void)state;
+	const char *text = "{\"outside\": [{\"path\": \"/srv\", \"mode\": \"markers\"}, "
+			   "{\"path\": \"~/.npmrc\", \"mode\": \"open\"}]}";
+	struct pol_config *c;
+	struct pol_config_errors e;
+	assert_int_equal(pol_config_parse(text, strlen(text), "p.json", &c, &e), 0);
+	pol_config_set_paths(c, "/work/proj", "/home/u");
+	pol_config_add_home(c, "/root");
+	pol_config_add_home(c, "/root/"); /* the same home */
+	pol_config_add_home(c, "/home/u");
+	pol_config_add_home(c, "relative");
+	size_t n = pol_config_outside_count(c);
+	int srv = 0, npm_open = 0, homes = 0, git_u = 0, git_root = 0, shadow = 0;
+	for (size_t i = 0; i < n; i++) {
+		enum pol_outside_mode m;
+		const char *p = pol_config_outside(c, i, &m);
+		if (strcmp(p, "/srv") == 0 && m == POL_OUTSIDE_MARKERS)
+			srv++;
+		if (strstr(p, "/.npmrc") && m == POL_OUTSIDE_OPEN)
+			npm_open++;
+		if ((strcmp(p, "/home/u/") == 0 || strcmp(p, "/root/") == 0) &&
+		    m == POL_OUTSIDE_MARKERS)
+			homes++;
+		git_u += strcmp(p, "/home/u/.git-credentials") == 0 && m == POL_OUTSIDE_HIDE;
+		git_root += strcmp(p, "/root/.git-credentials") == 0 && m == POL_OUTSIDE_HIDE;
+		shadow += strcmp(p, "/etc/shadow") == 0;
+	}
+	assert_int_equal(srv, 1);
+	assert_int_equal(npm_open, 2);
+	assert_int_equal(homes, 2);
+	assert_int_equal(git_u, 1);
+	assert_int_equal(git_root, 1);
+	assert_int_equal(shadow, 1);
+	char *j = pol_config_to_json(c);
+	assert_non_null(strstr(j, "\"mode\": \"markers\""));
+	assert_non_null(strstr(j, "\"mode\": \"open\""));
+	free(j);
+	pol_config_free(c);
+
+	const char *bad = "{\"outside\": [{\"path\": \"/srv\", \"mode\": \"view\"}]}";
+	assert_int_equal(pol_config_parse(bad, strlen(bad), "p.json", &c, &e), -EINVAL);
+	assert_non_null(strstr(e.items[0].message, "\"markers\""));
+	assert_non_null(strstr(e.items[0].message, "\"open\""));
+	pol_config_errors_free(&e);
 }
 
 /* "tmp": {"share": [...]}: clean absolute paths strictly below /tmp,
