@@ -59,6 +59,9 @@ static const char run_usage[] =
 	"                    the project are then NOT decided (exec decisions remain)\n"
 	"  --keep-tmp        keep the session's private /tmp, /var/tmp and /dev/shm after\n"
 	"                    the run (warden says where); by default they are removed\n"
+	"  --share-tmp PATH  show the host's PATH (under /tmp, /var/tmp or /dev/shm) in\n"
+	"                    the session's private one, read-only (as the config's\n"
+	"                    \"tmp\": {\"share\"}); may be repeated\n"
 	"  -v, --verbose     log every decision on stderr\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -806,6 +809,7 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 		{"stats", no_argument, NULL, 'S'},
 		{"no-view", no_argument, NULL, 'N'},
 		{"keep-tmp", no_argument, NULL, 'K'},
+		{"share-tmp", required_argument, NULL, 'H'},
 		{"approval-timeout", required_argument, NULL, 'D'},
 		{"role", required_argument, NULL, 'R'},
 		{"turn-idle", required_argument, NULL, 'I'},
@@ -863,6 +867,29 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 		case 'K':
 			o->keep_tmp = true;
 			break;
+		case 'H': {
+			static const char *const temps[] = {"/tmp", "/var/tmp", "/dev/shm"};
+			bool under = false;
+			for (size_t i = 0; i < WD_ARRAY_SIZE(temps); i++)
+				under |= wd_path_within(optarg, temps[i]) &&
+					 strcmp(optarg, temps[i]) != 0 && !strstr(optarg, "/..");
+			if (!under) {
+				wd_err("--share-tmp: \"%s\" is not an absolute path under /tmp, "
+				       "/var/tmp or /dev/shm",
+				       optarg);
+				return -EINVAL;
+			}
+			size_t n = 0;
+			while (o->share_tmp[n])
+				n++;
+			if (n + 1 >= WD_ARRAY_SIZE(o->share_tmp)) {
+				wd_err("--share-tmp: at most %zu places",
+				       WD_ARRAY_SIZE(o->share_tmp) - 1);
+				return -EINVAL;
+			}
+			o->share_tmp[n] = optarg;
+			break;
+		}
 		case 'D': {
 			int64_t us = 0;
 			char *rel = wd_asprintf(
@@ -1089,7 +1116,7 @@ int sup_cmd_run(int argc, char **argv)
 	 * files, before anything is opened or started. */
 	if (r.opts.no_view && (rc = prepare_no_view(project)) < 0)
 		goto early;
-	if ((rc = sup_tmp_setup(&r, project, cwd, writable)) < 0)
+	if ((rc = sup_tmp_setup(&r, project, cwd, prog, writable)) < 0)
 		goto early;
 	if (r.opts.no_view)
 		add_warden_bind(&r, project);

@@ -55,6 +55,9 @@ struct sup_opts {
 	bool no_view;  /* --no-view: no FUSE view (weaker: opens are not decided) */
 	bool review;   /* --role review: read-only view, sensitive reads allowed, never asks */
 	bool keep_tmp; /* --keep-tmp: the private temporary directories outlive the run */
+	/* --share-tmp: host places under the temporary directories shown
+	 * read-only inside the private ones (NULL-terminated; argv's). */
+	const char *share_tmp[17];
 	int64_t approval_timeout_ms; /* --approval-timeout */
 	int64_t turn_idle_ms;	     /* --turn-idle */
 	bool turn_idle_set;
@@ -195,7 +198,8 @@ struct sup_run {
  * private /tmp, /var/tmp and /dev/shm, and the places inside them shared
  * with the host (the project without the view, |writable|'s places, the
  * config's tmp.share, HOME and |cwd|). 0, or -errno after saying why. */
-int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, char *const *writable);
+int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const char *prog,
+		  char *const *writable);
 /* At the end of the run: with --keep-tmp says where the directory is; else
  * removes it when |sandbox_gone| (every process of the sandbox has exited),
  * and otherwise leaves it and says where. */

@@ -173,7 +173,8 @@ static int make_session_dir(struct sup_run *r)
 	return 0;
 }
 
-int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, char *const *writable)
+int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const char *prog,
+		  char *const *writable)
 {
 	sweep_stale();
 	int rc = make_session_dir(r);
@@ -230,6 +231,16 @@ int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, char 
 		add_cand(r, &v, &n, s, rw);
 		if (n == before)
 			wd_debug("tmp.share: %s does not exist: nothing to share", s);
+	}
+	for (size_t i = 0; r->opts.share_tmp[i]; i++)
+		add_cand(r, &v, &n, r->opts.share_tmp[i], false);
+	if (prog) {
+		wd_autofree char *real = realpath(prog, NULL);
+		char *slash = real ? strrchr(real, '/') : NULL;
+		if (slash && slash != real) {
+			*slash = '\0';
+			add_cand(r, &v, &n, real, false);
+		}
 	}
 	add_cand(r, &v, &n, getenv("HOME"), false);
 	if (!wd_path_within(cwd, project))

@@ -27,6 +27,11 @@ CLAUDE_VERSION=${CLAUDE_VERSION:-2.1.197}
 CACHE=${AGENTS_CACHE:-$ROOT/build/agents}
 TIMEOUT=${AGENTS_TIMEOUT:-300}
 
+# A checkout under /tmp (as CI may clone it): the CLI installed in it is
+# the host's, which the session's private /tmp would not show; share it.
+SHARE=()
+case "$CACHE" in /tmp/* | /var/tmp/* | /dev/shm/*) SHARE=(--share-tmp "$CACHE") ;; esac
+
 say() { printf '[test-agents] %s\n' "$*"; }
 skip() {
 	say "SKIP: $*"
@@ -151,7 +156,7 @@ PORT=$(cat "$WORK/port")
 # --dangerously-skip-permissions. TMPDIR stays unset: the CLI's tool
 # wrapper then writes its cwd file to /tmp/claude-HEX-cwd, the shape warden
 # recognises.
-CMD=("$WARDEN" run --agent claude-code --tier passive --project "$PROJ" --audit "$AUDIT"
+CMD=("$WARDEN" run "${SHARE[@]}" --agent claude-code --tier passive --project "$PROJ" --audit "$AUDIT"
 	-- "$CLAUDE" -p "list the files and read the README" --dangerously-skip-permissions
 	--output-format text)
 ENV=(HOME="$FAKE_HOME" USER="$(id -un)" PATH="$PATH" LANG=C.UTF-8 TERM=dumb

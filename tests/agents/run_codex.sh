@@ -36,6 +36,11 @@ CACHE=${AGENTS_CACHE:-$ROOT/build/agents}
 TIMEOUT=${AGENTS_TIMEOUT:-120}
 SESSIONS=${CODEX_SESSIONS:-passive:node standard:node aggressive:node passive:native aggressive:native}
 
+# A checkout under /tmp (as CI may clone it): the CLI installed in it is
+# the host's, which the session's private /tmp would not show; share it.
+SHARE=()
+case "$CACHE" in /tmp/* | /var/tmp/* | /dev/shm/*) SHARE=(--share-tmp "$CACHE") ;; esac
+
 say() { printf '[test-agents/codex] %s\n' "$*"; }
 skip() {
 	say "SKIP: $*"
@@ -163,7 +168,7 @@ EOF
 	[ "$how" = native ] && prog=$NATIVE
 	local extra=()
 	[ "$tier" = standard ] && extra=(--prompt none)
-	local cmd=("$WARDEN" run --agent codex --tier "$tier" "${extra[@]}" --project "$proj"
+	local cmd=("$WARDEN" run "${SHARE[@]}" --agent codex --tier "$tier" "${extra[@]}" --project "$proj"
 		--audit "$audit" -- "$prog" -a never exec --sandbox danger-full-access
 		--skip-git-repo-check "list the files and read the README")
 	local env=(HOME="$home" USER="$(id -un)" PATH="$PATH" LANG=C.UTF-8 TERM=dumb

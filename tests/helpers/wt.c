@@ -112,6 +112,31 @@ int wt_capture_fd(const char *name)
 	return fd;
 }
 
+/* warden's argv: the binary, then |argv|. A run of a source tree under a
+ * temporary directory (a clone in /tmp, as CI may make) shares that tree
+ * into the session's private /tmp, read-only, so that the test programs
+ * and scripts the agent runs from it are there. Caller frees (only the
+ * array). */
+static char **wt_argv(char *const argv[], size_t n)
+{
+	static const char *const temps[] = {"/tmp", "/var/tmp", "/dev/shm"};
+	const char *src = getenv("WARDEN_SOURCE_DIR");
+	bool share = false;
+	for (size_t i = 0; src && n > 0 && strcmp(argv[0], "run") == 0 && i < 3; i++)
+		share |= wd_path_within(src, temps[i]) && strcmp(src, temps[i]) != 0;
+	char **av = wd_calloc(n + 4, sizeof(char *));
+	size_t k = 0;
+	av[k++] = (char *)wt_bin();
+	for (size_t i = 0; i < n; i++) {
+		av[k++] = argv[i];
+		if (i == 0 && share) {
+			av[k++] = "--share-tmp";
+			av[k++] = (char *)src;
+		}
+	}
+	return av;
+}
+
 void wt_wardenv_prep(const char *cwd, char *const argv[], wt_prep_fn prep, const void *arg,
 		     int timeout_ms, struct wt_result *res)
 {
@@ -119,10 +144,7 @@ void wt_wardenv_prep(const char *cwd, char *const argv[], wt_prep_fn prep, const
 	size_t n = 0;
 	while (argv[n])
 		n++;
-	char **av = wd_calloc(n + 2, sizeof(char *));
-	av[0] = (char *)wt_bin();
-	for (size_t i = 0; i < n; i++)
-		av[i + 1] = argv[i];
+	char **av = wt_argv(argv, n);
 	pid_t pid = fork();
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDONLY);
@@ -198,10 +220,7 @@ pid_t wt_warden_pty(const char *cwd, char *const argv[], int *master)
 	size_t n = 0;
 	while (argv[n])
 		n++;
-	char **av = wd_calloc(n + 2, sizeof(char *));
-	av[0] = (char *)wt_bin();
-	for (size_t i = 0; i < n; i++)
-		av[i + 1] = argv[i];
+	char **av = wt_argv(argv, n);
 	pid_t pid = fork();
 	if (pid == 0) {
 		setsid();
@@ -302,10 +321,7 @@ void wt_warden_bg(const char *cwd, char *const argv[], struct wt_bg *bg)
 	size_t n = 0;
 	while (argv[n])
 		n++;
-	char **av = wd_calloc(n + 2, sizeof(char *));
-	av[0] = (char *)wt_bin();
-	for (size_t i = 0; i < n; i++)
-		av[i + 1] = argv[i];
+	char **av = wt_argv(argv, n);
 	bg->pid = fork();
 	if (bg->pid == 0) {
 		int null = open("/dev/null", O_RDONLY);
