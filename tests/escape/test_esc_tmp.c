@@ -349,6 +349,74 @@ static void test_esc_tmp_share_visible_read_only(void **state)
 	wt_result_free(&r);
 }
 
+/* The command line's --share-tmp is the config's tmp.share: read-only,
+ * and nothing next to it; a path outside the temporary directories is an
+ * error. And the agent's own program under /tmp is found, with its
+ * directory read-only (the person named it on the command line). */
+static void test_esc_tmp_share_option_and_program_dir(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->host, "shared/hello", "from the host\n");
+	wt_write(f->host, "private/secret", MARK "\n");
+	char *shared = wd_asprintf("%s/shared", f->host);
+	char *hello = wd_asprintf("%s/hello", shared);
+	char *secret = wd_asprintf("%s/private/secret", f->host);
+	struct wt_result r = {0};
+	run(f, &r, "--share-tmp", shared, "--", "read", hello, "write", hello, MARK, "read", secret,
+	    NULL);
+	assert_int_equal(r.status, 0);
+	char *want = wd_asprintf("read %s: ok: from the host", hello);
+	assert_true(said(&r, want));
+	free(want);
+	want = wd_asprintf("write %s: EROFS", hello);
+	assert_true(said(&r, want));
+	free(want);
+	ESCAPE_IF(said(&r, MARK "\n"), "a place next to the shared one was seen");
+	wt_result_free(&r);
+
+	char *argv[] = {"run", "--share-tmp", "/etc", "--", "/bin/true", NULL};
+	wt_wardenv(f->proj, argv, &r);
+	assert_int_equal(r.status, 125);
+	assert_true(said(&r, "--share-tmp: \"/etc\" is not an absolute path under /tmp"));
+	wt_result_free(&r);
+
+	/* A copy of the agent program in a host directory under /tmp. */
+	char *bin = wd_asprintf("%s/bin", f->host);
+	char *copy = wd_asprintf("%s/esc_tmp", bin);
+	char *prog = agent();
+	char *text = slurp(prog);
+	assert_non_null(text);
+	mkdir(bin, 0755);
+	wt_write(bin, "note", "next to the program\n");
+	char *note = wd_asprintf("%s/note", bin);
+	char *cp = wd_asprintf("cp %s %s && chmod 755 %s", prog, copy, copy);
+	assert_int_equal(system(cp), 0);
+	char *argv2[] = {"run",	 "--tier", "passive", "--prompt", "none", "--", copy,
+			 "read", note,	   "write",   note,	  MARK,	  NULL};
+	wt_wardenv(f->proj, argv2, &r);
+	print_message("status %d\nout: %.2000s\nerr: %.2000s\n", r.status, r.out, r.err);
+	assert_int_equal(r.status, 0);
+	want = wd_asprintf("read %s: ok: next to the program", note);
+	assert_true(said(&r, want));
+	free(want);
+	want = wd_asprintf("write %s: EROFS", note);
+	assert_true(said(&r, want));
+	free(want);
+	char *now = slurp(note);
+	assert_string_equal(now, "next to the program\n");
+	free(now);
+	wt_result_free(&r);
+	free(cp);
+	free(note);
+	free(text);
+	free(prog);
+	free(copy);
+	free(bin);
+	free(shared);
+	free(hello);
+	free(secret);
+}
+
 /* HOME and the working directory under /tmp (outside the project) are
  * shared so that the agent starts where it was started, but read-only:
  * a bind under /tmp would otherwise be writable under /tmp's Landlock rule,
@@ -534,6 +602,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_keep_tmp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_share_visible_read_only, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_esc_tmp_share_option_and_program_dir, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_home_and_cwd_read_only, setup,
 						teardown),
