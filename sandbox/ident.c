@@ -35,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -134,6 +136,28 @@ static bool owned_safely(const struct sbx_places *pl, int fd, const struct stat 
 	return false;
 }
 
+/*
+ * Whether |fd| is the root of a read-only mount: a host place shared into
+ * the session's private /tmp, say. The agent can write nothing below it
+ * (the mount is read-only, whatever Landlock allows above it), and cannot
+ * replace it: a mount point cannot be renamed or removed while mounted,
+ * and the filter and the dropped capabilities keep the agent from
+ * mounting or unmounting. What lies above it only names it, and the exec
+ * event checks that the file that starts is the one decided. Any doubt
+ * (an old kernel without the attribute) is "no".
+ */
+static bool ro_mount_root(int fd)
+{
+	struct statx sx;
+	struct statfs sf;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) < 0)
+		return false;
+	if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return false;
+	return fstatfs(fd, &sf) == 0 && (sf.f_flags & ST_RDONLY);
+}
+
 /* Walks up from directory |dirfd| to the root: true when one of them is a
  * place the agent may write or is not safely owned (with *why). Each step
  * is the kernel's ".." of the directory, so a rename or a symlink cannot
@@ -161,6 +185,8 @@ static bool chain_writable(const struct sbx_places *pl, int dirfd, char **why)
 			break;
 		}
 		if (st.st_dev == pl->root_dev && st.st_ino == pl->root_ino)
+			break;
+		if (ro_mount_root(cur))
 			break;
 		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		struct stat ust;

@@ -406,14 +406,16 @@ static const struct sys_fault sys_faults[] = {
 	 .says = {"cannot create the project view", "FUSE mount: Operation not permitted"}},
 	/* ... or init cannot attach it over the project (the view is
 	 * already served then: the failure path stops it). The first view
-	 * attached is the home's markers view when there is one. */
+	 * attached is the home's markers view when there is one; with the
+	 * source tree under /tmp, the bind that shares it comes first (the
+	 * same flags), and either way the message names what and where. */
 	{.what = "move_mount refused",
 	 .syscall = "move_mount",
 	 .err = EPERM,
 	 .arg = 4,
 	 .mask = 0xffffffffu,
 	 .want = MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_SYMLINKS,
-	 .says = {"view on /", "not permitted"}},
+	 .says = {" on /", "not permitted"}},
 	/* ... or init cannot bind the session's private /tmp (before the
 	 * view is attached: a project under /tmp needs its mount point). */
 	{.what = "move_mount of the private /tmp refused",
