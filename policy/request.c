@@ -519,10 +519,16 @@ struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *
 	for (size_t i = 0; d->envp && d->envp[i]; i++) {
 		const char *eq = strchr(d->envp[i], '=');
 		size_t nl = eq ? (size_t)(eq - d->envp[i]) : strlen(d->envp[i]);
-		if (strncmp(d->envp[i], "HOME=", 5) == 0)
+		/* A second HOME or XDG_CONFIG_HOME: programs disagree on which
+		 * one counts (getenv() takes the first, a shell the last), so
+		 * it is a variable warden does not understand. */
+		if (strncmp(d->envp[i], "HOME=", 5) == 0 && !r->env_home)
 			r->env_home = wd_strdup(d->envp[i] + 5);
-		else if (strncmp(d->envp[i], "XDG_CONFIG_HOME=", 16) == 0)
+		else if (strncmp(d->envp[i], "XDG_CONFIG_HOME=", 16) == 0 && !r->env_xdg_config)
 			r->env_xdg_config = wd_strdup(d->envp[i] + 16);
+		else if (strncmp(d->envp[i], "HOME=", 5) == 0 ||
+			 strncmp(d->envp[i], "XDG_CONFIG_HOME=", 16) == 0)
+			r->env[r->envc++] = wd_strdup(d->envp[i]);
 		else if (!pol_env_entry_fast_ok(d->envp[i])) {
 			r->env_risky += pol_env_name_is_risky(d->envp[i], nl);
 			r->env[r->envc++] = wd_strdup(d->envp[i]);

@@ -314,6 +314,26 @@ static void test_pol_env_entry_fast_ok_table(void **state)
 
 /* The request keeps (and shows) only the variables not known harmless,
  * redacted; the decision sees them. */
+/* Two HOMEs: getenv() reads the first, a shell the last; neither is
+ * taken, and nothing leaks (the fuzzer found the second one leaked). */
+static void test_pol_request_exec_env_duplicate_home(void **state)
+{
+	(void)state;
+	struct pol_config *c = config();
+	char *argv[] = {"git", "status", NULL};
+	char *envp[] = {"HOME=" HOME, "HOME=/work/proj/h", "XDG_CONFIG_HOME=/a",
+			"XDG_CONFIG_HOME=/b", NULL};
+	struct pol_exec_desc d = {
+		.path = "/usr/bin/git", .argv = argv, .envp = envp, .cwd = PROJECT};
+	struct pol_request *r = pol_request_exec(&d, PROJECT);
+	assert_non_null(r);
+	struct pol_decision out;
+	pol_decide(r, c, NULL, NULL, 0, &out);
+	assert_int_not_equal(out.source, POL_SRC_FAST_PATH);
+	pol_request_free(r);
+	pol_config_free(c);
+}
+
 static void test_pol_request_exec_env_allow_list(void **state)
 {
 	(void)state;
@@ -1058,6 +1078,7 @@ int main(void)
 		cmocka_unit_test(test_pol_classify_argv_shells_wrappers),
 		cmocka_unit_test(test_pol_classify_argv_login_shell_home),
 		cmocka_unit_test(test_pol_env_entry_fast_ok_table),
+		cmocka_unit_test(test_pol_request_exec_env_duplicate_home),
 		cmocka_unit_test(test_pol_request_exec_env_allow_list),
 		cmocka_unit_test(test_pol_decide_grant_env),
 		cmocka_unit_test(test_pol_classify_argv_secret_printers),
