@@ -59,9 +59,12 @@ static const char *const builtin_control[] = {
 	 * core.fsmonitor, run by the next `git status` there. git needs the
 	 * HEAD, so a new one is the change to decide; git's own HEADs inside
 	 * a .git directory are its ordinary writes (moving such a directory
-	 * out is a rename that makes them control, pol_control_below_differs). */
+	 * out is a rename that makes them control, pol_control_below_differs).
+	 * A bare repository made inside a .git directory is git's directory
+	 * there too: git writes no "config" below .git but the ones above. */
 	"**/HEAD",
 	"!**/.git/**/HEAD",
+	"**/.git/**/config",
 	/* Hook managers whose directories git is configured to run. */
 	"**/.husky/**",
 	"**/.githooks/**",

@@ -81,12 +81,12 @@ static void plant(const struct fx *f, const char *dir, const char *to, const cha
 		"make_path(\"$d/objects\", \"$d/refs/heads\");"
 		"open(my $c, '>', \"$d/config\") or die; print $c "
 		"\"[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n"
-		"\\tworktree = ..\\n\\tfsmonitor = \\\"touch '%s/%s'; false\\\"\\n\"; close $c;"
+		"\\tworktree = %s\\n\\tfsmonitor = \\\"touch '%s/%s'; false\\\"\\n\"; close $c;"
 		"if (open(my $h, '>', \"$d/HEAD\")) { print $h \"ref: refs/heads/main\\n\"; close "
 		"$h }"
 		"else { print STDERR \"HEAD: $!\\n\" }"
 		"%s%s%s",
-		dir, f->proj, marker, to ? "rename($d, '" : "", to ? to : "",
+		dir, f->proj, f->proj, marker, to ? "rename($d, '" : "", to ? to : "",
 		to ? "') or print STDERR \"rename: $!\\n\";" : "");
 	char *argv[] = {"run", "--tier", "passive", "--", "perl", "-e", prog, NULL};
 	struct wt_result r = {0};
@@ -132,11 +132,24 @@ static void test_esc_review_bare_repo_moved_out(void **state)
 		fail_msg("ESCAPE FOUND: .git/zz became moved/ without a decision");
 }
 
+/* The same made inside .git and left there: git run in .git/zz. */
+static void test_esc_review_bare_repo_in_git_dir(void **state)
+{
+	struct fx *f = *state;
+	plant(f, ".git/zz", NULL, "in-git-ran");
+	host_git_status(f, ".git/zz");
+	if (exists(f, "in-git-ran"))
+		fail_msg("ESCAPE FOUND: a bare repository inside .git ran its fsmonitor at the "
+			 "host's git status");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_esc_review_bare_repo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_review_bare_repo_moved_out, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_esc_review_bare_repo_in_git_dir, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
