@@ -53,6 +53,18 @@ static const char *const builtin_control[] = {
 	"**/.git/worktrees/*/config.worktree",
 	"**/.git/worktrees/*/commondir",
 	".gitmodules",
+	/* A directory holding a HEAD (with objects/ and refs/) is a bare
+	 * repository to git run inside it (safe.bareRepository defaults to
+	 * "all"): its plain "config" may set core.worktree and
+	 * core.fsmonitor, run by the next `git status` there. git needs the
+	 * HEAD, so a new one is the change to decide; git's own HEADs inside
+	 * a .git directory are its ordinary writes (moving such a directory
+	 * out is a rename that makes them control, pol_control_below_differs).
+	 * A bare repository made inside a .git directory is git's directory
+	 * there too: git writes no "config" below .git but the ones above. */
+	"**/HEAD",
+	"!**/.git/**/HEAD",
+	"**/.git/**/config",
 	/* Hook managers whose directories git is configured to run. */
 	"**/.husky/**",
 	"**/.githooks/**",

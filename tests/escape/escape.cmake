@@ -82,3 +82,8 @@ wd_agent_program(esc_sock)
 wd_test(test_esc_sockets SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_sockets.c
 	LIBS wt wd_store LABELS escape TIMEOUT 600)
 add_dependencies(test_esc_sockets warden esc_sock)
+
+# Escapes found by the adversarial review.
+wd_test(test_esc_review SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_review.c
+	LIBS wt wd_policy LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_review warden)

@@ -67,6 +67,17 @@ static void test_pol_is_control_defaults(void **state)
 		{".git/index.lock", false},
 		{".git/config.lock", false},
 		{".git/HEAD", false},
+		{".git/logs/HEAD", false},
+		{".git/modules/a/HEAD", false},
+		{".git/worktrees/w/HEAD", false},
+		{"vendor/lib/.git/HEAD", false},
+		{"HEAD", true},
+		{"sub/HEAD", true},
+		{"a/b/HEAD", true},
+		{"FETCH_HEAD", false},
+		{".git/zz/config", true},
+		{"sub/.git/a/b/config", true},
+		{".git/zz/config.lock", false},
 		{".git/objects/ab/cdef", false},
 		{".git/refs/heads/main", false},
 		{".git/logs/HEAD", false},
@@ -163,7 +174,8 @@ static void test_pol_control_below_differs(void **state)
 		{"src", "lib", false},		 /* nothing below changes */
 		{"a/b", "c", false},		 /* both anchored nowhere */
 		{".git/modules", "m", true},	 /* submodule configs */
-		{"hooks", ".git/hooks2", false}, /* hooks2 is nothing */
+		{"hooks", ".git/hooks2", true},	 /* hooks/HEAD stops counting */
+		{".git/zz", "sub", true},	 /* .git/zz/HEAD becomes sub/HEAD */
 		{"tmp", ".git/modules/s", true}, /* tmp/config */
 		{".husky", "husky-old", true},
 		{"x", "y/.git", true},
