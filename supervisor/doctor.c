@@ -130,7 +130,8 @@ int sup_cmd_doctor(int argc, char **argv)
 		} else if (strcmp(argv[i], "--project") == 0 && i + 1 < argc) {
 			project = argv[++i];
 		} else {
-			fputs("usage: warden doctor [--project DIR] [--agent claude-code|codex|aider]\n",
+			fputs("usage: warden doctor [--project DIR] [--agent "
+			      "claude-code|codex|aider]\n",
 			      stderr);
 			return SUP_EXIT_USAGE;
 		}
