@@ -79,6 +79,13 @@ static const char *const builtin_control[] = {
 	".mise.toml",
 	"mise.local.toml",
 	".mise.local.toml",
+	"mise.*.toml",
+	".mise.*.toml",
+	".config/mise.toml",
+	".config/mise/**",
+	"mise/config.toml",
+	".mise/**",
+	".tool-versions",
 	/* Editors: tasks, launch and run configurations, settings that name
 	 * programs; opened folders run them. */
 	"**/.vscode/**",
@@ -86,6 +93,16 @@ static const char *const builtin_control[] = {
 	"**/.idea/**",
 	"**/.devcontainer/**",
 	".devcontainer.json",
+	"**/.zed/**",
+	"**/.helix/**",
+	/* Editors that read code from the folder they open, behind a trust
+	 * prompt of their own (Neovim's exrc, Emacs's unsafe locals): the
+	 * prompt is the person's, the file is still the agent's. */
+	".nvim.lua",
+	".nvimrc",
+	".exrc",
+	".dir-locals.el",
+	".dir-locals-2.el",
 };
 
 /* Whether pattern component |pc| (|pl| bytes) matches |name| (|nl|). */
