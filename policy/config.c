@@ -433,9 +433,20 @@ static bool outside_mode(const char *s, enum pol_outside_mode *m)
  * sandbox shows as the host has them, inside its private ones. Each is
  * an absolute path without "." or "..", strictly below one of the three
  * (sharing all of /tmp would undo the private one). */
-static void parse_tmp(struct parser *p, const cJSON *v, const char *kp)
+bool pol_tmp_share_valid(const char *path)
 {
 	static const char *const roots[] = {"/tmp", "/var/tmp", "/dev/shm"};
+	if (!path || path[0] != '/')
+		return false;
+	wd_autofree char *lex = pol_path_lexical(path);
+	bool under = false;
+	for (size_t k = 0; k < sizeof(roots) / sizeof(roots[0]); k++)
+		under |= strcmp(lex, roots[k]) != 0 && wd_path_within(lex, roots[k]);
+	return under && strcmp(lex, path) == 0;
+}
+
+static void parse_tmp(struct parser *p, const cJSON *v, const char *kp)
+{
 	if (!check_object(p, v, kp, "share", "\"tmp\""))
 		return;
 	const cJSON *share = get(v, "share");
@@ -448,18 +459,14 @@ static void parse_tmp(struct parser *p, const cJSON *v, const char *kp)
 	c->tmp_share = wd_calloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++) {
 		wd_autofree char *ep = wd_asprintf("%s[%zu]", sp, i);
-		wd_autofree char *lex = pol_path_lexical(s[i]);
-		bool under = false;
-		for (size_t k = 0; k < sizeof(roots) / sizeof(roots[0]); k++)
-			under |= strcmp(lex, roots[k]) != 0 && wd_path_within(lex, roots[k]);
-		if (!under || strcmp(lex, s[i]) != 0) {
+		if (!pol_tmp_share_valid(s[i])) {
 			add_error(p, ep, 0,
 				  "\"%.60s\" must be a clean absolute path below /tmp, /var/tmp or "
 				  "/dev/shm (such as \"/tmp/.X11-unix\"), not one of them",
 				  s[i]);
 			continue;
 		}
-		c->tmp_share[c->ntmp_share++] = wd_strdup(lex);
+		c->tmp_share[c->ntmp_share++] = wd_strdup(s[i]);
 	}
 	pol_strv_free(s);
 }

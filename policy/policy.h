@@ -319,6 +319,10 @@ const char *pol_config_writable(const struct pol_config *c, size_t i);
  * and clean. */
 size_t pol_config_tmp_share_count(const struct pol_config *c);
 const char *pol_config_tmp_share(const struct pol_config *c, size_t i);
+/* Whether |path| may be shared into the private temporary directories
+ * (tmp.share, --share-tmp): an absolute path, clean (no "//", ".", ".."
+ * or trailing "/"), strictly below /tmp, /var/tmp or /dev/shm. */
+bool pol_tmp_share_valid(const char *path);
 
 /* The outside places: the built-in list (the home as "markers", its token
  * files, cloud and CLI credentials, histories and the system's secrets as

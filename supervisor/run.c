@@ -868,12 +868,7 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 			o->keep_tmp = true;
 			break;
 		case 'H': {
-			static const char *const temps[] = {"/tmp", "/var/tmp", "/dev/shm"};
-			bool under = false;
-			for (size_t i = 0; i < WD_ARRAY_SIZE(temps); i++)
-				under |= wd_path_within(optarg, temps[i]) &&
-					 strcmp(optarg, temps[i]) != 0 && !strstr(optarg, "/..");
-			if (!under) {
+			if (!pol_tmp_share_valid(optarg)) {
 				wd_err("--share-tmp: \"%s\" is not an absolute path under /tmp, "
 				       "/var/tmp or /dev/shm",
 				       optarg);

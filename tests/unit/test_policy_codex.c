@@ -119,10 +119,10 @@ void test_pol_codex_wrapper_real(void **state)
 	pol_request_free(r);
 
 	/* A command with quotes, as Codex quotes it. */
-	char *q = wrapper_with("'grep -n '\\''TODO'\\'' src'");
+	char *q = wrapper_with("'grep -n '\\''NEEDLE'\\'' src'");
 	r = wrapper_req(q, CX_SNAP, snap);
 	assert_int_equal(pol_codex_shape(r, c, &in), POL_CODEX_WRAPPER);
-	assert_string_equal(in, "grep -n 'TODO' src");
+	assert_string_equal(in, "grep -n 'NEEDLE' src");
 	pol_request_free(r);
 	free(q);
 
@@ -488,17 +488,17 @@ void test_pol_codex_wrapper_json(void **state)
 	(void)state;
 	char *w = fixture("wrapper-ls.sh");
 	char *snap = fixture("snapshot.sh");
-	char *q = wrapper_with("'grep -n '\\''TODO'\\'' src'");
+	char *q = wrapper_with("'grep -n '\\''NEEDLE'\\'' src'");
 	struct pol_request *r = wrapper_req(q, CX_SNAP, snap);
 	char *json = pol_request_json(r);
 	assert_true(strlen(json) < 1500);
-	assert_non_null(strstr(json, "\"harness\":\"codex\",\"inner\":\"grep -n 'TODO' src\""));
+	assert_non_null(strstr(json, "\"harness\":\"codex\",\"inner\":\"grep -n 'NEEDLE' src\""));
 	assert_non_null(strstr(json, "\"snapshot\":\"" CX_SNAP "\""));
-	assert_non_null(strstr(json, "\"exec\":\"'grep -n '\\\\''TODO'\\\\'' src'\""));
+	assert_non_null(strstr(json, "\"exec\":\"'grep -n '\\\\''NEEDLE'\\\\'' src'\""));
 	assert_null(strstr(json, "__CODEX_SNAPSHOT"));
 	char *back = pol_codex_wrapper_text(
 		CX_SNAP, CX_NM "/codex-linux-x64/vendor/x86_64-unknown-linux-musl/codex-path",
-		"'grep -n '\\''TODO'\\'' src'");
+		"'grep -n '\\''NEEDLE'\\'' src'");
 	assert_string_equal(back, q);
 	free(back);
 	back = pol_codex_wrapper_text(

@@ -70,9 +70,9 @@ static const struct unwrap_case unwrap_cases[] = {
 	/* Claude Code, exactly as 2.1.x runs a tool call */
 	{{"/bin/bash", "-c", CLAUDE("ls"), NULL}, POL_HARNESS_CLAUDE_CODE, "ls"},
 	{{"bash", "-c", CLAUDE("cat README.md"), NULL}, POL_HARNESS_CLAUDE_CODE, "cat README.md"},
-	{{"/usr/bin/bash", "-c", CLAUDE("grep -n '\\''TODO'\\'' src"), NULL},
+	{{"/usr/bin/bash", "-c", CLAUDE("grep -n '\\''NEEDLE'\\'' src"), NULL},
 	 POL_HARNESS_CLAUDE_CODE,
-	 "grep -n 'TODO' src"},
+	 "grep -n 'NEEDLE' src"},
 	{{"/bin/bash", "-c", CLAUDE("echo '\\'''\\''"), NULL}, POL_HARNESS_CLAUDE_CODE, "echo ''"},
 	{{"/bin/bash", "-c", CLAUDE("make -j2 && ./a.out | head"), NULL},
 	 POL_HARNESS_CLAUDE_CODE,
@@ -273,7 +273,7 @@ static const struct hcls_case hcls_cases[] = {
 	{{"/bin/bash", "-c", CLAUDE("ls"), NULL}, POL_CLASS_READ_ONLY, "ls"},
 	{{"/bin/bash", "-c", CLAUDE("cat README.md"), NULL}, POL_CLASS_READ_ONLY, "cat"},
 	{{"/bin/bash", "-c", CLAUDE("git status && git diff"), NULL}, POL_CLASS_READ_ONLY, "git"},
-	{{"/bin/bash", "-c", CLAUDE("grep -rn '\\''TODO'\\'' src | head -n 5"), NULL},
+	{{"/bin/bash", "-c", CLAUDE("grep -rn '\\''NEEDLE'\\'' src | head -n 5"), NULL},
 	 POL_CLASS_READ_ONLY,
 	 "grep"},
 	{{"/bin/bash", "-c", CLAUDE("cat .env"), NULL}, POL_CLASS_OTHER, ".env"},
@@ -340,7 +340,7 @@ static const struct hcls_case hcls_cases[] = {
 	{{"bfs", "/", "-rm", NULL}, POL_CLASS_CRITICAL, "rm -rf /"},
 	{{"bfs", ".", "-name", "x", "-rm", NULL}, POL_CLASS_OTHER, "-delete"},
 	{{"bfs", ".", "-exec", "rm", "-rf", "/", ";", NULL}, POL_CLASS_CRITICAL, "rm -rf /"},
-	{{"ugrep", "-rn", "TODO", "src", NULL}, POL_CLASS_OTHER, "ugrep"},
+	{{"ugrep", "-rn", "NEEDLE", "src", NULL}, POL_CLASS_OTHER, "ugrep"},
 	{{"ugrep", "--filter=*:cat", "x", NULL}, POL_CLASS_OTHER, "ugrep"},
 	{{"ugrep", "-Q", NULL}, POL_CLASS_OTHER, "ugrep"},
 	{{"ugrep", "--pager=less", "x", NULL}, POL_CLASS_OTHER, "ugrep"},
@@ -618,7 +618,7 @@ struct mc_case {
 
 static const struct mc_case mc_cases[] = {
 	/* the agent's own binary as its search tools */
-	{AGENT, {"rg", "-n", "TODO", "src", NULL}, POL_ALLOW, POL_SRC_FAST_PATH, "rg"},
+	{AGENT, {"rg", "-n", "NEEDLE", "src", NULL}, POL_ALLOW, POL_SRC_FAST_PATH, "rg"},
 	{AGENT, {"rg", "--files", NULL}, POL_ALLOW, POL_SRC_FAST_PATH, "rg"},
 	{AGENT, {"rg", "--pre", "./x.sh", "x", NULL}, POL_UNDECIDED, POL_SRC_NONE, "rg --pre"},
 	{AGENT, {"rg", "foo", ".env", NULL}, POL_UNDECIDED, POL_SRC_NONE, ".env"},
@@ -638,7 +638,7 @@ static const struct mc_case mc_cases[] = {
 	 POL_SRC_NONE,
 	 "-delete"},
 	{AGENT, {"bfs", ".", "-fprint", "out", NULL}, POL_UNDECIDED, POL_SRC_NONE, "-fprint"},
-	{AGENT, {"ugrep", "-rn", "TODO", ".", NULL}, POL_UNDECIDED, POL_SRC_NONE, "ugrep"},
+	{AGENT, {"ugrep", "-rn", "NEEDLE", ".", NULL}, POL_UNDECIDED, POL_SRC_NONE, "ugrep"},
 	{AGENT, {"ugrep", "--filter=*:sh", "x", NULL}, POL_UNDECIDED, POL_SRC_NONE, "ugrep"},
 	/* the agent's binary under any other name is itself */
 	{AGENT, {"claude", "-p", "hi", NULL}, POL_UNDECIDED, POL_SRC_NONE, "claude"},
