@@ -42,17 +42,6 @@ void wd_log(enum wd_log_level level, const char *fmt, ...)
 	errno = saved;
 }
 
-void wd_die(int status, const char *fmt, ...)
-{
-	char line[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	dprintf(STDERR_FILENO, "warden: %s\n", line);
-	_exit(status);
-}
-
 static void *check_alloc(void *p)
 {
 	if (!p) {
@@ -464,4 +453,49 @@ int wd_parse_time(const char *s, int64_t now_us, int64_t *out_us)
 		return -EINVAL;
 	*out_us = (int64_t)t * 1000000LL;
 	return 0;
+}
+
+size_t wd_strv_len(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+char **wd_strv_dup(char *const *v, size_t *n)
+{
+	size_t cnt = wd_strv_len(v);
+	char **out = wd_calloc(cnt + 1, sizeof(char *));
+	for (size_t i = 0; i < cnt; i++)
+		out[i] = wd_strdup(v[i]);
+	if (n)
+		*n = cnt;
+	return out;
+}
+
+void wd_strv_push(char ***v, const char *s)
+{
+	size_t n = wd_strv_len(*v);
+	*v = wd_realloc(*v, (n + 2) * sizeof(char *));
+	(*v)[n] = wd_strdup(s);
+	(*v)[n + 1] = NULL;
+}
+
+bool wd_strv_equal(char *const *a, char *const *b)
+{
+	if (!a || !b)
+		return a == b;
+	size_t i = 0;
+	for (; a[i] && b[i]; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return !a[i] && !b[i];
+}
+
+void wd_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
 }

@@ -4,8 +4,7 @@
  * buffer and monotonic/real clocks.
  *
  * It knows nothing about requests, policy or the sandbox. Nothing here
- * exits except wd_die(), which only main() and the child between fork and
- * exec may call (STYLE.md).
+ * exits, except that allocation aborts on out-of-memory (docs/style.md).
  */
 #ifndef WARDEN_COMMON_H
 #define WARDEN_COMMON_H
@@ -32,10 +31,6 @@ void wd_log(enum wd_log_level level, const char *fmt, ...) __attribute__((format
 #define wd_warn(...)  wd_log(WD_LOG_WARN, __VA_ARGS__)
 #define wd_info(...)  wd_log(WD_LOG_INFO, __VA_ARGS__)
 #define wd_debug(...) wd_log(WD_LOG_DEBUG, __VA_ARGS__)
-
-/* Prints "warden: <msg>" and exits with |status|. main() and the pre-exec
- * child only. */
-void wd_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
 /* ---- allocation ------------------------------------------------------- */
 
@@ -135,6 +130,20 @@ void wd_sb_json_str(struct wd_sb *sb, const char *s);
  * returns NULL on bad input. */
 char *wd_hex_encode(const char *s);
 char *wd_hex_decode(const char *hex);
+
+/* NULL-terminated string vectors (argv-like). A NULL vector is empty. */
+/* The number of strings before the NULL. */
+size_t wd_strv_len(char *const *v);
+/* A deep copy (never NULL); *n, if given, receives the length. Caller frees
+ * with wd_strv_free(). */
+char **wd_strv_dup(char *const *v, size_t *n);
+/* Appends a copy of |s| to *v (which may be NULL), keeping it terminated. */
+void wd_strv_push(char ***v, const char *s);
+/* Whether both hold the same strings in the same order; a NULL vector
+ * equals only NULL. */
+bool wd_strv_equal(char *const *a, char *const *b);
+/* Frees every string and the vector. NULL is a no-op. */
+void wd_strv_free(char **v);
 
 /* Joins argv shell-quoted with spaces. Caller frees. */
 char *wd_argv_join(char *const argv[]);

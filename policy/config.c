@@ -468,7 +468,7 @@ static void parse_tmp(struct parser *p, const cJSON *v, const char *kp)
 		}
 		c->tmp_share[c->ntmp_share++] = wd_strdup(s[i]);
 	}
-	pol_strv_free(s);
+	wd_strv_free(s);
 }
 
 /* control_files: an array of patterns (control.c), each checked. */

@@ -10,28 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-/* ---- small helpers -------------------------------------------------------------- */
-
-void pol_strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-char **pol_strv_dup(char *const *v, size_t *n)
-{
-	size_t cnt = 0;
-	while (v && v[cnt])
-		cnt++;
-	char **out = wd_calloc(cnt + 1, sizeof(char *));
-	for (size_t i = 0; i < cnt; i++)
-		out[i] = wd_strdup(v[i]);
-	if (n)
-		*n = cnt;
-	return out;
-}
-
 static const char *const access_names[] = {"read",	"write", "create",  "delete", "rename_from",
 					   "rename_to", "link",	 "symlink", "chmod",  "chown",
 					   "utimes",	"xattr", "truncate"};
@@ -228,7 +206,7 @@ void pol_config_add_home(struct pol_config *c, const char *home)
 
 static void grant_free(struct pol_grant *g)
 {
-	pol_strv_free(g->argv);
+	wd_strv_free(g->argv);
 	free(g->program);
 	free(g->path);
 	free(g->by);
@@ -239,20 +217,20 @@ void pol_config_free(struct pol_config *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->nrules; i++) {
-		pol_strv_free(c->rules[i].command);
+		wd_strv_free(c->rules[i].command);
 		free(c->rules[i].glob);
 	}
 	free(c->rules);
 	for (size_t i = 0; i < c->ngrants; i++)
 		grant_free(&c->grants[i]);
 	free(c->grants);
-	pol_strv_free(c->markers);
-	pol_strv_free(c->protect);
-	pol_strv_free(c->control);
-	pol_strv_free(c->writable);
-	pol_strv_free(c->tmp_share);
-	pol_strv_free(c->sock_allow);
-	pol_strv_free(c->env_keep);
+	wd_strv_free(c->markers);
+	wd_strv_free(c->protect);
+	wd_strv_free(c->control);
+	wd_strv_free(c->writable);
+	wd_strv_free(c->tmp_share);
+	wd_strv_free(c->sock_allow);
+	wd_strv_free(c->env_keep);
 	for (size_t i = 0; i < c->noutside; i++)
 		free(c->outside[i].path);
 	free(c->outside);
@@ -342,7 +320,7 @@ int pol_config_add_grant(struct pol_config *c, const struct pol_request *r, cons
 		return -EINVAL; /* a rename or link pair is not a grant of one path */
 	struct pol_grant g = {0};
 	if (r->kind == POL_EXEC) {
-		g.argv = pol_strv_dup(r->argv, NULL);
+		g.argv = wd_strv_dup(r->argv, NULL);
 		g.program = r->path ? wd_strdup(r->path) : NULL;
 	} else {
 		g.path = wd_strdup(r->opath);

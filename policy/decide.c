@@ -55,17 +55,6 @@ const char *pol_verdict_name(enum pol_verdict v)
 	return "unknown";
 }
 
-bool pol_strv_equal(char *const *a, char *const *b)
-{
-	if (!a || !b)
-		return a == b;
-	size_t i = 0;
-	for (; a[i] && b[i]; i++)
-		if (strcmp(a[i], b[i]) != 0)
-			return false;
-	return !a[i] && !b[i];
-}
-
 static bool str_eq(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
@@ -100,8 +89,8 @@ static bool same_request(const struct pol_request *a, const struct pol_request *
 	if (a->kind != b->kind)
 		return false;
 	if (a->kind == POL_EXEC)
-		return str_eq(a->path, b->path) && pol_strv_equal(a->argv, b->argv) &&
-		       pol_strv_equal(a->env, b->env) && str_eq(a->interp, b->interp);
+		return str_eq(a->path, b->path) && wd_strv_equal(a->argv, b->argv) &&
+		       wd_strv_equal(a->env, b->env) && str_eq(a->interp, b->interp);
 	return str_eq(a->opath, b->opath) && str_eq(a->opath2, b->opath2) && a->access == b->access;
 }
 
@@ -116,8 +105,8 @@ void pol_session_grant(struct pol_session *s, const struct pol_request *r)
 	c->kind = r->kind;
 	c->path = r->path ? wd_strdup(r->path) : NULL;
 	c->interp = r->interp ? wd_strdup(r->interp) : NULL;
-	c->argv = r->argv ? pol_strv_dup(r->argv, &c->argc) : NULL;
-	c->env = r->env ? pol_strv_dup(r->env, &c->envc) : NULL;
+	c->argv = r->argv ? wd_strv_dup(r->argv, &c->argc) : NULL;
+	c->env = r->env ? wd_strv_dup(r->env, &c->envc) : NULL;
 	c->env_risky = r->env_risky;
 	c->opath = r->opath ? wd_strdup(r->opath) : NULL;
 	c->opath2 = r->opath2 ? wd_strdup(r->opath2) : NULL;
@@ -133,7 +122,7 @@ static bool grant_matches(const struct pol_grant *g, const struct pol_request *r
 	if (r->kind == POL_EXEC) {
 		/* A grant was given for the command, not for the command with a
 		 * preloaded library: any run-changing variable voids it. */
-		return g->argv && r->env_risky == 0 && pol_strv_equal(g->argv, r->argv) &&
+		return g->argv && r->env_risky == 0 && wd_strv_equal(g->argv, r->argv) &&
 		       (!g->program || str_eq(g->program, r->path));
 	}
 	return g->path && !r->opath2 && strcmp(g->path, r->opath) == 0 && g->access == r->access;

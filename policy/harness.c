@@ -307,7 +307,7 @@ bool hn_inner_view(const struct pol_request *r, const char *home, struct pol_req
 
 void hn_inner_view_free(struct pol_request *view)
 {
-	pol_strv_free(view->argv);
+	wd_strv_free(view->argv);
 	memset(view, 0, sizeof(*view));
 }
 

@@ -280,7 +280,7 @@ static double sim_score(const struct sim *s)
 
 static void sim_free(struct sim *s)
 {
-	pol_strv_free(s->equal);
+	wd_strv_free(s->equal);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -288,7 +288,7 @@ static void sim_run(const cJSON *a, const cJSON *b, struct sim *s)
 {
 	memset(s, 0, sizeof(*s));
 	sim_fields(a, b, 1, NULL, s);
-	/* NULL-terminate for pol_strv_free(). */
+	/* NULL-terminate for wd_strv_free(). */
 	s->equal = wd_realloc(s->equal, (s->nequal + 1) * sizeof(char *));
 	s->equal[s->nequal] = NULL;
 }
@@ -412,10 +412,10 @@ void pol_mem_context_free(struct pol_mem_context *m)
 		return;
 	for (size_t i = 0; i < m->nhits; i++) {
 		free(m->hits[i].by);
-		pol_strv_free(m->hits[i].equal);
+		wd_strv_free(m->hits[i].equal);
 	}
 	free(m->hits);
-	pol_strv_free(m->deciders);
+	wd_strv_free(m->deciders);
 	free(m);
 }
 

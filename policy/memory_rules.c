@@ -195,7 +195,7 @@ static void proposal_free(struct pol_proposal *p)
 	for (size_t i = 0; i < p->nmc; i++)
 		mem_cond_clear(&p->mc[i]);
 	free(p->mc);
-	pol_strv_free(p->deciders);
+	wd_strv_free(p->deciders);
 	free(p);
 }
 

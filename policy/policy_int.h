@@ -153,8 +153,6 @@ void pol_accepted_free(struct pol_accepted *a, size_t n);
 /* Config helpers of config_out.c. */
 /* Rebuilds c->merged from the built-in outside list, c->outside and c->home. */
 void pol_config_merge_outside(struct pol_config *c);
-void pol_strv_free(char **v);
-char **pol_strv_dup(char *const *v, size_t *n);
 const char *pol_access_name(unsigned bit);
 /* Parses an access name ("read", "write", ...) into a bit; 0 when unknown. */
 unsigned pol_access_from_name(const char *s);
@@ -370,6 +368,5 @@ char **hn_tool_argv(const char *name, char *const *argv, size_t argc, const char
 		    struct cls_result *r);
 
 /* Decide helpers (decide.c) used by request.c and config_out.c. */
-bool pol_strv_equal(char *const *a, char *const *b);
 
 #endif

@@ -511,7 +511,7 @@ struct pol_request *pol_request_exec(const struct pol_exec_desc *d, const char *
 	 * Classification reads both (every name a program answers to). */
 	r->path = wd_strdup(d->path);
 	r->interp = d->interp ? wd_strdup(d->interp) : NULL;
-	r->argv = pol_strv_dup(d->argv, &r->argc);
+	r->argv = wd_strv_dup(d->argv, &r->argc);
 	size_t n = 0;
 	for (size_t i = 0; d->envp && d->envp[i]; i++)
 		n++;
@@ -571,8 +571,8 @@ void pol_request_free(struct pol_request *r)
 		return;
 	free(r->path);
 	free(r->interp);
-	pol_strv_free(r->argv);
-	pol_strv_free(r->env);
+	wd_strv_free(r->argv);
+	wd_strv_free(r->env);
 	free(r->cwd);
 	free(r->cwd_abs);
 	free(r->parent);
@@ -756,7 +756,7 @@ char *pol_request_json(const struct pol_request *r)
 		else
 			json_str(&sb, red[i]);
 	}
-	pol_strv_free(red);
+	wd_strv_free(red);
 	wd_sb_putc(&sb, ']');
 	if (r->inner) {
 		wd_sb_puts(&sb, ",\"harness\":");
@@ -885,7 +885,7 @@ char *pol_request_summary(const struct pol_request *r)
 	}
 	char **red = redacted_argv(r);
 	char *line = wd_argv_join(red);
-	pol_strv_free(red);
+	wd_strv_free(red);
 	wd_sb_puts(&sb, line);
 	free(line);
 	return wd_sb_steal(&sb);

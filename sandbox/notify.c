@@ -249,13 +249,6 @@ static size_t string_pages(const struct rmem *m, uint64_t addr, uint64_t *want, 
 	return n;
 }
 
-static void free_vec(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* Reads a NULL-terminated array of string pointers (argv or envp) within
  * |budget| bytes in all (strings plus pointers, as the kernel counts). */
 static int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out, size_t *bytes)
@@ -273,12 +266,12 @@ static int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out
 	for (;;) {
 		uint64_t p;
 		if (n >= SBX_VECTOR_MAX_PTRS || budget < sizeof(p)) {
-			free_vec(v);
+			wd_strv_free(v);
 			return -E2BIG;
 		}
 		if (past_top(addr, (n + 1) * sizeof(p)) ||
 		    rmem_read(m, addr + n * sizeof(p), &p, sizeof(p)) < 0) {
-			free_vec(v);
+			wd_strv_free(v);
 			return -EFAULT;
 		}
 		budget -= sizeof(p);
@@ -292,7 +285,7 @@ static int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out
 		int rc = peek_string(m, p, budget, &budget, &v[n]);
 		if (rc < 0) {
 			v[n] = NULL;
-			free_vec(v);
+			wd_strv_free(v);
 			return rc;
 		}
 		n++;
@@ -311,17 +304,6 @@ int sbx_decode_vector(sbx_page_reader read, void *ctx, uint64_t addr, size_t bud
 	int rc = peek_vector(m, addr, budget, out, bytes);
 	free(m);
 	return rc;
-}
-
-static char **dup_vec(char *const *v)
-{
-	size_t n = 0;
-	while (v && v[n])
-		n++;
-	char **d = wd_calloc(n + 1, sizeof(char *));
-	for (size_t i = 0; i < n; i++)
-		d[i] = wd_strdup(v[i]);
-	return d;
 }
 
 static char *proc_link(pid_t pid, const char *what)
@@ -647,7 +629,7 @@ static void predict_image(struct sbx_exec_event *ev, int root, int fd, struct st
 	ev->ino = st.st_ino;
 	ev->exe_dev = st.st_dev;
 	ev->exe_ino = st.st_ino;
-	char **argv = dup_vec(ev->argv);
+	char **argv = wd_strv_dup(ev->argv, NULL);
 	char *filename = kernel_filename(ev, dirfd, flags);
 	/* |fd| is the caller's to close; each interpreter's walk is ours.
 	 * |st| describes |cur| on entry to each round. */
@@ -793,10 +775,10 @@ void sbx_exec_event_free(struct sbx_exec_event *ev)
 	free(ev->resolved);
 	free(ev->writable_why);
 	free(ev->cwd);
-	free_vec(ev->argv);
-	free_vec(ev->envp);
+	wd_strv_free(ev->argv);
+	wd_strv_free(ev->envp);
 	free(ev->interp);
-	free_vec(ev->expect_argv);
+	wd_strv_free(ev->expect_argv);
 	free(ev->refuse_reason);
 	free(ev->parent_cmdline);
 	if (ev->pidfd >= 0)

@@ -527,16 +527,6 @@ static void collect_markers(struct sup_run *r, const struct pol_config *c, const
 	r->nmarkers = kept;
 }
 
-static void push(char ***list, const char *s)
-{
-	size_t n = 0;
-	while ((*list)[n])
-		n++;
-	*list = wd_realloc(*list, (n + 2) * sizeof(char *));
-	(*list)[n] = wd_strdup(s);
-	(*list)[n + 1] = NULL;
-}
-
 /* Hides |p| inside the markers view that holds it, if one does: the view
  * answers ENOENT for it and everything below, whenever it appears (the
  * mount hide finds nothing there then). Returns whether one does. */
@@ -547,7 +537,7 @@ static bool hide_in_markers(struct sup_run *r, const char *p)
 		const char *dir = r->marker_dirs[i];
 		if (!wd_path_within(canon, dir) || strcmp(canon, dir) == 0)
 			continue;
-		push(&r->markers[i].hidden, canon + strlen(dir) + 1);
+		wd_strv_push(&r->markers[i].hidden, canon + strlen(dir) + 1);
 		return true;
 	}
 	return false;
@@ -564,7 +554,7 @@ static void unmark_profile(struct sup_run *r, const char *const *prof)
 				wd_autofree char *p = wd_asprintf("%s/%s", r->homes[h], prof[j]);
 				const char *dir = r->marker_dirs[i];
 				if (wd_path_within(p, dir) && strcmp(p, dir) != 0)
-					push(&r->markers[i].unmarked, p + strlen(dir) + 1);
+					wd_strv_push(&r->markers[i].unmarked, p + strlen(dir) + 1);
 			}
 }
 
@@ -589,7 +579,7 @@ static void markers_writable(struct sup_run *r, char *const *writable)
 					priv |= strcmp(w, r->private_dirs[k]) == 0;
 				m->all_writable |= !priv;
 			} else if (wd_path_within(w, dir)) {
-				push(&m->writable, w + strlen(dir) + 1);
+				wd_strv_push(&m->writable, w + strlen(dir) + 1);
 			}
 		}
 	}
