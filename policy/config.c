@@ -846,13 +846,7 @@ static void parse_top(struct parser *p, const cJSON *root)
 			parse_accepted(p, k, key);
 		} else if (strcmp(key, "tier") == 0) {
 			const char *t = cJSON_IsString(k) ? k->valuestring : NULL;
-			if (t && strcmp(t, "aggressive") == 0)
-				c->tier = POL_TIER_AGGRESSIVE;
-			else if (t && strcmp(t, "standard") == 0)
-				c->tier = POL_TIER_STANDARD;
-			else if (t && strcmp(t, "passive") == 0)
-				c->tier = POL_TIER_PASSIVE;
-			else
+			if (pol_tier_parse(t, &c->tier) < 0)
 				add_error(p, key, 0,
 					  "must be \"aggressive\", \"standard\" or \"passive\"");
 		} else if (strcmp(key, "judge") == 0) {

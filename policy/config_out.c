@@ -405,10 +405,9 @@ static cJSON *grants_json(const struct pol_config *c)
 
 char *pol_config_to_json(const struct pol_config *c)
 {
-	static const char *const tiers[] = {"", "aggressive", "standard", "passive"};
 	cJSON *root = cJSON_CreateObject();
 	if (c->tier != POL_TIER_UNSET)
-		cJSON_AddStringToObject(root, "tier", tiers[c->tier]);
+		cJSON_AddStringToObject(root, "tier", pol_tier_name(c->tier));
 	cJSON_AddItemToObject(root, "rules", rules_json(c));
 	cJSON_AddItemToObject(root, "grants", grants_json(c));
 	cJSON_AddItemToObject(root, "sensitive_resources", strv_json(c->markers, c->nmarkers));

@@ -159,10 +159,9 @@ cJSON *mem_args_from_request(const char *request_json, char **tool)
 	cJSON *root = cJSON_Parse(request_json);
 	const cJSON *kind = root ? cJSON_GetObjectItemCaseSensitive(root, "kind") : NULL;
 	cJSON *a = NULL;
-	if (cJSON_IsString(kind) && strcmp(kind->valuestring, "exec") == 0)
-		a = exec_args(root, tool);
-	else if (cJSON_IsString(kind) && strcmp(kind->valuestring, "open") == 0)
-		a = open_args(root, tool);
+	enum pol_kind k;
+	if (cJSON_IsString(kind) && pol_kind_parse(kind->valuestring, &k) == 0)
+		a = k == POL_EXEC ? exec_args(root, tool) : open_args(root, tool);
 	cJSON_Delete(root);
 	return a;
 }

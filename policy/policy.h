@@ -19,6 +19,10 @@
 
 enum pol_kind { POL_EXEC, POL_OPEN };
 
+/* The audit's name of a kind ("exec", "open"), and back. 0 or -EINVAL. */
+const char *pol_kind_name(enum pol_kind k);
+int pol_kind_parse(const char *s, enum pol_kind *out);
+
 /* Access bits of an open request. */
 enum pol_access {
 	POL_ACC_READ = 1u << 0,
@@ -110,6 +114,11 @@ char *pol_request_summary(const struct pol_request *r);
 /* ---- the project config ------------------------------------------------ */
 
 enum pol_tier { POL_TIER_UNSET, POL_TIER_AGGRESSIVE, POL_TIER_STANDARD, POL_TIER_PASSIVE };
+
+/* "aggressive", "standard" or "passive" (unset reads as "standard", the
+ * default), and back: 0, or -EINVAL for any other string. */
+const char *pol_tier_name(enum pol_tier t);
+int pol_tier_parse(const char *s, enum pol_tier *out);
 
 struct pol_config; /* opaque */
 

@@ -240,7 +240,7 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 		.session = r->session_id,
 		.pid = rq->pid,
 		.ppid = covering ? covering->ppid : 0,
-		.kind = rq->kind == POL_EXEC ? "exec" : "open",
+		.kind = pol_kind_name(rq->kind),
 		.request = json ? json : "{}",
 		.summary = rq->summary,
 		.decision = o.allow ? "allow" : "deny",

@@ -95,7 +95,7 @@ static void list_json(struct sup_run *r, struct wd_sb *sb)
 		wd_sb_json_str(sb, r->session_id);
 		wd_sb_printf(sb, ",\"age_s\":%lld", (long long)((now - p->since_us) / 1000000));
 		wd_sb_puts(sb, ",\"kind\":");
-		wd_sb_json_str(sb, rq->kind == POL_EXEC ? "exec" : "open");
+		wd_sb_json_str(sb, pol_kind_name(rq->kind));
 		wd_sb_puts(sb, ",\"request\":");
 		wd_sb_json_str(sb, rq->summary);
 		wd_sb_printf(sb, ",\"pid\":%d,\"process\":", rq->pid);
@@ -143,8 +143,8 @@ static void list_table(struct sup_run *r, struct wd_sb *sb)
 		char *f_seen = wd_sanitize(seen);
 		wd_sb_printf(sb, "%s-%u\t%s\t%llds\t%s\t%s\tpid %d (%.60s)\t%s\t%llds left\t%s\n",
 			     short_id(r), p->id, r->session_id,
-			     (long long)((now - p->since_us) / 1000000),
-			     rq->kind == POL_EXEC ? "exec" : "open", f_sum, rq->pid, f_cmd, f_why,
+			     (long long)((now - p->since_us) / 1000000), pol_kind_name(rq->kind),
+			     f_sum, rq->pid, f_cmd, f_why,
 			     (long long)((p->deadline_us - now) / 1000000), f_seen);
 		free(f_sum);
 		free(f_cmd);

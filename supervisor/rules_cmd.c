@@ -337,7 +337,7 @@ int sup_memory_advice(struct sto_db *db, const struct pol_request *req, char **s
 	if (!db || !req)
 		return -EINVAL;
 	struct records rs = {0};
-	const char *kind = pol_request_kind(req) == POL_EXEC ? "exec" : "open";
+	const char *kind = pol_kind_name(pol_request_kind(req));
 	int rc = sto_people_decisions(db, kind, ADVICE_MAX_RECORDS, take_row, &rs);
 	if (rc == 0)
 		rc = pol_mem_advice(req, rs.v, rs.n, summary, json);

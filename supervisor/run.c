@@ -68,33 +68,6 @@ static const char run_usage[] =
 	"Exit status: the agent's own (128+N when killed by signal N); 125 when warden\n"
 	"could not start it (bad options or config, no sandbox, command not found).\n";
 
-static int parse_tier(const char *s, enum pol_tier *t)
-{
-	if (strcmp(s, "aggressive") == 0)
-		*t = POL_TIER_AGGRESSIVE;
-	else if (strcmp(s, "standard") == 0)
-		*t = POL_TIER_STANDARD;
-	else if (strcmp(s, "passive") == 0)
-		*t = POL_TIER_PASSIVE;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-static const char *tier_name(enum pol_tier t)
-{
-	switch (t) {
-	case POL_TIER_AGGRESSIVE:
-		return "aggressive";
-	case POL_TIER_PASSIVE:
-		return "passive";
-	case POL_TIER_STANDARD:
-	case POL_TIER_UNSET:
-	default:
-		return "standard";
-	}
-}
-
 /* Finds |cmd| in PATH the way execvp would. Caller frees. */
 static char *find_program(const char *cmd)
 {
@@ -820,7 +793,7 @@ static int parse_run_options(int argc, char **argv, struct sup_opts *o)
 			o->audit_path = optarg;
 			break;
 		case 't':
-			if (parse_tier(optarg, &o->tier) < 0) {
+			if (pol_tier_parse(optarg, &o->tier) < 0) {
 				wd_err("--tier must be aggressive, standard or passive, not \"%s\"",
 				       optarg);
 				return -EINVAL;
@@ -1144,7 +1117,7 @@ int sup_cmd_run(int argc, char **argv)
 		.started_us = wd_now_real_us(),
 		.project = project,
 		.command = cmdline,
-		.tier = tier_name(r.opts.tier),
+		.tier = pol_tier_name(r.opts.tier),
 		.role = r.opts.review ? "review" : "agent",
 		.agent = r.opts.agent != POL_HARNESS_NONE ? pol_harness_name(r.opts.agent) : NULL,
 		.parent = r.opts.parent,
@@ -1166,7 +1139,7 @@ int sup_cmd_run(int argc, char **argv)
 		       strerror(-rc));
 		goto out;
 	}
-	wd_info("session %s (tier %s)", r.session_id, tier_name(r.opts.tier));
+	wd_info("session %s (tier %s)", r.session_id, pol_tier_name(r.opts.tier));
 	if (asks && r.opts.prompt != SUP_PROMPT_NONE) {
 		rc = sup_desk_open(&r);
 		if (rc < 0) {
