@@ -407,28 +407,6 @@ static char **parse_strings(struct parser *p, const cJSON *v, const char *kp, si
 	return out;
 }
 
-static const char *const outside_modes[] = {
-	[POL_OUTSIDE_HIDE] = "hide",
-	[POL_OUTSIDE_GATE] = "gate",
-	[POL_OUTSIDE_MARKERS] = "markers",
-	[POL_OUTSIDE_OPEN] = "open",
-};
-
-const char *pol_outside_mode_name(enum pol_outside_mode m)
-{
-	return (size_t)m < WD_ARRAY_SIZE(outside_modes) ? outside_modes[m] : "hide";
-}
-
-static bool outside_mode(const char *s, enum pol_outside_mode *m)
-{
-	for (size_t i = 0; i < WD_ARRAY_SIZE(outside_modes); i++)
-		if (strcmp(s, outside_modes[i]) == 0) {
-			*m = (enum pol_outside_mode)i;
-			return true;
-		}
-	return false;
-}
-
 /* "tmp": {"share": [...]}: places under /tmp, /var/tmp or /dev/shm the
  * sandbox shows as the host has them, inside its private ones. Each is
  * an absolute path without "." or "..", strictly below one of the three
@@ -521,7 +499,7 @@ static void parse_outside(struct parser *p, const cJSON *v, const char *kp)
 			ok = false;
 		}
 		enum pol_outside_mode m = POL_OUTSIDE_HIDE;
-		if (mode && !outside_mode(mode, &m)) {
+		if (mode && pol_outside_mode_parse(mode, &m) < 0) {
 			wd_autofree char *mp = child_path(ep, "mode");
 			add_error(p, mp, 0,
 				  "\"%.40s\" is not a mode; use \"hide\", \"gate\", \"markers\" or "

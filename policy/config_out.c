@@ -10,26 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const access_names[] = {"read",	"write", "create",  "delete", "rename_from",
-					   "rename_to", "link",	 "symlink", "chmod",  "chown",
-					   "utimes",	"xattr", "truncate"};
-
-const char *pol_access_name(unsigned bit)
-{
-	for (size_t i = 0; i < WD_ARRAY_SIZE(access_names); i++)
-		if (bit == 1u << i)
-			return access_names[i];
-	return "unknown";
-}
-
-unsigned pol_access_from_name(const char *s)
-{
-	for (size_t i = 0; i < WD_ARRAY_SIZE(access_names); i++)
-		if (strcmp(s, access_names[i]) == 0)
-			return 1u << i;
-	return 0;
-}
-
 int pol_parse_iso_time(const char *s, int64_t *out_us)
 {
 	struct tm tm;

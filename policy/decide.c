@@ -16,48 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *pol_kind_name(enum pol_kind k)
-{
-	return k == POL_OPEN ? "open" : "exec";
-}
-
-int pol_kind_parse(const char *s, enum pol_kind *out)
-{
-	if (s && strcmp(s, "exec") == 0)
-		*out = POL_EXEC;
-	else if (s && strcmp(s, "open") == 0)
-		*out = POL_OPEN;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-const char *pol_tier_name(enum pol_tier t)
-{
-	switch (t) {
-	case POL_TIER_AGGRESSIVE:
-		return "aggressive";
-	case POL_TIER_PASSIVE:
-		return "passive";
-	case POL_TIER_STANDARD:
-	case POL_TIER_UNSET:
-		break;
-	}
-	return "standard";
-}
-
-int pol_tier_parse(const char *s, enum pol_tier *out)
-{
-	static const enum pol_tier all[] = {POL_TIER_AGGRESSIVE, POL_TIER_STANDARD,
-					    POL_TIER_PASSIVE};
-	for (size_t i = 0; s && i < WD_ARRAY_SIZE(all); i++)
-		if (strcmp(s, pol_tier_name(all[i])) == 0) {
-			*out = all[i];
-			return 0;
-		}
-	return -EINVAL;
-}
-
 const char *pol_source_name(enum pol_source s)
 {
 	switch (s) {

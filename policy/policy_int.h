@@ -67,6 +67,8 @@ bool pol_env_entry_fast_ok(const char *entry);
 /* True when |name| (length |len|) looks like it holds a secret (PASSWORD,
  * TOKEN, API_KEY, ...). */
 bool pol_name_is_secret(const char *name, size_t len);
+/* What a redacted value is shown as. */
+#define POL_REDACTED "<redacted>"
 /* A redacted copy of one argument; |prev| is the argument before it (or
  * NULL), for "--password hunter2" and "-H 'Authorization: ...'". Caller
  * frees. */
@@ -149,6 +151,10 @@ struct pol_accepted;
 void pol_accepted_free(struct pol_accepted *a, size_t n);
 
 /* ---- end of approval memory --------------------------------------------- */
+
+/* Parses an outside mode ("hide", "gate", ...): 0, or -EINVAL when
+ * unknown (names.c). */
+int pol_outside_mode_parse(const char *s, enum pol_outside_mode *m);
 
 /* Config helpers of config_out.c. */
 /* Rebuilds c->merged from the built-in outside list, c->outside and c->home. */
