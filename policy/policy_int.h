@@ -311,6 +311,52 @@ const char *cls_prog_name(const char *arg0);
 const char *cls_identity(const char *path, const char *arg0, char *buf, size_t n);
 /* True for sh, bash, dash, zsh, ksh, mksh, fish, ash, busybox... */
 bool cls_is_shell(const char *name);
+/* How deep wrappers and nested scripts are followed. */
+#define CLS_MAX_DEPTH 8
+
+/* True when the NULL-terminated |list| holds the |n| bytes at |s|. */
+bool cls_in_list(const char *const *list, const char *s, size_t n);
+
+/* ---- wrappers and shells as command lines (unwrap.c) --------------------- */
+
+/* A program that runs another one: its own options and operands. */
+struct wrapper {
+	const char *name;
+	const char *argopts;	      /* short options that take a separate argument */
+	const char *const *long_args; /* long options that take one */
+	int positional;		      /* operands before the command (timeout's duration) */
+	bool assignments;	      /* VAR=value words before the command */
+	bool privileged;
+};
+
+/* What a wrapper's own words do besides running the command. */
+struct unwrap_info {
+	const char *risky;   /* a run-changing VAR= assignment, or NULL */
+	const char *split;   /* env -S's string, or NULL */
+	const char *outfile; /* time -o's file, or NULL */
+	bool lookup;	     /* command -v / -V: a lookup, runs nothing */
+	bool shell;	     /* sudo -s / -i: an interactive shell */
+	bool edit;	     /* sudo -e: sudoedit of the operands */
+};
+
+/* The wrapper called |name|, or NULL. */
+const struct wrapper *cls_find_wrapper(const char *name);
+/* Index of the command |w| wraps in |argv| (|argc| when there is none);
+ * fills |info| with what the wrapper's own words do. */
+size_t cls_skip_wrapper(const struct wrapper *w, char *const *argv, size_t argc,
+			struct unwrap_info *info);
+/* The wrapper's own words, parsed by its grammar: false (with |r| raised)
+ * when one is unknown or not harmless, or when the grammar does not find
+ * the command where the unwrapping did (index |k|). */
+bool cls_wrapper_grammar_ok(const struct cls_env *e, const struct wrapper *w, char *const *argv,
+			    size_t argc, size_t k, struct cls_result *r);
+/* For sh/bash/...: the index of the -c script, or 0 when there is no -c.
+ * *problem is set when a flag makes the shell read more code than the
+ * script, or when a word is not one warden knows; *home_files for a login
+ * or interactive shell, which reads HOME's start-up files. */
+size_t cls_shell_script_index(const char *name, char *const *argv, size_t argc,
+			      const char **problem, bool *home_files);
+
 /* Unwraps wrappers (env, nice, timeout, nohup, stdbuf, sudo, ...) and
  * returns the index of the real program in argv, or -1 when none. Sets
  * *risky_env when an env VAR= assignment is run-changing, *privileged for

@@ -60,6 +60,14 @@ bool cls_is_shell(const char *name)
 	return false;
 }
 
+bool cls_in_list(const char *const *list, const char *s, size_t n)
+{
+	for (size_t i = 0; list[i]; i++)
+		if (strlen(list[i]) == n && strncmp(list[i], s, n) == 0)
+			return true;
+	return false;
+}
+
 /* ---- the names a program answers to ------------------------------------------- */
 
 static const char *const systemctl_names[] = {"halt",	  "poweroff", "reboot",
