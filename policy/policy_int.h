@@ -419,6 +419,37 @@ const char *hn_multicall_name(const struct cls_env *e, const char *identity, con
 char **hn_tool_argv(const char *name, char *const *argv, size_t argc, const char **tool,
 		    struct cls_result *r);
 
+/* The parts of harness.c, harness_claude.c and harness_codex.c share. */
+/* The model's command inside a Claude Code wrapper script, or NULL.
+ * Caller frees. */
+char *hn_claude_inner(const char *script, const char *home);
+/* The model's command inside Codex's wrapper script, or NULL (caller
+ * frees); *snap, when |snap| is not NULL, the snapshot it sources. */
+char *hn_codex_inner(const char *script, const char *home, char **snap);
+/* Whether |argv| is one of Claude Code's start-up execs (|home| may be
+ * NULL) or Codex's (pol_is_harness_startup()). */
+bool hn_claude_startup(char *const *argv, size_t argc, const char *home);
+bool hn_codex_startup(char *const *argv, size_t argc);
+
+/* A cursor over a script (harness_scan.c). Each consumes at *p and
+ * advances it only on success. */
+/* The literal |lit|. */
+bool hn_eat(const char **p, const char *lit);
+/* 1..|max| characters of |set| (or of [A-Za-z0-9] plus |set| when
+ * |alnum|). */
+bool hn_eat_span(const char **p, const char *set, bool alnum, size_t max);
+/* The single-quoted word at *p with '\'' and '"'"' read as a quote, as
+ * bash reads them, followed by |term| (a space, or '\0' for the end): the
+ * unquoted text (caller frees) or NULL. */
+char *hn_eat_quoted_to(const char **p, char term);
+/* A home directory that bash reads as one word with no expansion. */
+bool hn_home_is_plain(const char *home);
+/* Whether argv[0]'s program name is |name|. */
+bool hn_is_named(const char *arg0, const char *name);
+/* Whether |argv| is exactly program |name| with the words |rest|. */
+bool hn_argv_is(char *const *argv, size_t argc, const char *name, const char *const *rest,
+		size_t nrest);
+
 /* Decide helpers (decide.c) used by request.c and config_out.c. */
 
 #endif
