@@ -20,12 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define FAIL(...)                                                                                  \
-	do {                                                                                       \
-		snprintf(why, n, __VA_ARGS__);                                                     \
-		return false;                                                                      \
-	} while (0)
-
 /* clang-format off */
 static const struct gr_opt git_global[] = {
 	{"version", 'v', GR_NOARG, GR_OK}, {"help", 'h', GR_NOARG, GR_OK},
@@ -219,9 +213,9 @@ static bool check_special(const char *sub, char *const *argv, size_t argc, size_
 		if (i + 1 >= argc)
 			return true;
 		snprintf(matched, 64, "git remote %.40s", argv[i + 1]);
-		FAIL("git remote %.40s changes remotes or prints their URLs, which may carry "
-		     "credentials",
-		     argv[i + 1]);
+		GR_FAIL("git remote %.40s changes remotes or prints their URLs, which may carry "
+			"credentials",
+			argv[i + 1]);
 	}
 	if (strcmp(sub, "stash") == 0 || strcmp(sub, "reflog") == 0) {
 		const char *verb = i + 1 < argc ? argv[i + 1] : NULL;
@@ -229,13 +223,13 @@ static bool check_special(const char *sub, char *const *argv, size_t argc, size_
 			  (verb && (strcmp(verb, "list") == 0 || strcmp(verb, "show") == 0));
 		if (!ok) {
 			snprintf(matched, 64, "git %s %.40s", sub, verb ? verb : "");
-			FAIL("git %s %.40s changes the repository, not just lists", sub,
-			     verb ? verb : "");
+			GR_FAIL("git %s %.40s changes the repository, not just lists", sub,
+				verb ? verb : "");
 		}
 		for (size_t k = i + 2; k < argc; k++)
 			if (argv[k][0] == '-' && !word_allowed(log_opts, argv[k])) {
 				snprintf(matched, 64, "%.60s", argv[k]);
-				FAIL("git %s %.60s is not an option warden knows", sub, argv[k]);
+				GR_FAIL("git %s %.60s is not an option warden knows", sub, argv[k]);
 			}
 		return true;
 	}
@@ -249,13 +243,13 @@ static bool refuse_known_writer(const char *sub, char *const *argv, size_t argc,
 	for (size_t k = i + 1; k < argc; k++) {
 		if (strcmp(sub, "push") == 0 && (strncmp(argv[k], "--force", 7) == 0 ||
 						 strcmp(argv[k], "-f") == 0 || argv[k][0] == '+'))
-			FAIL("git push --force rewrites the remote's history");
+			GR_FAIL("git push --force rewrites the remote's history");
 		if (strcmp(sub, "reset") == 0 && strcmp(argv[k], "--hard") == 0)
-			FAIL("git reset --hard throws away uncommitted work");
+			GR_FAIL("git reset --hard throws away uncommitted work");
 		if (strcmp(sub, "clean") == 0 && argv[k][0] == '-' && strchr(argv[k], 'f'))
-			FAIL("git clean -f deletes untracked files");
+			GR_FAIL("git clean -f deletes untracked files");
 	}
-	FAIL("git %.60s changes the repository, talks to a remote or prints configuration", sub);
+	GR_FAIL("git %.60s changes the repository, talks to a remote or prints configuration", sub);
 }
 
 bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char *why, size_t n,

@@ -101,4 +101,24 @@ void gr_describe(const struct gr_parse *ps, struct wd_sb *sb);
  * (may be NULL). */
 bool gr_path_prints_secrets(const char *path, const char *cwd);
 
+/* Writes the reason into |why| (|n| bytes) and returns false from the
+ * calling check. */
+#define GR_FAIL(...)                                                                               \
+	do {                                                                                       \
+		snprintf(why, n, __VA_ARGS__);                                                     \
+		return false;                                                                      \
+	} while (0)
+
+/* The programs' own rules (readonly_rules.c), each a gr_check_fn: sed's
+ * script only prints, find's expression only tests and prints, uniq has
+ * at most one input operand. */
+bool gr_check_sed(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
+		  size_t argc, char *why, size_t n, char *matched);
+bool gr_check_find(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
+		   size_t argc, char *why, size_t n, char *matched);
+bool gr_check_one_operand(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
+			  size_t argc, char *why, size_t n, char *matched);
+/* True when |a| is head's or tail's obsolete count ("-5") for |name|. */
+bool gr_obsolete_count(const char *name, const char *a);
+
 #endif
