@@ -292,11 +292,11 @@ static void cls_sensitive_args(const struct cls_env *e, char *const *argv, size_
  * started with and XDG_CONFIG_HOME, if set, is that HOME's .config. Whether
  * that HOME is one the agent can write is not policy's to know: the
  * sandbox keeps the start HOME's dot files out of the agent's write set. */
-static bool git_env_ok(const struct cls_env *e, char *why, size_t n)
+static bool git_env_ok(const struct cls_env *e, struct pol_reason *rs)
 {
 	const char *home = e->cfg ? e->cfg->home : NULL;
 	if (e->env_home && (!home || strcmp(e->env_home, home) != 0)) {
-		snprintf(why, n,
+		snprintf(rs->why, sizeof(rs->why),
 			 "git reads its global configuration from HOME=%.80s, not warden's own "
 			 "HOME: the agent may have written it",
 			 e->env_home);
@@ -306,7 +306,7 @@ static bool git_env_ok(const struct cls_env *e, char *why, size_t n)
 		char want[4200];
 		snprintf(want, sizeof(want), "%s/.config", home ? home : "");
 		if (!home || strcmp(e->env_xdg_config, want) != 0) {
-			snprintf(why, n,
+			snprintf(rs->why, sizeof(rs->why),
 				 "git reads its global configuration from XDG_CONFIG_HOME=%.80s, "
 				 "which the agent may have written",
 				 e->env_xdg_config);
@@ -405,20 +405,18 @@ static void cls_leaf(const struct cls_env *e, const char *name, char *const *arg
 {
 	hd_check_command(e, name, argv, argc, r);
 	cls_sensitive_args(e, argv, argc, r);
-	char why[200] = "";
-	char matched[64] = "";
+	struct pol_reason rs = {0};
 	bool ro = strcmp(name, "git") == 0
-			  ? pol_git_readonly(argv, argc, e->trace, why, sizeof(why), matched)
-			  : pol_readonly_check(name, argv, argc, e->cwd, e->trace, why, sizeof(why),
-					       matched);
-	if (ro && strcmp(name, "git") == 0 && !git_env_ok(e, why, sizeof(why))) {
-		snprintf(matched, sizeof(matched), "%s", "HOME");
+			  ? pol_git_readonly(argv, argc, e->trace, &rs)
+			  : pol_readonly_check(name, argv, argc, e->cwd, e->trace, &rs);
+	if (ro && strcmp(name, "git") == 0 && !git_env_ok(e, &rs)) {
+		snprintf(rs.matched, sizeof(rs.matched), "%s", "HOME");
 		ro = false;
 	}
 	if (ro)
-		cls_raise(r, POL_CLASS_READ_ONLY, matched, "%s", why);
+		cls_raise(r, POL_CLASS_READ_ONLY, rs.matched, "%s", rs.why);
 	else
-		cls_raise(r, POL_CLASS_OTHER, matched, "%s", why);
+		cls_raise(r, POL_CLASS_OTHER, rs.matched, "%s", rs.why);
 }
 
 static void cls_named(const struct cls_env *e, const char *name, char *const *argv, size_t argc,

@@ -205,14 +205,14 @@ static bool word_allowed(const char *const *list, const char *a)
 }
 
 /* git remote (names only), stash list/show, reflog [show|list]. */
-static bool check_special(const char *sub, char *const *argv, size_t argc, size_t i, char *why,
-			  size_t n, char *matched, bool *handled)
+static bool check_special(const char *sub, char *const *argv, size_t argc, size_t i,
+			  struct pol_reason *rs, bool *handled)
 {
 	*handled = true;
 	if (strcmp(sub, "remote") == 0) {
 		if (i + 1 >= argc)
 			return true;
-		snprintf(matched, 64, "git remote %.40s", argv[i + 1]);
+		snprintf(rs->matched, sizeof(rs->matched), "git remote %.40s", argv[i + 1]);
 		GR_FAIL("git remote %.40s changes remotes or prints their URLs, which may carry "
 			"credentials",
 			argv[i + 1]);
@@ -222,13 +222,14 @@ static bool check_special(const char *sub, char *const *argv, size_t argc, size_
 		bool ok = (!verb && strcmp(sub, "reflog") == 0) ||
 			  (verb && (strcmp(verb, "list") == 0 || strcmp(verb, "show") == 0));
 		if (!ok) {
-			snprintf(matched, 64, "git %s %.40s", sub, verb ? verb : "");
+			snprintf(rs->matched, sizeof(rs->matched), "git %s %.40s", sub,
+				 verb ? verb : "");
 			GR_FAIL("git %s %.40s changes the repository, not just lists", sub,
 				verb ? verb : "");
 		}
 		for (size_t k = i + 2; k < argc; k++)
 			if (argv[k][0] == '-' && !word_allowed(log_opts, argv[k])) {
-				snprintf(matched, 64, "%.60s", argv[k]);
+				snprintf(rs->matched, sizeof(rs->matched), "%.60s", argv[k]);
 				GR_FAIL("git %s %.60s is not an option warden knows", sub, argv[k]);
 			}
 		return true;
@@ -238,7 +239,7 @@ static bool check_special(const char *sub, char *const *argv, size_t argc, size_
 }
 
 static bool refuse_known_writer(const char *sub, char *const *argv, size_t argc, size_t i,
-				char *why, size_t n)
+				struct pol_reason *rs)
 {
 	for (size_t k = i + 1; k < argc; k++) {
 		if (strcmp(sub, "push") == 0 && (strncmp(argv[k], "--force", 7) == 0 ||
@@ -252,8 +253,7 @@ static bool refuse_known_writer(const char *sub, char *const *argv, size_t argc,
 	GR_FAIL("git %.60s changes the repository, talks to a remote or prints configuration", sub);
 }
 
-bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char *why, size_t n,
-		      char *matched)
+bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, struct pol_reason *rs)
 {
 	struct gr_parse *ps = wd_calloc(1, sizeof(*ps));
 	size_t i = argc;
@@ -264,15 +264,15 @@ bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char 
 	}
 	bool ok = false;
 	if (ps->bad) {
-		snprintf(matched, 64, "%.60s", ps->bad);
-		snprintf(why, n, "git: %s, so it is not read-only", ps->problem);
+		snprintf(rs->matched, sizeof(rs->matched), "%.60s", ps->bad);
+		snprintf(rs->why, sizeof(rs->why), "git: %s, so it is not read-only", ps->problem);
 		goto out;
 	}
 	for (size_t k = 0; k < ps->n; k++) {
 		const struct gr_opt *o = ps->items[k].opt;
 		if (o && o->effect != GR_OK) {
-			snprintf(matched, 64, "git %.50s", ps->items[k].word);
-			snprintf(why, n,
+			snprintf(rs->matched, sizeof(rs->matched), "git %.50s", ps->items[k].word);
+			snprintf(rs->why, sizeof(rs->why),
 				 "git %.50s can set any configuration, including programs to run",
 				 ps->items[k].word);
 			goto out;
@@ -280,8 +280,8 @@ bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char 
 	}
 	if (i >= argc) {
 		bool info = ps->n > 0;
-		snprintf(matched, 64, "%s", "git");
-		snprintf(why, n,
+		snprintf(rs->matched, sizeof(rs->matched), "%s", "git");
+		snprintf(rs->why, sizeof(rs->why),
 			 info ? "git only prints what its options ask"
 			      : "git without a subcommand");
 		ok = info;
@@ -291,11 +291,11 @@ bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char 
 	if (trace)
 		wd_sb_printf(trace, "%ssubcommand %s", ps->n ? ", " : "", sub);
 	bool handled;
-	if (!check_special(sub, argv, argc, i, why, n, matched, &handled))
+	if (!check_special(sub, argv, argc, i, rs, &handled))
 		goto out;
 	if (handled) {
-		snprintf(matched, 64, "git %.50s", sub);
-		snprintf(why, n, "git %s only reads the repository", sub);
+		snprintf(rs->matched, sizeof(rs->matched), "git %.50s", sub);
+		snprintf(rs->why, sizeof(rs->why), "git %s only reads the repository", sub);
 		ok = true;
 		goto out;
 	}
@@ -304,8 +304,8 @@ bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char 
 		if (strcmp(sub, git_subs[k].name) == 0)
 			gs = &git_subs[k];
 	if (!gs) {
-		snprintf(matched, 64, "git %.50s", sub);
-		refuse_known_writer(sub, argv, argc, i, why, n);
+		snprintf(rs->matched, sizeof(rs->matched), "git %.50s", sub);
+		refuse_known_writer(sub, argv, argc, i, rs);
 		goto out;
 	}
 	bool listing = false, operand = false;
@@ -324,19 +324,20 @@ bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char 
 		if (strcmp(a, "-l") == 0 || strcmp(a, "--list") == 0)
 			listing = true;
 		if (!word_allowed(gs->opts, a)) {
-			snprintf(matched, 64, "%.60s", a);
-			snprintf(why, n, "git %s %.60s is not an option warden knows", sub, a);
+			snprintf(rs->matched, sizeof(rs->matched), "%.60s", a);
+			snprintf(rs->why, sizeof(rs->why),
+				 "git %s %.60s is not an option warden knows", sub, a);
 			goto out;
 		}
 	}
 	if (gs->listing && operand && !listing) {
-		snprintf(matched, 64, "%.60s", first_operand);
-		snprintf(why, n, "git %s %.60s changes the repository, not just lists", sub,
-			 first_operand);
+		snprintf(rs->matched, sizeof(rs->matched), "%.60s", first_operand);
+		snprintf(rs->why, sizeof(rs->why),
+			 "git %s %.60s changes the repository, not just lists", sub, first_operand);
 		goto out;
 	}
-	snprintf(matched, 64, "git %.50s", sub);
-	snprintf(why, n, "git %s only reads the repository", sub);
+	snprintf(rs->matched, sizeof(rs->matched), "git %.50s", sub);
+	snprintf(rs->why, sizeof(rs->why), "git %s only reads the repository", sub);
 	ok = true;
 out:
 	if (trace)

@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "common.h"
+#include "policy_int.h"
 
 enum gr_arity {
 	GR_NOARG,
@@ -69,10 +70,10 @@ struct gr_parse {
 
 struct gr_prog;
 /* A program's own rule on its parsed words (the sed script, find's
- * expression, the operand count of uniq): false with |why| when the words
+ * expression, the operand count of uniq): false with |rs| set when the words
  * do more than read. */
 typedef bool (*gr_check_fn)(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-			    size_t argc, char *why, size_t n, char *matched);
+			    size_t argc, struct pol_reason *rs);
 
 struct gr_prog {
 	const char *name;
@@ -101,11 +102,10 @@ void gr_describe(const struct gr_parse *ps, struct wd_sb *sb);
  * (may be NULL). */
 bool gr_path_prints_secrets(const char *path, const char *cwd);
 
-/* Writes the reason into |why| (|n| bytes) and returns false from the
- * calling check. */
+/* Writes the reason into the calling check's |rs| and returns false. */
 #define GR_FAIL(...)                                                                               \
 	do {                                                                                       \
-		snprintf(why, n, __VA_ARGS__);                                                     \
+		snprintf(rs->why, sizeof(rs->why), __VA_ARGS__);                                   \
 		return false;                                                                      \
 	} while (0)
 
@@ -113,11 +113,11 @@ bool gr_path_prints_secrets(const char *path, const char *cwd);
  * script only prints, find's expression only tests and prints, uniq has
  * at most one input operand. */
 bool gr_check_sed(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-		  size_t argc, char *why, size_t n, char *matched);
+		  size_t argc, struct pol_reason *rs);
 bool gr_check_find(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-		   size_t argc, char *why, size_t n, char *matched);
+		   size_t argc, struct pol_reason *rs);
 bool gr_check_one_operand(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-			  size_t argc, char *why, size_t n, char *matched);
+			  size_t argc, struct pol_reason *rs);
 /* True when |a| is head's or tail's obsolete count ("-5") for |name|. */
 bool gr_obsolete_count(const char *name, const char *a);
 

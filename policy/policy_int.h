@@ -363,21 +363,26 @@ size_t cls_shell_script_index(const char *name, char *const *argv, size_t argc,
  * sudo/doas. */
 long cls_unwrap(char *const *argv, size_t argc, bool *risky_env, bool *privileged);
 
+/* Why a fast-path check reached its answer, and the word it turned on
+ * (the command, or the offending option or operand). */
+struct pol_reason {
+	char why[200];
+	char matched[64];
+};
+
 /* True when |name| with |argv| is a known read-only command under its
  * program's grammar (readonly.c, grammar.h): every word parsed as the
  * program parses it, no option that writes, runs, reads its names from
  * elsewhere or prints secrets, and the program's own operand rule. |cwd|
  * (may be NULL) places relative operands. Writes the reason either way into
- * |why| (|n| bytes) and what matched, the command or the offending word,
- * into |matched| (at least 64 bytes). Appends the parsed words to |trace|
+ * |rs|. Appends the parsed words to |trace|
  * when it is not NULL (explain). */
 bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const char *cwd,
-			struct wd_sb *trace, char *why, size_t n, char *matched);
+			struct wd_sb *trace, struct pol_reason *rs);
 
 /* The git command lines that only read (git.c): global options and the
  * subcommand as git parses them. Appends to |trace| when not NULL. */
-bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char *why, size_t n,
-		      char *matched);
+bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, struct pol_reason *rs);
 
 /* The program an argv[0] makes a multi-call program play (git-log: git
  * log; busybox, toybox applets; systemctl's shutdown, reboot, halt,

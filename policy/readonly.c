@@ -612,18 +612,19 @@ static void parse_program(const struct gr_prog *p, char *const *argv, size_t arg
 }
 
 bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const char *cwd,
-			struct wd_sb *trace, char *why, size_t n, char *matched)
+			struct wd_sb *trace, struct pol_reason *rs)
 {
-	snprintf(matched, 64, "%s", name);
+	snprintf(rs->matched, sizeof(rs->matched), "%s", name);
 	if (version_query(name, argv, argc)) {
-		snprintf(why, n, "%s %s only prints version or usage", name, argv[1]);
+		snprintf(rs->why, sizeof(rs->why), "%s %s only prints version or usage", name,
+			 argv[1]);
 		if (trace)
 			wd_sb_printf(trace, "%s: %s (version query)\n", name, argv[1]);
 		return true;
 	}
 	const struct gr_prog *p = gr_find(name);
 	if (!p) {
-		snprintf(why, n, "%.100s is not a known read-only command", name);
+		snprintf(rs->why, sizeof(rs->why), "%.100s is not a known read-only command", name);
 		if (trace)
 			wd_sb_printf(trace, "%s: not a fast-path program\n", name);
 		return false;
@@ -637,8 +638,9 @@ bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const 
 	}
 	bool ok = false;
 	if (ps->bad) {
-		snprintf(matched, 64, "%s", ps->bad);
-		snprintf(why, n, "%s: %s, so it is not read-only", p->name, ps->problem);
+		snprintf(rs->matched, sizeof(rs->matched), "%s", ps->bad);
+		snprintf(rs->why, sizeof(rs->why), "%s: %s, so it is not read-only", p->name,
+			 ps->problem);
 		goto out;
 	}
 	for (size_t i = 0; i < ps->n; i++) {
@@ -649,9 +651,9 @@ bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const 
 				snprintf(opt, sizeof(opt), "-%c", it->opt->shrt);
 			else
 				snprintf(opt, sizeof(opt), "--%s", it->opt->lng);
-			snprintf(matched, 64, "%s %s", p->name, opt);
-			snprintf(why, n, "%s %s (given as %.40s) %s", p->name, opt, it->word,
-				 gr_effect_name(it->opt->effect));
+			snprintf(rs->matched, sizeof(rs->matched), "%s %s", p->name, opt);
+			snprintf(rs->why, sizeof(rs->why), "%s %s (given as %.40s) %s", p->name,
+				 opt, it->word, gr_effect_name(it->opt->effect));
 			goto out;
 		}
 		bool printer = false;
@@ -661,18 +663,18 @@ bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const 
 		 * read the file they name and may print its lines. */
 		const char *path = it->opt ? it->value : it->word;
 		if (printer && path && gr_path_prints_secrets(path, cwd)) {
-			snprintf(matched, 64, "%s", path);
-			snprintf(why, n,
+			snprintf(rs->matched, sizeof(rs->matched), "%s", path);
+			snprintf(rs->why, sizeof(rs->why),
 				 "%s %.80s prints what /proc shows of a process, which may "
 				 "hold secrets",
 				 p->name, path);
 			goto out;
 		}
 	}
-	why[0] = '\0';
-	if (p->check && !p->check(p, ps, argv, argc, why, n, matched))
+	rs->why[0] = '\0';
+	if (p->check && !p->check(p, ps, argv, argc, rs))
 		goto out;
-	snprintf(why, n, "%s is a read-only command with these options", p->name);
+	snprintf(rs->why, sizeof(rs->why), "%s is a read-only command with these options", p->name);
 	ok = true;
 out:
 	free(ps);

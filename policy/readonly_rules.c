@@ -86,7 +86,7 @@ static bool sed_print_only(const char *s)
 }
 
 bool gr_check_sed(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-		  size_t argc, char *why, size_t n, char *matched)
+		  size_t argc, struct pol_reason *rs)
 {
 	(void)p;
 	(void)argv;
@@ -110,12 +110,12 @@ bool gr_check_sed(const struct gr_prog *p, const struct gr_parse *ps, char *cons
 			continue;
 		have_script = true;
 		if (!sed_print_only(script)) {
-			snprintf(matched, 64, "%s", "sed");
+			snprintf(rs->matched, sizeof(rs->matched), "%s", "sed");
 			GR_FAIL("the sed script does more than print lines");
 		}
 	}
 	if (!quiet || !have_script) {
-		snprintf(matched, 64, "%s", "sed");
+		snprintf(rs->matched, sizeof(rs->matched), "%s", "sed");
 		GR_FAIL("sed without -n and a print-only script may do more than read");
 	}
 	return true;
@@ -146,7 +146,7 @@ static const struct find_prim find_prims[] = {
 /* clang-format on */
 
 bool gr_check_find(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-		   size_t argc, char *why, size_t n, char *matched)
+		   size_t argc, struct pol_reason *rs)
 {
 	(void)p;
 	(void)ps;
@@ -174,7 +174,7 @@ bool gr_check_find(const struct gr_prog *p, const struct gr_parse *ps, char *con
 			continue;
 		}
 		if (!hit) {
-			snprintf(matched, 64, "%s", a);
+			snprintf(rs->matched, sizeof(rs->matched), "%s", a);
 			GR_FAIL("find %.60s is not a test or an action warden knows (actions that "
 				"run, "
 				"delete or write are not read-only)",
@@ -186,12 +186,12 @@ bool gr_check_find(const struct gr_prog *p, const struct gr_parse *ps, char *con
 }
 
 bool gr_check_one_operand(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-			  size_t argc, char *why, size_t n, char *matched)
+			  size_t argc, struct pol_reason *rs)
 {
 	(void)argv;
 	(void)argc;
 	if (count_operands(ps) > 1) {
-		snprintf(matched, 64, "%s", p->name);
+		snprintf(rs->matched, sizeof(rs->matched), "%s", p->name);
 		GR_FAIL("%s with a second operand writes its output to that file", p->name);
 	}
 	return true;
