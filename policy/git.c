@@ -253,6 +253,64 @@ static bool refuse_known_writer(const char *sub, char *const *argv, size_t argc,
 	GR_FAIL("git %.60s changes the repository, talks to a remote or prints configuration", sub);
 }
 
+/* git's global options, parsed into |ps|: each known and harmless. */
+static bool global_options_ok(const struct gr_parse *ps, struct pol_reason *rs)
+{
+	if (ps->bad) {
+		snprintf(rs->matched, sizeof(rs->matched), "%.60s", ps->bad);
+		snprintf(rs->why, sizeof(rs->why), "git: %s, so it is not read-only", ps->problem);
+		return false;
+	}
+	for (size_t k = 0; k < ps->n; k++) {
+		const struct gr_opt *o = ps->items[k].opt;
+		if (o && o->effect != GR_OK) {
+			snprintf(rs->matched, sizeof(rs->matched), "git %.50s", ps->items[k].word);
+			snprintf(rs->why, sizeof(rs->why),
+				 "git %.50s can set any configuration, including programs to run",
+				 ps->items[k].word);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The words after the subcommand argv[|i|]: options of |gs|'s list only,
+ * and operands of branch and tag only with --list. */
+static bool subcommand_words_ok(const struct git_sub *gs, char *const *argv, size_t argc, size_t i,
+				struct pol_reason *rs)
+{
+	const char *sub = argv[i];
+	bool listing = false, operand = false;
+	const char *first_operand = NULL;
+	bool dashdash = false;
+	for (size_t k = i + 1; k < argc; k++) {
+		const char *a = argv[k];
+		if (dashdash || a[0] != '-') {
+			operand = true;
+			if (!first_operand)
+				first_operand = a;
+			continue;
+		}
+		if (strcmp(a, "--") == 0)
+			dashdash = true;
+		if (strcmp(a, "-l") == 0 || strcmp(a, "--list") == 0)
+			listing = true;
+		if (!word_allowed(gs->opts, a)) {
+			snprintf(rs->matched, sizeof(rs->matched), "%.60s", a);
+			snprintf(rs->why, sizeof(rs->why),
+				 "git %s %.60s is not an option warden knows", sub, a);
+			return false;
+		}
+	}
+	if (gs->listing && operand && !listing) {
+		snprintf(rs->matched, sizeof(rs->matched), "%.60s", first_operand);
+		snprintf(rs->why, sizeof(rs->why),
+			 "git %s %.60s changes the repository, not just lists", sub, first_operand);
+		return false;
+	}
+	return true;
+}
+
 bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, struct pol_reason *rs)
 {
 	struct gr_parse *ps = wd_calloc(1, sizeof(*ps));
@@ -263,21 +321,8 @@ bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, struc
 		gr_describe(ps, trace);
 	}
 	bool ok = false;
-	if (ps->bad) {
-		snprintf(rs->matched, sizeof(rs->matched), "%.60s", ps->bad);
-		snprintf(rs->why, sizeof(rs->why), "git: %s, so it is not read-only", ps->problem);
+	if (!global_options_ok(ps, rs))
 		goto out;
-	}
-	for (size_t k = 0; k < ps->n; k++) {
-		const struct gr_opt *o = ps->items[k].opt;
-		if (o && o->effect != GR_OK) {
-			snprintf(rs->matched, sizeof(rs->matched), "git %.50s", ps->items[k].word);
-			snprintf(rs->why, sizeof(rs->why),
-				 "git %.50s can set any configuration, including programs to run",
-				 ps->items[k].word);
-			goto out;
-		}
-	}
 	if (i >= argc) {
 		bool info = ps->n > 0;
 		snprintf(rs->matched, sizeof(rs->matched), "%s", "git");
@@ -308,34 +353,8 @@ bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, struc
 		refuse_known_writer(sub, argv, argc, i, rs);
 		goto out;
 	}
-	bool listing = false, operand = false;
-	const char *first_operand = NULL;
-	bool dashdash = false;
-	for (size_t k = i + 1; k < argc; k++) {
-		const char *a = argv[k];
-		if (dashdash || a[0] != '-') {
-			operand = true;
-			if (!first_operand)
-				first_operand = a;
-			continue;
-		}
-		if (strcmp(a, "--") == 0)
-			dashdash = true;
-		if (strcmp(a, "-l") == 0 || strcmp(a, "--list") == 0)
-			listing = true;
-		if (!word_allowed(gs->opts, a)) {
-			snprintf(rs->matched, sizeof(rs->matched), "%.60s", a);
-			snprintf(rs->why, sizeof(rs->why),
-				 "git %s %.60s is not an option warden knows", sub, a);
-			goto out;
-		}
-	}
-	if (gs->listing && operand && !listing) {
-		snprintf(rs->matched, sizeof(rs->matched), "%.60s", first_operand);
-		snprintf(rs->why, sizeof(rs->why),
-			 "git %s %.60s changes the repository, not just lists", sub, first_operand);
+	if (!subcommand_words_ok(gs, argv, argc, i, rs))
 		goto out;
-	}
 	snprintf(rs->matched, sizeof(rs->matched), "git %.50s", sub);
 	snprintf(rs->why, sizeof(rs->why), "git %s only reads the repository", sub);
 	ok = true;
