@@ -53,21 +53,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *pol_harness_name(enum pol_harness h)
-{
-	switch (h) {
-	case POL_HARNESS_NONE:
-		return "none";
-	case POL_HARNESS_CLAUDE_CODE:
-		return "claude-code";
-	case POL_HARNESS_CODEX:
-		return "codex";
-	case POL_HARNESS_AIDER:
-		return "aider";
-	}
-	return "unknown";
-}
-
 /* ---- a cursor over a script ------------------------------------------------- */
 
 enum pol_harness hn_unwrap(char *const *argv, size_t argc, const char *name, const char *home,

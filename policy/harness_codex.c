@@ -538,8 +538,9 @@ static bool path_canonical(const char *p)
 bool pol_harness_launcher_child(enum pol_harness kind, const char *launcher, const char *resolved)
 {
 	static const char launcher_tail[] = "/codex/bin/codex.js";
-	if (kind != POL_HARNESS_CODEX || !launcher || !resolved || !path_canonical(launcher) ||
-	    !path_canonical(resolved) || !wd_str_has_suffix(launcher, launcher_tail))
+	if (!pol_harness_profile(kind)->launcher || !launcher || !resolved ||
+	    !path_canonical(launcher) || !path_canonical(resolved) ||
+	    !wd_str_has_suffix(launcher, launcher_tail))
 		return false;
 	/* <NM>/@openai, the directory that holds the launcher's package. */
 	size_t base = strlen(launcher) - strlen(launcher_tail);

@@ -515,6 +515,28 @@ enum pol_harness {
 /* "none", "claude-code", "codex", "aider". */
 const char *pol_harness_name(enum pol_harness h);
 
+/* What warden knows of a harness (profiles.c): one row per enum
+ * pol_harness, static, never freed. */
+struct pol_harness_profile {
+	enum pol_harness harness;
+	const char *name; /* as pol_harness_name() */
+	/* The variables it needs to reach its model (its own API keys), kept
+	 * although they look like secrets; NULL-terminated. */
+	const char *const *env_keep;
+	/* The places in HOME (relative) it writes: its configuration and
+	 * session state; NULL-terminated. */
+	const char *const *home_writable;
+	/* The tail of its npm launcher script's canonical path, whose native
+	 * child becomes the agent (pol_harness_launcher_child()), or NULL. */
+	const char *launcher;
+	/* Whether it runs per-call machinery of its own (Codex's set-up
+	 * re-exec and wrapper: pol_codex_shape()) before a tool call. */
+	bool call_machinery;
+};
+/* The profile of |h|; POL_HARNESS_NONE's (nothing kept, nothing
+ * writable, no machinery) for a value out of range. */
+const struct pol_harness_profile *pol_harness_profile(enum pol_harness h);
+
 /* Which harness shape |argv| (NULL-terminated) is, by argv[0]'s program
  * name, with *inner set to the model's command (caller frees; NULL when
  * none). The Claude Code shape needs |c|'s home (pol_config_set_paths()):

@@ -677,22 +677,7 @@ static void find_launcher(struct sup_run *r, const char *real)
  * /tmp, the session's own and writable. */
 static const char *const *profile_writable(enum pol_harness h)
 {
-	static const char *const claude[] = {".claude", ".claude.json", ".claude.json.backup",
-					     ".cache/claude", NULL};
-	static const char *const codex[] = {".codex", NULL};
-	static const char *const aider[] = {".aider", ".cache/aider", NULL};
-	static const char *const none[] = {NULL};
-	switch (h) {
-	case POL_HARNESS_CLAUDE_CODE:
-		return claude;
-	case POL_HARNESS_CODEX:
-		return codex;
-	case POL_HARNESS_AIDER:
-		return aider;
-	case POL_HARNESS_NONE:
-	default:
-		return none;
-	}
+	return pol_harness_profile(h)->home_writable;
 }
 
 /* Where Landlock lets the agent write: the project (through the view),
