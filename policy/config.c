@@ -179,57 +179,70 @@ bool pol_tmp_share_valid(const char *path)
 	return under && strcmp(lex, path) == 0;
 }
 
-static void parse_tmp(struct parser *p, const cJSON *v, const char *kp)
+/* The strings under the one key |key| of the object |v| at |kp|
+ * ("tmp": {"share": [...]}), each that |valid| accepts (an error, "\"S\"
+ * |rule|", for each other); *n is their count. NULL when the key is
+ * absent. Caller frees. */
+static char **parse_keyed_list(struct parser *p, const cJSON *v, const char *kp, const char *key,
+			       const char *what, bool absolute, bool (*valid)(const char *),
+			       const char *rule, size_t *n)
 {
-	if (!pol_cfg_check_object(p, v, kp, "share", "\"tmp\""))
-		return;
-	const cJSON *share = pol_cfg_get(v, "share");
-	if (!share)
-		return;
-	wd_autofree char *sp = pol_cfg_child_path(kp, "share");
-	size_t n = 0;
-	char **s = pol_cfg_strings(p, share, sp, &n, false, false, true);
-	struct pol_config *c = p->c;
-	c->tmp_share = wd_calloc(n + 1, sizeof(char *));
-	for (size_t i = 0; i < n; i++) {
-		wd_autofree char *ep = wd_asprintf("%s[%zu]", sp, i);
-		if (!pol_tmp_share_valid(s[i])) {
-			pol_cfg_error(
-				p, ep, 0,
-				"\"%.60s\" must be a clean absolute path below /tmp, /var/tmp or "
-				"/dev/shm (such as \"/tmp/.X11-unix\"), not one of them",
-				s[i]);
+	*n = 0;
+	if (!pol_cfg_check_object(p, v, kp, key, what))
+		return NULL;
+	const cJSON *a = pol_cfg_get(v, key);
+	if (!a)
+		return NULL;
+	wd_autofree char *ap = pol_cfg_child_path(kp, key);
+	size_t k = 0;
+	char **s = pol_cfg_strings(p, a, ap, &k, false, false, absolute);
+	char **out = wd_calloc(k + 1, sizeof(char *));
+	for (size_t i = 0; i < k; i++) {
+		if (!valid(s[i])) {
+			wd_autofree char *ep = wd_asprintf("%s[%zu]", ap, i);
+			pol_cfg_error(p, ep, 0, "\"%.60s\" %s", s[i], rule);
+			free(s[i]);
 			continue;
 		}
-		c->tmp_share[c->ntmp_share++] = wd_strdup(s[i]);
+		out[(*n)++] = s[i];
 	}
-	wd_strv_free(s);
+	free(s);
+	return out;
+}
+
+static void parse_tmp(struct parser *p, const cJSON *v, const char *kp)
+{
+	size_t n;
+	char **l =
+		parse_keyed_list(p, v, kp, "share", "\"tmp\"", true, pol_tmp_share_valid,
+				 "must be a clean absolute path below /tmp, /var/tmp or /dev/shm "
+				 "(such as \"/tmp/.X11-unix\"), not one of them",
+				 &n);
+	if (l) {
+		p->c->tmp_share = l;
+		p->c->ntmp_share = n;
+	}
 }
 
 /* control_files: an array of patterns (control.c), each checked. */
 static char **parse_control(struct parser *p, const cJSON *v, const char *kp, size_t *n)
 {
 	*n = 0;
-	if (!cJSON_IsArray(v)) {
-		pol_cfg_error(p, kp, 0, "must be an array of patterns, not %s",
-			      pol_cfg_type_name(v));
+	char **out = pol_cfg_array(p, v, kp, "patterns");
+	if (!out)
 		return NULL;
-	}
-	char **out = wd_calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
 	size_t i = 0;
 	for (const cJSON *e = v->child; e; e = e->next, i++) {
-		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
-		if (!cJSON_IsString(e)) {
-			pol_cfg_error(p, ep, 0, "must be a string, not %s", pol_cfg_type_name(e));
+		wd_autofree char *ep = NULL;
+		const char *s = pol_cfg_element(p, e, kp, i, &ep);
+		if (!s)
 			continue;
-		}
-		const char *problem = pol_control_problem(e->valuestring);
+		const char *problem = pol_control_problem(s);
 		if (problem) {
-			pol_cfg_error(p, ep, 0, "bad pattern \"%.60s\": %s", e->valuestring,
-				      problem);
+			pol_cfg_error(p, ep, 0, "bad pattern \"%.60s\": %s", s, problem);
 			continue;
 		}
-		out[(*n)++] = wd_strdup(e->valuestring);
+		out[(*n)++] = wd_strdup(s);
 	}
 	return out;
 }
@@ -520,30 +533,15 @@ static void parse_sockets(struct parser *p, const cJSON *v, const char *kp)
  * they look like secrets. */
 static void parse_env(struct parser *p, const cJSON *v, const char *kp)
 {
-	if (!pol_cfg_check_object(p, v, kp, "keep", "\"env\""))
-		return;
-	const cJSON *a = pol_cfg_get(v, "keep");
-	if (!a)
-		return;
-	wd_autofree char *ap = pol_cfg_child_path(kp, "keep");
-	size_t n = 0;
-	char **list = pol_cfg_strings(p, a, ap, &n, false, false, false);
-	struct pol_config *c = p->c;
-	c->env_keep = wd_calloc(n + 1, sizeof(char *));
-	for (size_t i = 0; i < n; i++) {
-		if (!pol_env_name_valid(list[i])) {
-			wd_autofree char *ep = wd_asprintf("%s[%zu]", ap, i);
-			pol_cfg_error(
-				p, ep, 0,
-				"\"%.60s\" is not a variable name (letters, digits and _, not "
-				"starting with a digit)",
-				list[i]);
-			free(list[i]);
-			continue;
-		}
-		c->env_keep[c->nenv_keep++] = list[i];
+	size_t n;
+	char **l = parse_keyed_list(p, v, kp, "keep", "\"env\"", false, pol_env_name_valid,
+				    "is not a variable name (letters, digits and _, not starting "
+				    "with a digit)",
+				    &n);
+	if (l) {
+		p->c->env_keep = l;
+		p->c->nenv_keep = n;
 	}
-	free(list);
 }
 
 static void parse_top(struct parser *p, const cJSON *root)

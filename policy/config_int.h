@@ -44,6 +44,13 @@ bool pol_cfg_int(struct parser *p, const cJSON *obj, const char *path, const cha
 		 int hi, int *out);
 /* An array of non-empty strings: NULL-terminated copy, or NULL on error. */
 char **pol_cfg_argv(struct parser *p, const cJSON *v, const char *kp, size_t *n);
+/* A vector for the strings of the array |v| at |kp| (of |what|: "strings",
+ * "patterns"), NULL-terminated, as long as the array; NULL with an error
+ * when |v| is not an array. Caller frees. */
+char **pol_cfg_array(struct parser *p, const cJSON *v, const char *kp, const char *what);
+/* The string of |e|, the |i|th element of |kp|, with its key path in *ep
+ * (caller frees): NULL with an error when it is not a string. */
+const char *pol_cfg_element(struct parser *p, const cJSON *e, const char *kp, size_t i, char **ep);
 /* An array of strings: trimmed; blanks dropped (|drop_blank|) or errors;
  * globs checked (|glob|); absolute required (|absolute|). */
 char **pol_cfg_strings(struct parser *p, const cJSON *v, const char *kp, size_t *n, bool drop_blank,

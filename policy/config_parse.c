@@ -195,26 +195,41 @@ char **pol_cfg_argv(struct parser *p, const cJSON *v, const char *kp, size_t *n)
 	return out;
 }
 
+char **pol_cfg_array(struct parser *p, const cJSON *v, const char *kp, const char *what)
+{
+	if (!cJSON_IsArray(v)) {
+		pol_cfg_error(p, kp, 0, "must be an array of %s, not %s", what,
+			      pol_cfg_type_name(v));
+		return NULL;
+	}
+	return wd_calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
+}
+
+const char *pol_cfg_element(struct parser *p, const cJSON *e, const char *kp, size_t i, char **ep)
+{
+	*ep = wd_asprintf("%s[%zu]", kp, i);
+	if (!cJSON_IsString(e)) {
+		pol_cfg_error(p, *ep, 0, "must be a string, not %s", pol_cfg_type_name(e));
+		return NULL;
+	}
+	return e->valuestring;
+}
+
 /* An array of strings: trimmed; blanks dropped (|drop_blank|) or errors;
  * globs checked (|glob|); absolute required (|absolute|). */
 char **pol_cfg_strings(struct parser *p, const cJSON *v, const char *kp, size_t *n, bool drop_blank,
 		       bool glob, bool absolute)
 {
 	*n = 0;
-	if (!cJSON_IsArray(v)) {
-		pol_cfg_error(p, kp, 0, "must be an array of strings, not %s",
-			      pol_cfg_type_name(v));
+	char **out = pol_cfg_array(p, v, kp, "strings");
+	if (!out)
 		return NULL;
-	}
-	char **out = wd_calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
 	size_t i = 0;
 	for (const cJSON *e = v->child; e; e = e->next, i++) {
-		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
-		if (!cJSON_IsString(e)) {
-			pol_cfg_error(p, ep, 0, "must be a string, not %s", pol_cfg_type_name(e));
+		wd_autofree char *ep = NULL;
+		const char *s = pol_cfg_element(p, e, kp, i, &ep);
+		if (!s)
 			continue;
-		}
-		const char *s = e->valuestring;
 		while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
 			s++;
 		size_t l = strlen(s);
