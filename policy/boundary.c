@@ -87,26 +87,6 @@ bool pol_env_name_valid(const char *name)
 	return true;
 }
 
-size_t pol_config_socket_allow_count(const struct pol_config *c)
-{
-	return c ? c->nsock_allow : 0;
-}
-
-const char *pol_config_socket_allow(const struct pol_config *c, size_t i)
-{
-	return c && i < c->nsock_allow ? c->sock_allow[i] : NULL;
-}
-
-size_t pol_config_env_keep_count(const struct pol_config *c)
-{
-	return c ? c->nenv_keep : 0;
-}
-
-const char *pol_config_env_keep(const struct pol_config *c, size_t i)
-{
-	return c && i < c->nenv_keep ? c->env_keep[i] : NULL;
-}
-
 const char *pol_socket_allowed(const struct pol_config *c, const char *path)
 {
 	if (!c || !path || path[0] != '/')

@@ -224,27 +224,16 @@ static void parse_tmp(struct parser *p, const cJSON *v, const char *kp)
 	}
 }
 
-/* control_files: an array of patterns (control.c), each checked. */
-static char **parse_control(struct parser *p, const cJSON *v, const char *kp, size_t *n)
+/* One control_files pattern (control.c), checked. */
+static char *take_control(struct parser *p, const char *s, const char *ep, const void *arg)
 {
-	*n = 0;
-	char **out = pol_cfg_array(p, v, kp, "patterns");
-	if (!out)
+	(void)arg;
+	const char *problem = pol_control_problem(s);
+	if (problem) {
+		pol_cfg_error(p, ep, 0, "bad pattern \"%.60s\": %s", s, problem);
 		return NULL;
-	size_t i = 0;
-	for (const cJSON *e = v->child; e; e = e->next, i++) {
-		wd_autofree char *ep = NULL;
-		const char *s = pol_cfg_element(p, e, kp, i, &ep);
-		if (!s)
-			continue;
-		const char *problem = pol_control_problem(s);
-		if (problem) {
-			pol_cfg_error(p, ep, 0, "bad pattern \"%.60s\": %s", s, problem);
-			continue;
-		}
-		out[(*n)++] = wd_strdup(s);
 	}
-	return out;
+	return wd_strdup(s);
 }
 
 static void parse_outside(struct parser *p, const cJSON *v, const char *kp)
@@ -580,7 +569,8 @@ static void parse_top(struct parser *p, const cJSON *root)
 		} else if (strcmp(key, "write_protected") == 0) {
 			c->protect = pol_cfg_strings(p, k, key, &c->nprotect, false, true, false);
 		} else if (strcmp(key, "control_files") == 0) {
-			c->control = parse_control(p, k, key, &c->ncontrol);
+			c->control = pol_cfg_list(p, k, key, "patterns", take_control, NULL,
+						  &c->ncontrol);
 		} else if (strcmp(key, "writable") == 0) {
 			c->writable = pol_cfg_strings(p, k, key, &c->nwritable, false, false, true);
 		} else if (strcmp(key, "outside") == 0) {

@@ -44,13 +44,15 @@ bool pol_cfg_int(struct parser *p, const cJSON *obj, const char *path, const cha
 		 int hi, int *out);
 /* An array of non-empty strings: NULL-terminated copy, or NULL on error. */
 char **pol_cfg_argv(struct parser *p, const cJSON *v, const char *kp, size_t *n);
-/* A vector for the strings of the array |v| at |kp| (of |what|: "strings",
- * "patterns"), NULL-terminated, as long as the array; NULL with an error
- * when |v| is not an array. Caller frees. */
-char **pol_cfg_array(struct parser *p, const cJSON *v, const char *kp, const char *what);
-/* The string of |e|, the |i|th element of |kp|, with its key path in *ep
- * (caller frees): NULL with an error when it is not a string. */
-const char *pol_cfg_element(struct parser *p, const cJSON *e, const char *kp, size_t i, char **ep);
+/* What pol_cfg_list() keeps of the string |s| at |ep|: a copy (taken
+ * by the list), or NULL, with an error when it is wrong. */
+typedef char *(*pol_cfg_take_fn)(struct parser *p, const char *s, const char *ep, const void *arg);
+/* The array of strings |v| at |kp| (of |what|: "strings", "patterns"):
+ * what |take| keeps of each, NULL-terminated, *n of them; an error for
+ * each element that is not a string. NULL with an error when |v| is not
+ * an array. Caller frees. */
+char **pol_cfg_list(struct parser *p, const cJSON *v, const char *kp, const char *what,
+		    pol_cfg_take_fn take, const void *arg, size_t *n);
 /* An array of strings: trimmed; blanks dropped (|drop_blank|) or errors;
  * globs checked (|glob|); absolute required (|absolute|). */
 char **pol_cfg_strings(struct parser *p, const cJSON *v, const char *kp, size_t *n, bool drop_blank,

@@ -243,25 +243,22 @@ enum pol_tier pol_config_tier(const struct pol_config *c)
 	return c ? c->tier : POL_TIER_UNSET;
 }
 
-size_t pol_config_writable_count(const struct pol_config *c)
-{
-	return c ? c->nwritable : 0;
-}
+/* The accessors of the config's lists of strings: the count, and the
+ * |i|th entry (NULL past the end or without a config). */
+#define POL_CONFIG_LIST(fn, list, count)                                                           \
+	size_t fn##_count(const struct pol_config *c)                                              \
+	{                                                                                          \
+		return c ? c->count : 0;                                                           \
+	}                                                                                          \
+	const char *fn(const struct pol_config *c, size_t i)                                       \
+	{                                                                                          \
+		return c && i < c->count ? c->list[i] : NULL;                                      \
+	}
 
-const char *pol_config_writable(const struct pol_config *c, size_t i)
-{
-	return c && i < c->nwritable ? c->writable[i] : NULL;
-}
-
-size_t pol_config_tmp_share_count(const struct pol_config *c)
-{
-	return c ? c->ntmp_share : 0;
-}
-
-const char *pol_config_tmp_share(const struct pol_config *c, size_t i)
-{
-	return c && i < c->ntmp_share ? c->tmp_share[i] : NULL;
-}
+POL_CONFIG_LIST(pol_config_writable, writable, nwritable)
+POL_CONFIG_LIST(pol_config_tmp_share, tmp_share, ntmp_share)
+POL_CONFIG_LIST(pol_config_socket_allow, sock_allow, nsock_allow)
+POL_CONFIG_LIST(pol_config_env_keep, env_keep, nenv_keep)
 
 size_t pol_config_outside_count(const struct pol_config *c)
 {

@@ -195,24 +195,72 @@ char **pol_cfg_argv(struct parser *p, const cJSON *v, const char *kp, size_t *n)
 	return out;
 }
 
-char **pol_cfg_array(struct parser *p, const cJSON *v, const char *kp, const char *what)
+char **pol_cfg_list(struct parser *p, const cJSON *v, const char *kp, const char *what,
+		    pol_cfg_take_fn take, const void *arg, size_t *n)
 {
+	*n = 0;
 	if (!cJSON_IsArray(v)) {
 		pol_cfg_error(p, kp, 0, "must be an array of %s, not %s", what,
 			      pol_cfg_type_name(v));
 		return NULL;
 	}
-	return wd_calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
+	char **out = wd_calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
+	size_t i = 0;
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
+		if (!cJSON_IsString(e)) {
+			pol_cfg_error(p, ep, 0, "must be a string, not %s", pol_cfg_type_name(e));
+			continue;
+		}
+		char *t = take(p, e->valuestring, ep, arg);
+		if (t)
+			out[(*n)++] = t;
+	}
+	return out;
 }
 
-const char *pol_cfg_element(struct parser *p, const cJSON *e, const char *kp, size_t i, char **ep)
+struct strings_rule {
+	bool drop_blank, glob, absolute;
+};
+
+/* One string of pol_cfg_strings(): trimmed and checked by |arg|'s rule. */
+static char *take_string(struct parser *p, const char *s, const char *ep, const void *arg)
 {
-	*ep = wd_asprintf("%s[%zu]", kp, i);
-	if (!cJSON_IsString(e)) {
-		pol_cfg_error(p, *ep, 0, "must be a string, not %s", pol_cfg_type_name(e));
+	const struct strings_rule *rule = arg;
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	size_t l = strlen(s);
+	while (l && strchr(" \t\r\n", s[l - 1]))
+		l--;
+	if (l == 0) {
+		if (!rule->drop_blank)
+			pol_cfg_error(p, ep, 0, "the pattern is empty; remove it or write one");
 		return NULL;
 	}
-	return e->valuestring;
+	char *t = wd_strndup(s, l);
+	const char *problem = rule->glob ? pol_glob_problem(t) : NULL;
+	if (problem) {
+		pol_cfg_error(p, ep, 0, "bad glob \"%.60s\": %s", t, problem);
+		free(t);
+		return NULL;
+	}
+	if (rule->absolute) {
+		wd_autofree char *lex = pol_path_lexical(t);
+		if (t[0] != '/' || strstr(t, "/../") || wd_str_has_suffix(t, "/..")) {
+			pol_cfg_error(p, ep, 0, "\"%.60s\" must be an absolute path without \"..\"",
+				      t);
+			free(t);
+			return NULL;
+		}
+		if (strcmp(lex, "/") == 0) {
+			pol_cfg_error(p, ep, 0,
+				      "\"/\" would let the agent write everywhere; name a "
+				      "directory");
+			free(t);
+			return NULL;
+		}
+	}
+	return t;
 }
 
 /* An array of strings: trimmed; blanks dropped (|drop_blank|) or errors;
@@ -220,52 +268,6 @@ const char *pol_cfg_element(struct parser *p, const cJSON *e, const char *kp, si
 char **pol_cfg_strings(struct parser *p, const cJSON *v, const char *kp, size_t *n, bool drop_blank,
 		       bool glob, bool absolute)
 {
-	*n = 0;
-	char **out = pol_cfg_array(p, v, kp, "strings");
-	if (!out)
-		return NULL;
-	size_t i = 0;
-	for (const cJSON *e = v->child; e; e = e->next, i++) {
-		wd_autofree char *ep = NULL;
-		const char *s = pol_cfg_element(p, e, kp, i, &ep);
-		if (!s)
-			continue;
-		while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-			s++;
-		size_t l = strlen(s);
-		while (l && strchr(" \t\r\n", s[l - 1]))
-			l--;
-		if (l == 0) {
-			if (!drop_blank)
-				pol_cfg_error(p, ep, 0,
-					      "the pattern is empty; remove it or write one");
-			continue;
-		}
-		char *t = wd_strndup(s, l);
-		const char *problem = glob ? pol_glob_problem(t) : NULL;
-		if (problem) {
-			pol_cfg_error(p, ep, 0, "bad glob \"%.60s\": %s", t, problem);
-			free(t);
-			continue;
-		}
-		if (absolute) {
-			wd_autofree char *lex = pol_path_lexical(t);
-			if (t[0] != '/' || strstr(t, "/../") || wd_str_has_suffix(t, "/..")) {
-				pol_cfg_error(p, ep, 0,
-					      "\"%.60s\" must be an absolute path without \"..\"",
-					      t);
-				free(t);
-				continue;
-			}
-			if (strcmp(lex, "/") == 0) {
-				pol_cfg_error(p, ep, 0,
-					      "\"/\" would let the agent write everywhere; name a "
-					      "directory");
-				free(t);
-				continue;
-			}
-		}
-		out[(*n)++] = t;
-	}
-	return out;
+	struct strings_rule rule = {drop_blank, glob, absolute};
+	return pol_cfg_list(p, v, kp, "strings", take_string, &rule, n);
 }

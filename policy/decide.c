@@ -39,21 +39,17 @@ const char *pol_source_name(enum pol_source s)
 	return "unknown";
 }
 
+static const char *const verdict_names[] = {
+	[POL_DENY_CRITICAL] = "deny_critical",
+	[POL_DENY] = "deny",
+	[POL_ALLOW] = "allow",
+	[POL_ASK] = "ask",
+	[POL_UNDECIDED] = "undecided",
+};
+
 const char *pol_verdict_name(enum pol_verdict v)
 {
-	switch (v) {
-	case POL_DENY_CRITICAL:
-		return "deny_critical";
-	case POL_DENY:
-		return "deny";
-	case POL_ALLOW:
-		return "allow";
-	case POL_ASK:
-		return "ask";
-	case POL_UNDECIDED:
-		return "undecided";
-	}
-	return "unknown";
+	return pol_name_of(verdict_names, WD_ARRAY_SIZE(verdict_names), v, "unknown");
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -233,9 +229,9 @@ static void set(struct pol_decision *out, enum pol_verdict v, enum pol_source sr
 	out->source = src;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
+	pol_reason_vset(out->reason, sizeof(out->reason), out->matched, sizeof(out->matched),
+			matched, fmt, ap);
 	va_end(ap);
-	snprintf(out->matched, sizeof(out->matched), "%s", matched ? matched : "");
 }
 
 /* A "#!" script of the system's whose words the fast path's tables know

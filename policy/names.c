@@ -9,6 +9,19 @@
 #include <errno.h>
 #include <string.h>
 
+const char *pol_name_of(const char *const *names, size_t n, size_t i, const char *dflt)
+{
+	return i < n && names[i] ? names[i] : dflt;
+}
+
+int pol_name_find(const char *const *names, size_t from, size_t n, const char *s)
+{
+	for (size_t i = from; s && i < n; i++)
+		if (names[i] && strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
 const char *pol_kind_name(enum pol_kind k)
 {
 	return k == POL_OPEN ? "open" : "exec";
@@ -25,30 +38,27 @@ int pol_kind_parse(const char *s, enum pol_kind *out)
 	return 0;
 }
 
+/* Unset reads as the default. */
+static const char *const tier_names[] = {
+	[POL_TIER_UNSET] = "standard",
+	[POL_TIER_AGGRESSIVE] = "aggressive",
+	[POL_TIER_STANDARD] = "standard",
+	[POL_TIER_PASSIVE] = "passive",
+};
+
 const char *pol_tier_name(enum pol_tier t)
 {
-	switch (t) {
-	case POL_TIER_AGGRESSIVE:
-		return "aggressive";
-	case POL_TIER_PASSIVE:
-		return "passive";
-	case POL_TIER_STANDARD:
-	case POL_TIER_UNSET:
-		break;
-	}
-	return "standard";
+	return pol_name_of(tier_names, WD_ARRAY_SIZE(tier_names), t, "standard");
 }
 
 int pol_tier_parse(const char *s, enum pol_tier *out)
 {
-	static const enum pol_tier all[] = {POL_TIER_AGGRESSIVE, POL_TIER_STANDARD,
-					    POL_TIER_PASSIVE};
-	for (size_t i = 0; s && i < WD_ARRAY_SIZE(all); i++)
-		if (strcmp(s, pol_tier_name(all[i])) == 0) {
-			*out = all[i];
-			return 0;
-		}
-	return -EINVAL;
+	/* From the first tier one can name: "standard" is not "unset". */
+	int i = pol_name_find(tier_names, POL_TIER_AGGRESSIVE, WD_ARRAY_SIZE(tier_names), s);
+	if (i < 0)
+		return i;
+	*out = (enum pol_tier)i;
+	return 0;
 }
 
 static const char *const outside_modes[] = {
@@ -60,17 +70,16 @@ static const char *const outside_modes[] = {
 
 const char *pol_outside_mode_name(enum pol_outside_mode m)
 {
-	return (size_t)m < WD_ARRAY_SIZE(outside_modes) ? outside_modes[m] : "hide";
+	return pol_name_of(outside_modes, WD_ARRAY_SIZE(outside_modes), m, "hide");
 }
 
 int pol_outside_mode_parse(const char *s, enum pol_outside_mode *m)
 {
-	for (size_t i = 0; i < WD_ARRAY_SIZE(outside_modes); i++)
-		if (strcmp(s, outside_modes[i]) == 0) {
-			*m = (enum pol_outside_mode)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = pol_name_find(outside_modes, 0, WD_ARRAY_SIZE(outside_modes), s);
+	if (i < 0)
+		return i;
+	*m = (enum pol_outside_mode)i;
+	return 0;
 }
 
 static const char *const access_names[] = {"read",	"write", "create",  "delete", "rename_from",

@@ -7,6 +7,7 @@
 
 #include "policy.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -152,6 +153,11 @@ void pol_accepted_free(struct pol_accepted *a, size_t n);
 
 /* ---- end of approval memory --------------------------------------------- */
 
+/* |names|[|i|] when |i| is one of the |n| and has a name, else |dflt|: an
+ * enum's name from its table (names.c). */
+const char *pol_name_of(const char *const *names, size_t n, size_t i, const char *dflt);
+/* The index of |s| (may be NULL) among |names|[|from|..|n|), or -EINVAL. */
+int pol_name_find(const char *const *names, size_t from, size_t n, const char *s);
 /* Parses an outside mode ("hide", "gate", ...): 0, or -EINVAL when
  * unknown (names.c). */
 int pol_outside_mode_parse(const char *s, enum pol_outside_mode *m);
@@ -283,6 +289,11 @@ struct cls_result {
 /* Sets |r| to |cls| when that is worse than what it holds. */
 void cls_raise(struct cls_result *r, enum pol_class cls, const char *matched, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* Formats a reason into |reason| (|rn| bytes) and copies |m| (NULL: "")
+ * into |matched| (|mn| bytes): what cls_raise() and pol_decide() record. */
+void pol_reason_vset(char *reason, size_t rn, char *matched, size_t mn, const char *m,
+		     const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
 
 /* Classifies |argv| (|argc| words). |depth| counts nested unwraps. */
 void cls_argv(const struct cls_env *e, char *const *argv, size_t argc, int depth,

@@ -18,9 +18,16 @@ void cls_raise(struct cls_result *r, enum pol_class cls, const char *matched, co
 	r->cls = cls;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
+	pol_reason_vset(r->reason, sizeof(r->reason), r->matched, sizeof(r->matched), matched, fmt,
+			ap);
 	va_end(ap);
-	snprintf(r->matched, sizeof(r->matched), "%s", matched ? matched : "");
+}
+
+void pol_reason_vset(char *reason, size_t rn, char *matched, size_t mn, const char *m,
+		     const char *fmt, va_list ap)
+{
+	vsnprintf(reason, rn, fmt, ap);
+	snprintf(matched, mn, "%s", m ? m : "");
 }
 
 const char *cls_prog_name(const char *arg0)
