@@ -6,6 +6,8 @@
  *
  * Pure: the supervisor hands in names and canonical paths (the kernel's
  * name of a file it resolved), and gets a verdict.
+ *
+ * See docs/design.md, section "The boundary".
  */
 #include "policy_int.h"
 

@@ -2,11 +2,13 @@
  * classify.c: command classification for the fast path and hard deny.
  *
  * An argv is unwrapped (env, nice, timeout, nohup, stdbuf, sudo, xargs,
- * sh -c, ...) down to the commands that really run; each is checked for
+ * sh -c, ...: unwrap.c) down to the commands that really run; each is checked for
  * hard deny (harddeny.c), for sensitive arguments and against the table of
  * read-only commands with their argument rules (readonly.c). The result is
  * the worst class found: one critical command makes the whole line critical,
  * one command that is not read-only keeps it off the fast path.
+ *
+ * See docs/design.md, section "Classification".
  */
 #include "grammar.h"
 #include "policy_int.h"

@@ -7,6 +7,8 @@
  * MAX_ERRORS, after which one more error says how many were left out. A
  * config with any problem yields no config at all: nothing runs on half a
  * config.
+ *
+ * See docs/design.md, section "Configuration".
  */
 #include "config_int.h"
 #include "memory_int.h"

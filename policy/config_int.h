@@ -1,6 +1,8 @@
 /*
  * config_int.h: the parser state and the typed getters that the parts of
  * the config parser share (config_parse.c; used by config.c).
+ *
+ * See docs/design.md, section "Configuration".
  */
 #ifndef WARDEN_POLICY_CONFIG_INT_H
 #define WARDEN_POLICY_CONFIG_INT_H

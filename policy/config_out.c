@@ -1,6 +1,8 @@
 /*
  * config_out.c: the config's lifetime, accessors, persistent grants and its
  * serialisation back to JSON.
+ *
+ * See docs/design.md, section "Configuration".
  */
 #include "policy_int.h"
 

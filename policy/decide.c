@@ -1,13 +1,14 @@
 /*
- * decide.c: pol_decide() in DESIGN.md's order, session grants and
- * process-tree coverage.
+ * decide.c: pol_decide(), session grants and process-tree coverage.
  *
  * Order: hard deny; the config's deny rules and write_protected; session
- * grants, project grants, ask rules, allow rules; coverage; the fast path;
- * otherwise undecided. Accepted confirm rules (approval memory, memory.c)
- * come after the ask rules, so that a person's "always ask" is never skipped
- * by a rule learned from history, and before the allow rules; like grants,
- * they are never reached by a hard-denied or deny-ruled request.
+ * grants, project grants, ask rules, accepted confirm rules, allow rules;
+ * coverage; the fast path; otherwise undecided. Accepted rules come after
+ * the ask rules, so that a person's "always ask" is never skipped by a rule
+ * learned from history; like grants, they are never reached by a
+ * hard-denied or deny-ruled request.
+ *
+ * See docs/design.md, section "Policy".
  */
 #include "memory_int.h"
 
@@ -491,8 +492,9 @@ static void decide_exec(const struct pol_request *r, const struct pol_config *c,
 		return;
 	}
 	bool fast = cls.cls == POL_CLASS_READ_ONLY && !(ctx && ctx->no_fast_path);
-	/* Review runs skip the sensitive branch for reads (DESIGN.md): a
-	 * command that is read-only but for a sensitive argument runs. */
+	/* Review runs skip the sensitive branch for reads (docs/design.md,
+	 * section "Review runs"): a command that is read-only but for a
+	 * sensitive argument runs. */
 	bool review_read = ctx && ctx->review && cls.cls == POL_CLASS_OTHER && cls.sensitive &&
 			   !(ctx && ctx->no_fast_path);
 	if ((fast || review_read) && program_in_project(r, c)) {

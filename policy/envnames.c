@@ -71,7 +71,7 @@ bool pol_env_name_is_risky(const char *name, size_t len)
 
 /* The environment of a fast-path exec, by allow list. The fast path's
  * programs are a closed set (readonly.c, git.c, the shells and wrappers of
- * classify.c) whose environment reads are known: glibc's (the loader's
+ * unwrap.c) whose environment reads are known: glibc's (the loader's
  * LD_*, GCONV_PATH, LOCPATH, NLSPATH, GLIBC_TUNABLES, MALLOC_*, HOSTALIASES,
  * RES_OPTIONS, LOCALDOMAIN, TZDIR, the locale's LANG, LANGUAGE, LC_*, TZ),
  * each program's own (coreutils' POSIXLY_CORRECT, QUOTING_STYLE,

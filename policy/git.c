@@ -1,18 +1,14 @@
 /*
  * git.c: which git command lines only read, parsed as git parses them.
  *
- * git's own options come before the subcommand and are matched exactly
- * (git.c's handle_options: no abbreviations, no clusters); those that take
- * a value take the next word ("git --git-dir log push" runs push in the
- * repository "log"). -c, --config-env and --exec-path set configuration or
- * the programs git runs: not read-only. A subcommand's options must each be
- * in that subcommand's allow list, exactly (git's parse-options would also
- * take an abbreviation; warden does not guess which): a word that is not
- * is not read-only. Words that do not start with '-' are revisions or
- * paths. Programs that git's configuration names (pagers, diff drivers,
- * hooks, fsmonitor) are execs of their own, decided on their own: a
- * fast-path allowance covers nothing. git remote -v, get-url and show, and
- * git config, print remote URLs, which may carry credentials: not read-only.
+ * git's own options come before the subcommand and are matched exactly;
+ * those that set configuration or the programs git runs (-c, --config-env,
+ * --exec-path) are not read-only. Each subcommand's options must be in its
+ * allow list, exactly; other words are revisions or paths. Printing remote
+ * URLs (git remote -v, git config) is not read-only: they may carry
+ * credentials.
+ *
+ * See docs/design.md, section "Grammars".
  */
 #include "grammar.h"
 #include "policy_int.h"

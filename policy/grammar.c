@@ -10,6 +10,8 @@
  * value is only ever attached; options may follow operands; "--" ends them
  * and a lone "-" is an operand. POSIX getopts stops at the first operand.
  * Pure: no I/O.
+ *
+ * See docs/design.md, section "Grammars".
  */
 #include "grammar.h"
 #include "policy_int.h"

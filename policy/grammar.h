@@ -12,7 +12,7 @@
  * getopts (options stop at the first operand, exact names) or no options
  * at all. A word it cannot place (an unknown option, an ambiguous prefix,
  * a value given to an option that takes none) makes the command not
- * read-only: unknown means not read-only.
+ * read-only. See docs/design.md, section "Grammars".
  */
 #ifndef WARDEN_POLICY_GRAMMAR_H
 #define WARDEN_POLICY_GRAMMAR_H

@@ -1,51 +1,13 @@
 /*
- * harness.c: the exec shapes of real agent harnesses (Claude Code, Codex,
- * aider) and the multi-call binaries they run.
+ * harness.c: the exec shapes of agent harnesses (Claude Code, Codex,
+ * aider) and the multi-call binaries they run: which shape an argv is, the
+ * model's command inside it, its start-up execs.
  *
- * A harness wraps the model's command in its own shell script. This file
- * recognises those wrappers precisely, character for character, and hands
- * back the model's command so that classification, grants, the audit and
- * the judge see what the model asked for. The wrapper's own parts (sourcing
- * the harness's shell snapshot, writing its cwd file) are accepted only in
- * exactly the shape the harness produces: anything else, one extra space, a
- * second eval, a quote that closes early, a file elsewhere, is not
- * recognised, and the whole script is then decided as any other shell
- * script (not plain, so never the fast path; hard deny still looks inside).
+ * A harness's wrapper is recognised only in exactly the shape the harness
+ * writes (harness_claude.c, harness_codex.c); anything else is decided as
+ * the ordinary shell script it is. No I/O, nothing executed.
  *
- * The shapes accepted (HOME is the config's home directory, ID is
- * [A-Za-z0-9_-]{1,128}, HEX is [0-9a-f]{1,64}, CMD is any text, Q(CMD) is
- * CMD in single quotes with every ' written '\'' or '"'"' (the form Claude
- * Code 2.1.197 writes), or, for a one-word CMD of [A-Za-z0-9._/-+=:,@%],
- * the bare word, which 2.1.197 writes unquoted; TMP is /tmp/ followed by
- * zero or more plain directory names, each ending in '/', never . or ..:
- * where Claude Code's $TMPDIR puts its cwd file):
- *
- *   Claude Code tool call, argv exactly {bash, "-c", SCRIPT} where bash is a
- *   program named bash and SCRIPT is exactly
- *     [source HOME/.claude/shell-snapshots/snapshot-bash-ID.sh 2>/dev/null || true && ]
- *     [shopt -u extglob && | shopt -u extglob 2>/dev/null || true && ]
- *     eval Q(CMD) < /dev/null && pwd -P >| TMPclaude-HEX-cwd
- *   (the bracketed parts optional, in this order, each at most once; HOME
- *   only of the characters [A-Za-z0-9/._+@-] so that it is one shell word).
- *   The inner command is CMD.
- *   Codex 0.169.0's per-call wrapper, argv exactly {bash, "-c", SCRIPT}
- *   where SCRIPT is its 38 KB template (the saved variables pinned below)
- *   around HOME/.codex/shell_snapshots/THREAD.NS.sh, one PATH entry and
- *   exec '/bin/bash' -c Q(CMD) as its last bytes: the inner command is CMD.
- *   Codex before its snapshot exists, argv exactly {bash, "-lc", CMD}.
- *   aider, argv exactly {sh, "-c", CMD}: the inner command is CMD.
- *
- * The bash -lc and sh -c shapes are generic (any program may run them), so
- * they change nothing about how a command is decided: the generic sh -c
- * unwrapping already classifies CMD. The Claude Code shape, which is not
- * plain as a script, is decided on its inner command. Codex's wrapper is
- * classified as the ordinary script it is; the supervisor lets it run as
- * the harness's own machinery (its command is decided at the wrapper's
- * last exec) only when pol_codex_shape() says so, which needs the snapshot
- * it sources to be inert. Both exact wrappers are shown as "[harness] CMD"
- * in the summary and with "harness" and "inner" in the request JSON.
- *
- * It does no I/O and never executes anything.
+ * See docs/design.md, section "Agent harnesses".
  */
 #include "policy_int.h"
 

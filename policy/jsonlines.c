@@ -6,6 +6,8 @@
  * "rules[2].action", the 1-based line where that key (or element) starts.
  * Duplicate keys are recorded once per occurrence. It stops quietly at the
  * first syntax error: cJSON reports that one.
+ *
+ * See docs/design.md, section "Configuration".
  */
 #include "policy_int.h"
 

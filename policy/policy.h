@@ -1,12 +1,14 @@
 /*
  * policy: warden's pure decision library: the request model, the project
  * config (.warden/permissions.json), sensitive markers, command
- * classification, hard deny, grants and rules, the fast path and process-tree
- * coverage (DESIGN.md pipeline steps 1-3).
+ * classification, hard deny, grants and rules, the fast path, process-tree
+ * coverage, approval memory and the agent harnesses' shapes.
  *
  * It does no I/O beyond the text it is handed, reads no clock (time is a
  * parameter), never logs and never exits. Everything it returns is owned by
  * the caller unless a prototype says otherwise.
+ *
+ * See docs/design.md, section "Policy".
  */
 #ifndef WARDEN_POLICY_H
 #define WARDEN_POLICY_H
@@ -249,8 +251,8 @@ struct pol_context {
 struct pol_decision {
 	enum pol_verdict verdict;
 	enum pol_source source;
-	/* Whether an allowed exec covers the process tree it starts (DESIGN.md
-	 * "Process trees"): false for the fast path, for a shell that reads
+	/* Whether an allowed exec covers the process tree it starts (docs/design.md,
+	 * section "Process trees"): false for the fast path, for a shell that reads
 	 * commands from a terminal or pipe (no -c), and for a script. The
 	 * supervisor applies this to any later allowance of the same request
 	 * too (judge, tier, person). */
@@ -263,7 +265,7 @@ struct pol_decision {
 	char matched[160];
 };
 
-/* Decides |r| in DESIGN.md's order: hard deny; config deny rules; session
+/* Decides |r| in this order: hard deny; config deny rules; session
  * grants, project grants, accepted rules and allow/ask rules; coverage;
  * the fast path; otherwise undecided. |s| may be NULL. |now_us| is realtime
  * µs (review dates of accepted rules). Never fails: an internal problem
@@ -354,7 +356,7 @@ struct pol_judge_settings {
 };
 bool pol_config_judge(const struct pol_config *c, struct pol_judge_settings *out);
 
-/* ---- approval memory (issue 7) ----------------------------------------- */
+/* ---- approval memory --------------------------------------------------- */
 
 /*
  * Memory is advice: it shows a person what people decided before on similar
@@ -493,9 +495,10 @@ bool pol_accepted_covers_args(const struct pol_config *c, const char *tool, cons
 
 /* ---- end of approval memory --------------------------------------------- */
 
-/* ---- agent harnesses (issue 10) ----------------------------------------- */
+/* ---- agent harnesses --------------------------------------------------- */
 
-/* The wrapper shapes of agent harnesses (harness.c has the exact grammar):
+/* The wrapper shapes of agent harnesses (harness_claude.c and harness_codex.c
+ * have the exact grammar):
  *   POL_HARNESS_CLAUDE_CODE  bash -c "source HOME/.claude/shell-snapshots/
  *                            snapshot-bash-ID.sh 2>/dev/null || true &&
  *                            shopt -u extglob && eval 'CMD' < /dev/null &&
@@ -580,7 +583,7 @@ void pol_config_set_agent_binary(struct pol_config *c, const char *path);
  * does not replace pol_decide(): a hard deny still refuses. */
 bool pol_is_harness_startup(enum pol_harness kind, char *const argv[], const struct pol_config *c);
 
-/* What a Codex exec of its own machinery is (harness.c has the grammar):
+/* What a Codex exec of its own machinery is (harness_codex.c has the grammar):
  *   POL_CODEX_SETUP     X --codex-run-as-process-setup FD PID pipe "" CWD
  *                       PROG ARGV0 [ARG...]: Codex's binary re-run to set up
  *                       a tool call's process, which then execs PROG (decided

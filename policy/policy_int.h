@@ -1,6 +1,8 @@
 /*
  * policy_int.h: the private structures and helpers shared by the files of
  * policy/. Nothing here is part of the contract in policy.h.
+ *
+ * See docs/design.md, section "Policy".
  */
 #ifndef WARDEN_POLICY_INT_H
 #define WARDEN_POLICY_INT_H
@@ -52,7 +54,7 @@ struct pol_request {
 	char *harness_path;
 	char *harness_file;
 	/* A recognised Codex wrapper, recorded by its parts (the template is
-	 * in harness.c): the PATH entry and the command as quoted; NULL
+	 * in harness_codex.c): the PATH entry and the command as quoted; NULL
 	 * otherwise. */
 	char *wrap_dir;
 	char *wrap_quoted;
@@ -62,7 +64,7 @@ struct pol_request {
  * runs or loads (LD_PRELOAD, BASH_ENV, GIT_CONFIG*, ...). */
 bool pol_env_name_is_risky(const char *name, size_t len);
 /* True when the environment entry |entry| ("NAME=value") is known harmless
- * for every program of the fast path (request.c says how that list is
+ * for every program of the fast path (envnames.c says how that list is
  * made). HOME and XDG_CONFIG_HOME pass here; git judges them. */
 bool pol_env_entry_fast_ok(const char *entry);
 /* True when |name| (length |len|) looks like it holds a secret (PASSWORD,
@@ -162,7 +164,7 @@ int pol_name_find(const char *const *names, size_t from, size_t n, const char *s
  * unknown (names.c). */
 int pol_outside_mode_parse(const char *s, enum pol_outside_mode *m);
 
-/* Config helpers of config_out.c. */
+/* Config helpers of config_out.c and names.c. */
 /* Rebuilds c->merged from the built-in outside list, c->outside and c->home. */
 void pol_config_merge_outside(struct pol_config *c);
 const char *pol_access_name(unsigned bit);
@@ -258,7 +260,7 @@ struct sh_script {
 void sh_split(const char *s, struct sh_script *out);
 void sh_script_free(struct sh_script *sc);
 
-/* ---- classification (classify.c, harddeny.c) --------------------------- */
+/* ---- classification (classify.c, unwrap.c, vocab.c, harddeny.c) -------- */
 
 /* What the classifier knows besides the argv. */
 struct cls_env {
@@ -402,7 +404,7 @@ bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, struc
  * the program itself. */
 const char *cls_multicall_applet(const char *prog, const char *arg0);
 
-/* ---- agent harnesses (harness.c) ---------------------------------------- */
+/* ---- agent harnesses (harness*.c, profiles.c) --------------------------- */
 
 /* The harness shape of |argv| whose program name (after cls_identity()) is
  * |name|, with the model's command in *inner (caller frees; NULL when
@@ -465,7 +467,5 @@ bool hn_is_named(const char *arg0, const char *name);
 /* Whether |argv| is exactly program |name| with the words |rest|. */
 bool hn_argv_is(char *const *argv, size_t argc, const char *name, const char *const *rest,
 		size_t nrest);
-
-/* Decide helpers (decide.c) used by request.c and config_out.c. */
 
 #endif

@@ -1,20 +1,16 @@
 /*
  * readonly.c: the programs of the fast path, each with its options as the
- * program itself defines them (grammar.h), and the rules on what its
- * operands may be.
+ * program itself defines them (grammar.h), and the check of a command
+ * against them.
  *
  * A command is read-only when warden knows exactly which program runs and
- * exactly what every word it receives does: every option is in the
- * program's table (GNU long options may be abbreviated as getopt_long
- * allows; an ambiguous prefix or an unknown option is not read-only), no
- * option writes, runs code, reads the names of its files from elsewhere or
- * prints secrets, and the program's own rule accepts its operands (a sed
- * script that only prints, find's expression without actions, no operand
- * under /proc for a program that prints what it reads). A program not in
- * the table needs a decision. The long options are those of the program's
- * --help on Debian 12 (coreutils 9.1, grep 3.8, sed 4.9, diffutils 3.8,
- * findutils 4.9, file 5.44, debianutils 5.7); test_policy_grammar.c checks
- * every table against the installed program's own --help.
+ * what every word it receives does: each option in the program's table,
+ * none that writes, runs code, reads names from elsewhere or prints
+ * secrets, and the program's own operand rule (readonly_rules.c) met. The
+ * tables follow the programs' --help on Debian 12; test_policy_grammar.c
+ * checks each against the installed program.
+ *
+ * See docs/design.md, section "Grammars".
  */
 #include "grammar.h"
 #include "policy_int.h"

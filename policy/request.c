@@ -2,10 +2,10 @@
  * request.c: the request model (exec and open), its stable redacted JSON and
  * its one-line summary.
  *
- * Redaction is applied to everything a request shows: argv, the parent's
- * and the requester's command lines, and the run-changing environment. It
- * errs towards hiding: a redacted harmless value costs a judge a detail, a
- * leaked token costs the user the token.
+ * Everything a request shows is redacted (redact.c): argv, the parent's
+ * and the requester's command lines, and the run-changing environment.
+ *
+ * See docs/design.md, section "Requests".
  */
 #include "policy_int.h"
 

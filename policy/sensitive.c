@@ -4,6 +4,8 @@
  *
  * Matching is byte-wise ASCII case folding, so paths that are not UTF-8 and
  * paths of any length are handled without a fixed buffer.
+ *
+ * See docs/design.md, section "Sensitive files".
  */
 #include "policy_int.h"
 
