@@ -59,7 +59,9 @@ static void parse_rule(struct parser *p, const cJSON *v, const char *path, struc
 	}
 	if (pth) {
 		const char *g = pol_cfg_string(p, v, path, "path", true);
-		const char *problem = g ? pol_glob_problem(g) : NULL;
+		wd_autofree char *problem = NULL;
+		if (g)
+			pol_glob_check(g, &problem);
 		wd_autofree char *kp = pol_cfg_child_path(path, "path");
 		if (problem)
 			pol_cfg_error(p, kp, 0, "bad glob \"%.60s\": %s", g, problem);
@@ -230,8 +232,8 @@ static void parse_tmp(struct parser *p, const cJSON *v, const char *kp)
 static char *take_control(struct parser *p, const char *s, const char *ep, const void *arg)
 {
 	(void)arg;
-	const char *problem = pol_control_problem(s);
-	if (problem) {
+	wd_autofree char *problem = NULL;
+	if (pol_control_check(s, &problem) < 0) {
 		pol_cfg_error(p, ep, 0, "bad pattern \"%.60s\": %s", s, problem);
 		return NULL;
 	}

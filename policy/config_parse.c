@@ -238,8 +238,8 @@ static char *take_string(struct parser *p, const char *s, const char *ep, const 
 		return NULL;
 	}
 	char *t = wd_strndup(s, l);
-	const char *problem = rule->glob ? pol_glob_problem(t) : NULL;
-	if (problem) {
+	wd_autofree char *problem = NULL;
+	if (rule->glob && pol_glob_check(t, &problem) < 0) {
 		pol_cfg_error(p, ep, 0, "bad glob \"%.60s\": %s", t, problem);
 		free(t);
 		return NULL;

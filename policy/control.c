@@ -181,20 +181,22 @@ static uint64_t ctl_run(const struct ctl_pat *p, const char *path)
 	return set;
 }
 
-const char *pol_control_problem(const char *pat)
+int pol_control_check(const char *pat, char **err)
 {
 	struct ctl_pat p;
 	const char *body = pat[0] == '!' ? pat + 1 : pat;
 	if (!body[0])
-		return "the pattern is empty";
+		return pol_invalid("the pattern is empty", err);
 	if (body[0] == '/')
-		return "a control file is named relative to the project, without a leading '/'";
+		return pol_invalid(
+			"a control file is named relative to the project, without a leading '/'",
+			err);
 	if (strstr(body, "..") && (strcmp(body, "..") == 0 || strstr(body, "../") == body ||
 				   strstr(body, "/../") || wd_str_has_suffix(body, "/..")))
-		return "a pattern may not contain \"..\"";
+		return pol_invalid("a pattern may not contain \"..\"", err);
 	if (!ctl_split(pat, &p))
-		return "the pattern has too many components (at most 60)";
-	return pol_glob_problem(body);
+		return pol_invalid("the pattern has too many components (at most 60)", err);
+	return pol_glob_check(body, err);
 }
 
 /* The |i|th pattern, the built-in ones first, then the config's; NULL past

@@ -198,12 +198,17 @@ void pol_json_pretty(struct wd_sb *sb, const struct cJSON *v, int indent);
 
 /* ---- globs and markers (sensitive.c) ------------------------------------- */
 
-/* NULL when |pat| is a usable glob, else a sentence saying what is wrong. */
-const char *pol_glob_problem(const char *pat);
+/* 0 when |pat| is a usable glob; else -EINVAL with, when |err| is not
+ * NULL, a sentence saying what is wrong (caller frees). */
+int pol_glob_check(const char *pat, char **err);
+/* -EINVAL with a copy of |what| in *err (when |err| is not NULL): the
+ * failure of a check whose message is a fixed sentence. */
+int pol_invalid(const char *what, char **err);
 /* True when |path| matches |pat| or lies under a directory that does. */
 bool pol_glob_match(const char *pat, const char *path);
-/* What is wrong with a control_files pattern, or NULL (control.c). */
-const char *pol_control_problem(const char *pat);
+/* 0 when |pat| is a usable control_files pattern (control.c); else -EINVAL
+ * with, when |err| is not NULL, what is wrong (caller frees). */
+int pol_control_check(const char *pat, char **err);
 /* |path| with "//", "." and ".." resolved lexically ("a/../b" is "b",
  * "/.." is "/", leading ".." of a relative path stay). Caller frees. */
 char *pol_path_lexical(const char *path);
