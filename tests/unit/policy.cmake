@@ -14,3 +14,9 @@ wd_test(test_policy_grammar
 	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_policy_grammar.c
 	LIBS wd_policy
 	LABELS unit)
+
+# The harness profile table and the enum name tables.
+wd_test(test_policy_profiles
+	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_policy_profiles.c
+	LIBS wd_policy
+	LABELS unit)
