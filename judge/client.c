@@ -348,13 +348,13 @@ static void attempt_result(struct jdg_req *q, CURLcode code, struct attempt *a)
 			a->status >= 500 || a->status == 408 || a->status == 429 || a->status < 200;
 		return;
 	}
-	char err[200];
-	if (jdg_envelope_parse(c->api, q->resp.buf, q->resp.len, &a->content, &a->usage, err,
-			       sizeof(err)) < 0) {
+	wd_autofree char *err = NULL;
+	if (jdg_envelope_parse(c->api, q->resp.buf, q->resp.len, &a->content, &a->usage, &err) <
+	    0) {
 		snprintf(a->error, sizeof(a->error), "unusable response: %s", err);
 		return;
 	}
-	if (jdg_verdict_parse(a->content, strlen(a->content), &a->v, err, sizeof(err)) < 0) {
+	if (jdg_verdict_parse(a->content, strlen(a->content), &a->v, &err) < 0) {
 		snprintf(a->error, sizeof(a->error), "unusable verdict: %s", err);
 		return;
 	}

@@ -154,10 +154,10 @@ struct jdg_verdict {
 /* Parses exactly {"decision":…,"risk_level":…,"reason":…} from |len| bytes
  * of |text| (need not be NUL-terminated). Unknown, duplicate or missing
  * keys, wrong types, unknown enum values, text before or after the object
- * and embedded NULs are failures: -EBADMSG, with a sentence in |err| (may be
- * NULL). Whitespace around the object is accepted. */
-int jdg_verdict_parse(const char *text, size_t len, struct jdg_verdict *out, char *err,
-		      size_t errlen);
+ * and embedded NULs are failures: -EBADMSG and, if |err| is not NULL, a
+ * malloc'd one-line message in *err (caller frees). Whitespace around the
+ * object is accepted. */
+int jdg_verdict_parse(const char *text, size_t len, struct jdg_verdict *out, char **err);
 
 /* The table of issue 5: allow → ALLOW; allow+critical → ESCALATE;
  * deny+critical → REJECT; other deny → ESCALATE; escalate → ESCALATE. */
@@ -186,10 +186,11 @@ struct jdg_usage {
 /* Extracts the model's text from a response body of |api| (OpenAI:
  * choices[0].message.content; Anthropic: the text blocks of content[],
  * joined) and the usage. Unknown envelope keys are ignored; a missing or
- * non-string content, an error object or a refusal is -EBADMSG with a
- * sentence in |err|. *content is the caller's to free. */
+ * non-string content, an error object or a refusal is -EBADMSG and, if
+ * |err| is not NULL, a malloc'd one-line message in *err (caller frees).
+ * *content is the caller's to free. */
 int jdg_envelope_parse(enum jdg_api api, const char *body, size_t len, char **content,
-		       struct jdg_usage *usage, char *err, size_t errlen);
+		       struct jdg_usage *usage, char **err);
 
 /* ---- the HTTP client (libcurl multi, driven by the caller's loop) ------- */
 

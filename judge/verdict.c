@@ -17,14 +17,15 @@
 #include <stdarg.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+/* Stores a malloc'd message in *err (when |err| is not NULL) and returns
+ * -EBADMSG. */
+static int fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(char **err, const char *fmt, ...)
 {
-	if (err && errlen) {
+	if (err) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
+		*err = wd_vasprintf(fmt, ap);
 		va_end(ap);
 	}
 	return -EBADMSG;
@@ -90,13 +91,12 @@ static void copy_utf8(char *dst, size_t n, const char *s)
 	dst[len] = '\0';
 }
 
-int jdg_verdict_parse(const char *text, size_t len, struct jdg_verdict *out, char *err,
-		      size_t errlen)
+int jdg_verdict_parse(const char *text, size_t len, struct jdg_verdict *out, char **err)
 {
 	if (!text)
-		return fail(err, errlen, "no verdict text");
+		return fail(err, "no verdict text");
 	if (memchr(text, '\0', len))
-		return fail(err, errlen, "the verdict contains a NUL byte");
+		return fail(err, "the verdict contains a NUL byte");
 	char *s = wd_strndup(text, len);
 	const char *end = NULL;
 	/* require_null_terminated: anything but whitespace after the object
@@ -104,12 +104,12 @@ int jdg_verdict_parse(const char *text, size_t len, struct jdg_verdict *out, cha
 	cJSON *j = cJSON_ParseWithOpts(s, &end, 1);
 	int rc = 0;
 	if (!j) {
-		rc = fail(err, errlen, "the verdict is not one JSON value (error near byte %zu)",
+		rc = fail(err, "the verdict is not one JSON value (error near byte %zu)",
 			  end && end >= s ? (size_t)(end - s) : (size_t)0);
 		goto out;
 	}
 	if (!cJSON_IsObject(j)) {
-		rc = fail(err, errlen, "the verdict is not a JSON object");
+		rc = fail(err, "the verdict is not a JSON object");
 		goto out;
 	}
 	const cJSON *dec = NULL, *risk = NULL, *reason = NULL;
@@ -122,22 +122,22 @@ int jdg_verdict_parse(const char *text, size_t len, struct jdg_verdict *out, cha
 		else if (c->string && strcmp(c->string, "reason") == 0)
 			slot = &reason;
 		if (!slot) {
-			rc = fail(err, errlen, "the verdict has an unknown key \"%.40s\"",
+			rc = fail(err, "the verdict has an unknown key \"%.40s\"",
 				  c->string ? c->string : "");
 			goto out;
 		}
 		if (*slot) {
-			rc = fail(err, errlen, "the verdict repeats the key \"%s\"", c->string);
+			rc = fail(err, "the verdict repeats the key \"%s\"", c->string);
 			goto out;
 		}
 		if (!cJSON_IsString(c) || !c->valuestring) {
-			rc = fail(err, errlen, "the verdict's \"%s\" is not a string", c->string);
+			rc = fail(err, "the verdict's \"%s\" is not a string", c->string);
 			goto out;
 		}
 		*slot = c;
 	}
 	if (!dec || !risk || !reason) {
-		rc = fail(err, errlen, "the verdict lacks \"%s\"",
+		rc = fail(err, "the verdict lacks \"%s\"",
 			  !dec	  ? "decision"
 			  : !risk ? "risk_level"
 				  : "reason");
@@ -146,13 +146,12 @@ int jdg_verdict_parse(const char *text, size_t len, struct jdg_verdict *out, cha
 	int d = lookup(decision_names, WD_ARRAY_SIZE(decision_names), dec->valuestring);
 	int r = lookup(risk_names, WD_ARRAY_SIZE(risk_names), risk->valuestring);
 	if (d < 0) {
-		rc = fail(err, errlen,
-			  "the verdict's decision \"%.40s\" is not allow, deny or escalate",
+		rc = fail(err, "the verdict's decision \"%.40s\" is not allow, deny or escalate",
 			  dec->valuestring);
 		goto out;
 	}
 	if (r < 0) {
-		rc = fail(err, errlen,
+		rc = fail(err,
 			  "the verdict's risk_level \"%.40s\" is not low, medium, high or critical",
 			  risk->valuestring);
 		goto out;
@@ -203,8 +202,7 @@ static int64_t num_or(const cJSON *obj, const char *key, int64_t dflt)
 	return (int64_t)v->valuedouble;
 }
 
-static int openai_content(const cJSON *j, char **content, struct jdg_usage *u, char *err,
-			  size_t errlen)
+static int openai_content(const cJSON *j, char **content, struct jdg_usage *u, char **err)
 {
 	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
 	if (cJSON_IsObject(usage)) {
@@ -219,19 +217,18 @@ static int openai_content(const cJSON *j, char **content, struct jdg_usage *u, c
 	const cJSON *msg =
 		cJSON_IsObject(c0) ? cJSON_GetObjectItemCaseSensitive(c0, "message") : NULL;
 	if (!cJSON_IsObject(msg))
-		return fail(err, errlen, "the response has no choices[0].message");
+		return fail(err, "the response has no choices[0].message");
 	const cJSON *refusal = cJSON_GetObjectItemCaseSensitive(msg, "refusal");
 	if (cJSON_IsString(refusal) && refusal->valuestring && *refusal->valuestring)
-		return fail(err, errlen, "the model refused to answer");
+		return fail(err, "the model refused to answer");
 	const cJSON *text = cJSON_GetObjectItemCaseSensitive(msg, "content");
 	if (!cJSON_IsString(text) || !text->valuestring)
-		return fail(err, errlen, "choices[0].message.content is not a string");
+		return fail(err, "choices[0].message.content is not a string");
 	*content = wd_strdup(text->valuestring);
 	return 0;
 }
 
-static int anthropic_content(const cJSON *j, char **content, struct jdg_usage *u, char *err,
-			     size_t errlen)
+static int anthropic_content(const cJSON *j, char **content, struct jdg_usage *u, char **err)
 {
 	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
 	if (cJSON_IsObject(usage)) {
@@ -246,10 +243,10 @@ static int anthropic_content(const cJSON *j, char **content, struct jdg_usage *u
 	}
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(j, "type");
 	if (cJSON_IsString(type) && type->valuestring && strcmp(type->valuestring, "error") == 0)
-		return fail(err, errlen, "the server answered with an error object");
+		return fail(err, "the server answered with an error object");
 	const cJSON *blocks = cJSON_GetObjectItemCaseSensitive(j, "content");
 	if (!cJSON_IsArray(blocks))
-		return fail(err, errlen, "the response has no content[]");
+		return fail(err, "the response has no content[]");
 	struct wd_sb sb = {0};
 	bool any = false;
 	const cJSON *b;
@@ -261,36 +258,36 @@ static int anthropic_content(const cJSON *j, char **content, struct jdg_usage *u
 			continue;
 		if (!cJSON_IsString(x) || !x->valuestring) {
 			wd_sb_free(&sb);
-			return fail(err, errlen, "a text block of content[] has no string text");
+			return fail(err, "a text block of content[] has no string text");
 		}
 		wd_sb_puts(&sb, x->valuestring);
 		any = true;
 	}
 	if (!any) {
 		wd_sb_free(&sb);
-		return fail(err, errlen, "content[] has no text block");
+		return fail(err, "content[] has no text block");
 	}
 	*content = wd_sb_steal(&sb);
 	return 0;
 }
 
 int jdg_envelope_parse(enum jdg_api api, const char *body, size_t len, char **content,
-		       struct jdg_usage *usage, char *err, size_t errlen)
+		       struct jdg_usage *usage, char **err)
 {
 	*content = NULL;
 	usage->prompt_tokens = usage->completion_tokens = usage->cached_tokens = -1;
 	if (!body || len == 0)
-		return fail(err, errlen, "the response body is empty");
+		return fail(err, "the response body is empty");
 	cJSON *j = cJSON_ParseWithLength(body, len);
 	if (!j)
-		return fail(err, errlen, "the response body is not JSON");
+		return fail(err, "the response body is not JSON");
 	int rc;
 	if (!cJSON_IsObject(j))
-		rc = fail(err, errlen, "the response body is not a JSON object");
+		rc = fail(err, "the response body is not a JSON object");
 	else if (api == JDG_API_ANTHROPIC)
-		rc = anthropic_content(j, content, usage, err, errlen);
+		rc = anthropic_content(j, content, usage, err);
 	else
-		rc = openai_content(j, content, usage, err, errlen);
+		rc = openai_content(j, content, usage, err);
 	cJSON_Delete(j);
 	return rc;
 }
