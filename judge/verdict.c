@@ -1,8 +1,8 @@
 /*
- * verdict.c: the judge's wire formats: the request bodies of both APIs,
- * their response envelopes (lenient about unknown keys), the verdict object
- * (strict: exactly three known keys of the right types and values) and the
- * outcome table of issue 5.
+ * verdict.c: the model's answer: the response envelopes of both APIs
+ * (lenient about unknown keys), the verdict object inside (strict: exactly
+ * three known keys of the right types and values), the names of its values
+ * and the outcome table.
  *
  * Pure: no I/O. cJSON NULLs become -EBADMSG or an abort-free fallback here,
  * at the module edge.
@@ -33,12 +33,12 @@ static int fail(char **err, const char *fmt, ...)
 
 /* ---- names --------------------------------------------------------------- */
 
-static const char *const decision_names[] = {
+const char *const jdg_decision_names[] = {
 	[JDG_DECISION_ALLOW] = "allow",
 	[JDG_DECISION_DENY] = "deny",
 	[JDG_DECISION_ESCALATE] = "escalate",
 };
-static const char *const risk_names[] = {
+const char *const jdg_risk_names[] = {
 	[JDG_RISK_LOW] = "low",
 	[JDG_RISK_MEDIUM] = "medium",
 	[JDG_RISK_HIGH] = "high",
@@ -47,12 +47,12 @@ static const char *const risk_names[] = {
 
 const char *jdg_decision_name(enum jdg_decision d)
 {
-	return (unsigned)d < WD_ARRAY_SIZE(decision_names) ? decision_names[d] : "unknown";
+	return (unsigned)d < WD_ARRAY_SIZE(jdg_decision_names) ? jdg_decision_names[d] : "unknown";
 }
 
 const char *jdg_risk_name(enum jdg_risk r)
 {
-	return (unsigned)r < WD_ARRAY_SIZE(risk_names) ? risk_names[r] : "unknown";
+	return (unsigned)r < WD_ARRAY_SIZE(jdg_risk_names) ? jdg_risk_names[r] : "unknown";
 }
 
 const char *jdg_outcome_name(enum jdg_outcome o)
@@ -143,8 +143,8 @@ int jdg_verdict_parse(const char *text, size_t len, struct jdg_verdict *out, cha
 				  : "reason");
 		goto out;
 	}
-	int d = lookup(decision_names, WD_ARRAY_SIZE(decision_names), dec->valuestring);
-	int r = lookup(risk_names, WD_ARRAY_SIZE(risk_names), risk->valuestring);
+	int d = lookup(jdg_decision_names, WD_ARRAY_SIZE(jdg_decision_names), dec->valuestring);
+	int r = lookup(jdg_risk_names, WD_ARRAY_SIZE(jdg_risk_names), risk->valuestring);
 	if (d < 0) {
 		rc = fail(err, "the verdict's decision \"%.40s\" is not allow, deny or escalate",
 			  dec->valuestring);
@@ -179,20 +179,6 @@ enum jdg_outcome jdg_verdict_outcome(const struct jdg_verdict *v)
 }
 
 /* ---- the envelopes ------------------------------------------------------- */
-
-enum jdg_api jdg_api_detect(const char *url)
-{
-	if (!url)
-		return JDG_API_OPENAI;
-	size_t n = strcspn(url, "?#");
-	while (n > 0 && url[n - 1] == '/')
-		n--;
-	static const char sfx[] = "/v1/messages";
-	size_t sl = sizeof(sfx) - 1;
-	if (n >= sl && strncmp(url + n - sl, sfx, sl) == 0)
-		return JDG_API_ANTHROPIC;
-	return JDG_API_OPENAI;
-}
 
 static int64_t num_or(const cJSON *obj, const char *key, int64_t dflt)
 {
@@ -290,153 +276,4 @@ int jdg_envelope_parse(enum jdg_api api, const char *body, size_t len, char **co
 		rc = openai_content(j, content, usage, err);
 	cJSON_Delete(j);
 	return rc;
-}
-
-/* ---- request bodies ------------------------------------------------------ */
-
-static cJSON *str_enum(const char *const *names, size_t n)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "type", "string");
-	cJSON_AddItemToObject(o, "enum", cJSON_CreateStringArray(names, (int)n));
-	return o;
-}
-
-static cJSON *verdict_schema(void)
-{
-	cJSON *s = cJSON_CreateObject();
-	cJSON_AddStringToObject(s, "type", "object");
-	cJSON *p = cJSON_AddObjectToObject(s, "properties");
-	cJSON_AddItemToObject(p, "decision",
-			      str_enum(decision_names, WD_ARRAY_SIZE(decision_names)));
-	cJSON_AddItemToObject(p, "risk_level", str_enum(risk_names, WD_ARRAY_SIZE(risk_names)));
-	cJSON *r = cJSON_AddObjectToObject(p, "reason");
-	cJSON_AddStringToObject(r, "type", "string");
-	static const char *const req[] = {"decision", "risk_level", "reason"};
-	cJSON_AddItemToObject(s, "required", cJSON_CreateStringArray(req, 3));
-	cJSON_AddBoolToObject(s, "additionalProperties", 0);
-	return s;
-}
-
-static cJSON *text_block(const char *text)
-{
-	cJSON *b = cJSON_CreateObject();
-	cJSON_AddStringToObject(b, "type", "text");
-	cJSON_AddStringToObject(b, "text", text);
-	/* A cache breakpoint after each block: the system prompt is cached
-	 * across turns, the prefix within a turn. */
-	cJSON *cc = cJSON_AddObjectToObject(b, "cache_control");
-	cJSON_AddStringToObject(cc, "type", "ephemeral");
-	return b;
-}
-
-static cJSON *openai_body(const char *model, const char *prefix, const char *message)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "model", model);
-	cJSON *msgs = cJSON_AddArrayToObject(o, "messages");
-	cJSON *sys = cJSON_CreateObject();
-	cJSON_AddStringToObject(sys, "role", "system");
-	cJSON_AddStringToObject(sys, "content", jdg_system_prompt());
-	cJSON_AddItemToArray(msgs, sys);
-	char *user = wd_asprintf("%s%s", prefix, message);
-	cJSON *u = cJSON_CreateObject();
-	cJSON_AddStringToObject(u, "role", "user");
-	cJSON_AddStringToObject(u, "content", user);
-	free(user);
-	cJSON_AddItemToArray(msgs, u);
-	cJSON_AddNumberToObject(o, "temperature", 0);
-	cJSON *rf = cJSON_AddObjectToObject(o, "response_format");
-	cJSON_AddStringToObject(rf, "type", "json_schema");
-	cJSON *js = cJSON_AddObjectToObject(rf, "json_schema");
-	cJSON_AddStringToObject(js, "name", "verdict");
-	cJSON_AddBoolToObject(js, "strict", 1);
-	cJSON_AddItemToObject(js, "schema", verdict_schema());
-	cJSON_AddBoolToObject(o, "cache_prompt", 1);
-	return o;
-}
-
-static cJSON *anthropic_body(const char *model, const char *prefix, const char *message)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "model", model);
-	cJSON_AddNumberToObject(o, "max_tokens", 300);
-	cJSON_AddNumberToObject(o, "temperature", 0);
-	cJSON *sys = cJSON_AddArrayToObject(o, "system");
-	cJSON_AddItemToArray(sys, text_block(jdg_system_prompt()));
-	cJSON_AddItemToArray(sys, text_block(prefix));
-	cJSON *msgs = cJSON_AddArrayToObject(o, "messages");
-	cJSON *u = cJSON_CreateObject();
-	cJSON_AddStringToObject(u, "role", "user");
-	cJSON_AddStringToObject(u, "content", message);
-	cJSON_AddItemToArray(msgs, u);
-	return o;
-}
-
-char *jdg_body_build(enum jdg_api api, const char *model, const char *prefix, const char *message)
-{
-	cJSON *o = api == JDG_API_ANTHROPIC ? anthropic_body(model, prefix, message)
-					    : openai_body(model, prefix, message);
-	char *p = o ? cJSON_PrintUnformatted(o) : NULL;
-	cJSON_Delete(o);
-	if (!p)
-		return NULL;
-	char *r = wd_strdup(p);
-	cJSON_free(p);
-	return r;
-}
-
-/* ---- results --------------------------------------------------------------- */
-
-static char *dup_or_null(const char *s)
-{
-	return s ? wd_strdup(s) : NULL;
-}
-
-void jdg_result_dup(const struct jdg_result *r, struct jdg_result *out)
-{
-	*out = *r;
-	out->reason = wd_strdup(r->reason ? r->reason : "");
-	out->verdict = dup_or_null(r->verdict);
-	out->error = dup_or_null(r->error);
-}
-
-void jdg_result_clear(struct jdg_result *r)
-{
-	free((char *)r->reason);
-	free((char *)r->verdict);
-	free((char *)r->error);
-	memset(r, 0, sizeof(*r));
-}
-
-static void add_str_or_null(cJSON *o, const char *k, const char *v)
-{
-	if (v)
-		cJSON_AddStringToObject(o, k, v);
-	else
-		cJSON_AddNullToObject(o, k);
-}
-
-char *jdg_result_json(const struct jdg_result *r, const char *model)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "outcome", jdg_outcome_name(r->outcome));
-	add_str_or_null(o, "decision", r->ok ? jdg_decision_name(r->decision) : NULL);
-	add_str_or_null(o, "risk_level", r->ok ? jdg_risk_name(r->risk) : NULL);
-	add_str_or_null(o, "reason", r->reason);
-	add_str_or_null(o, "verdict", r->verdict);
-	add_str_or_null(o, "error", r->error);
-	add_str_or_null(o, "model", model);
-	cJSON_AddNumberToObject(o, "http_status", (double)r->http_status);
-	cJSON_AddNumberToObject(o, "attempts", r->attempts);
-	cJSON_AddNumberToObject(o, "latency_us", (double)r->latency_us);
-	cJSON *u = cJSON_AddObjectToObject(o, "usage");
-	cJSON_AddNumberToObject(u, "prompt_tokens", (double)r->usage.prompt_tokens);
-	cJSON_AddNumberToObject(u, "completion_tokens", (double)r->usage.completion_tokens);
-	cJSON_AddNumberToObject(u, "cached_tokens", (double)r->usage.cached_tokens);
-	char *p = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	char *s = wd_strdup(p ? p : "{}");
-	cJSON_free(p);
-	return s;
 }
