@@ -91,6 +91,37 @@ static void copy_utf8(char *dst, size_t n, const char *s)
 	dst[len] = '\0';
 }
 
+/* Finds the verdict's three string members in |j|, refusing any other key,
+ * a repeated key, a value that is not a string and a missing key. */
+static int verdict_keys(const cJSON *j, const cJSON **dec, const cJSON **risk, const cJSON **reason,
+			char **err)
+{
+	*dec = *risk = *reason = NULL;
+	for (const cJSON *c = j->child; c; c = c->next) {
+		const cJSON **slot = NULL;
+		if (c->string && strcmp(c->string, "decision") == 0)
+			slot = dec;
+		else if (c->string && strcmp(c->string, "risk_level") == 0)
+			slot = risk;
+		else if (c->string && strcmp(c->string, "reason") == 0)
+			slot = reason;
+		if (!slot)
+			return fail(err, "the verdict has an unknown key \"%.40s\"",
+				    c->string ? c->string : "");
+		if (*slot)
+			return fail(err, "the verdict repeats the key \"%s\"", c->string);
+		if (!cJSON_IsString(c) || !c->valuestring)
+			return fail(err, "the verdict's \"%s\" is not a string", c->string);
+		*slot = c;
+	}
+	if (!*dec || !*risk || !*reason)
+		return fail(err, "the verdict lacks \"%s\"",
+			    !*dec    ? "decision"
+			    : !*risk ? "risk_level"
+				     : "reason");
+	return 0;
+}
+
 int jdg_verdict_parse(const char *text, size_t len, struct jdg_verdict *out, char **err)
 {
 	if (!text)
@@ -112,37 +143,10 @@ int jdg_verdict_parse(const char *text, size_t len, struct jdg_verdict *out, cha
 		rc = fail(err, "the verdict is not a JSON object");
 		goto out;
 	}
-	const cJSON *dec = NULL, *risk = NULL, *reason = NULL;
-	for (const cJSON *c = j->child; c; c = c->next) {
-		const cJSON **slot = NULL;
-		if (c->string && strcmp(c->string, "decision") == 0)
-			slot = &dec;
-		else if (c->string && strcmp(c->string, "risk_level") == 0)
-			slot = &risk;
-		else if (c->string && strcmp(c->string, "reason") == 0)
-			slot = &reason;
-		if (!slot) {
-			rc = fail(err, "the verdict has an unknown key \"%.40s\"",
-				  c->string ? c->string : "");
-			goto out;
-		}
-		if (*slot) {
-			rc = fail(err, "the verdict repeats the key \"%s\"", c->string);
-			goto out;
-		}
-		if (!cJSON_IsString(c) || !c->valuestring) {
-			rc = fail(err, "the verdict's \"%s\" is not a string", c->string);
-			goto out;
-		}
-		*slot = c;
-	}
-	if (!dec || !risk || !reason) {
-		rc = fail(err, "the verdict lacks \"%s\"",
-			  !dec	  ? "decision"
-			  : !risk ? "risk_level"
-				  : "reason");
+	const cJSON *dec, *risk, *reason;
+	rc = verdict_keys(j, &dec, &risk, &reason, err);
+	if (rc < 0)
 		goto out;
-	}
 	int d = lookup(jdg_decision_names, WD_ARRAY_SIZE(jdg_decision_names), dec->valuestring);
 	int r = lookup(jdg_risk_names, WD_ARRAY_SIZE(jdg_risk_names), risk->valuestring);
 	if (d < 0) {
