@@ -195,6 +195,24 @@ static void set_err(char **err, const char *fmt, ...)
 
 /* ---- migrations -------------------------------------------------------- */
 
+/* Prepares |sql| and steps it to its first row, leaving *st there for the
+ * caller to read and finalize. On failure finalizes it, sets *err to
+ * "<path>: cannot read <what>: <SQLite's message>" and returns -errno. */
+static int one_row(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *path,
+		   const char *what, char **err)
+{
+	int rc = sqlite3_prepare_v2(h, sql, -1, st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(*st);
+	if (rc != SQLITE_ROW) {
+		set_err(err, "%s: cannot read %s: %s", path, what, sqlite3_errmsg(h));
+		sqlite3_finalize(*st);
+		*st = NULL;
+		return sto_errno(rc) ? sto_errno(rc) : -EIO;
+	}
+	return 0;
+}
+
 /* Reads the schema version: 0 for a fresh (empty) database. -EPROTO when the
  * file has tables but no schema_version: some other program's database. */
 static int read_version(sqlite3 *h, int *version, const char *path, char **err)
@@ -205,14 +223,9 @@ static int read_version(sqlite3 *h, int *version, const char *path, char **err)
 				  " (SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
 				  "   AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\')";
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW) {
-		set_err(err, "%s: cannot read the schema: %s", path, sqlite3_errmsg(h));
-		sqlite3_finalize(st);
-		return sto_errno(rc) ? sto_errno(rc) : -EIO;
-	}
+	int rc = one_row(h, sql, &st, path, "the schema", err);
+	if (rc < 0)
+		return rc;
 	bool has_version = sqlite3_column_int(st, 0) > 0;
 	int tables = sqlite3_column_int(st, 1);
 	sqlite3_finalize(st);
@@ -228,15 +241,10 @@ static int read_version(sqlite3 *h, int *version, const char *path, char **err)
 		*version = 0;
 		return 0;
 	}
-	rc = sqlite3_prepare_v2(h, "SELECT coalesce(max(version), 0) FROM schema_version", -1, &st,
-				NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW) {
-		set_err(err, "%s: cannot read schema_version: %s", path, sqlite3_errmsg(h));
-		sqlite3_finalize(st);
-		return sto_errno(rc) ? sto_errno(rc) : -EIO;
-	}
+	rc = one_row(h, "SELECT coalesce(max(version), 0) FROM schema_version", &st, path,
+		     "schema_version", err);
+	if (rc < 0)
+		return rc;
 	*version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
 	return 0;
