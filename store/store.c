@@ -30,12 +30,12 @@
 /*
  * Version 1. One row per outcome in `decisions`; `sessions` records each
  * `warden run`. The indexes serve the later queries:
- *  - tool history (issue 5): this session's rows oldest first
+ *  - the judge's tool history: this session's rows oldest first
  *    -> decisions_session_ts;
- *  - session rules (issue 5): people's replies in this session and its
+ *  - the judge's session rules: people's replies in this session and its
  *    parent -> decisions_people_session, sessions_parent;
- *  - similar decisions (issue 7): people's decisions of one kind, newest
- *    first -> decisions_people_kind;
+ *  - approval memory's similar decisions: people's decisions of one kind,
+ *    newest first -> decisions_people_kind;
  *  - `warden audit --since` and reports -> decisions_ts, decisions_source_ts.
  * by_person is derived, never written: a person decided exactly the rows
  * whose source is 'user' (a timeout or an unattended tier is not a person).
@@ -85,8 +85,8 @@ static const char schema_v1[] =
  * row's commit, and a row is committed before each decision is answered.
  * Two indexes served only cross-session listings (`warden audit --since`,
  * `--source`), which can scan: dropping them makes a row's commit about a
- * third cheaper (bench/store_rate: 9,400 to 15,000 rows/s in their own
- * transactions). Per-session listings and people's decisions keep theirs.
+ * third cheaper (bench/store_rate measures it). Per-session listings and
+ * people's decisions keep theirs.
  */
 static const char schema_v2[] = "DROP INDEX decisions_ts;"
 				"DROP INDEX decisions_source_ts;";
