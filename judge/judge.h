@@ -224,7 +224,7 @@ struct jdg_client; /* opaque */
 
 /*
  * Driving the client from an event loop (sync.c is a complete example):
- *   1. jdg_client_new(&cfg) once, with cfg.watch_fd / cfg.set_timer hooks.
+ *   1. jdg_client_new(&cfg, &c) once, with cfg.watch_fd / cfg.set_timer hooks.
  *   2. Per turn: prefix = jdg_prefix_build(...), kept until the turn ends.
  *   3. Per request: msg = jdg_message_build(strlen(prefix), ...);
  *      jdg_submit(c, prefix, msg, done, arg, &id); free(msg).
@@ -239,10 +239,10 @@ struct jdg_client; /* opaque */
  *      the end (never from inside done()).
  */
 
-/* Creates a client for |cfg| (copies every string; keeps the hooks).
- * Returns NULL with errno EINVAL on a missing url or model, or errno of
- * curl's failure. Caller frees with jdg_client_free(). */
-struct jdg_client *jdg_client_new(const struct jdg_config *cfg);
+/* Creates a client for |cfg| (copies every string; keeps the hooks) in
+ * *out. Returns 0, -EINVAL on a missing url or model, or -ENOMEM when curl
+ * cannot start (then *out is NULL). Caller frees with jdg_client_free(). */
+int jdg_client_new(const struct jdg_config *cfg, struct jdg_client **out);
 
 /* Cancels every request without calling its callback, removes its fds
  * (watch_fd(…, 0)) and the timer, and frees |c|. NULL is a no-op. */
