@@ -134,9 +134,9 @@ int sup_judge_init(struct sup_run *r)
 		.hook_arg = r,
 	};
 	r->judge = j;
-	j->client = jdg_client_new(&cfg);
-	if (!j->client || j->timer_fd < 0) {
-		int e = errno ? errno : EINVAL;
+	int crc = jdg_client_new(&cfg, &j->client);
+	if (crc < 0 || j->timer_fd < 0) {
+		int e = crc < 0 ? -crc : errno ? errno : EINVAL;
 		wd_err("the judge at %s could not be set up: %s", url, strerror(e));
 		return -e;
 	}
