@@ -401,6 +401,33 @@ struct sup_pending *sup_pending_find(struct sup_run *r, unsigned id);
 /* Queues |rq| for a person (desk and, with --prompt tty, the terminal). */
 void sup_pending_add(struct sup_run *r, struct sup_request *rq);
 
+/* ---- the pipeline's parts (answer.c, pipeline.c, viewq.c) -------------- */
+
+/* How the decision of one request ends. */
+struct outcome {
+	bool allow;
+	const char *source;
+	const char *reason;
+	const char *decided_by;
+	const char *note;
+	bool covers; /* an allowed exec covers its tree (see sup_proc.cover) */
+	int err;     /* the errno a refusal returns (0: EACCES) */
+	/* The exec is the harness's set-up of a tool call's process, not the
+	 * call: the process's next exec is. */
+	bool not_a_call;
+};
+
+/* Audits and answers |rq| (answer.c), then frees it. */
+void finish(struct sup_run *r, struct sup_request *rq, struct outcome o);
+/* The index of sup_stats for |source|. */
+int stat_index(const char *source);
+/* Steps 1-5 for |rq| (pipeline.c). */
+void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup);
+/* Policy could not build |rq|'s request: refused (pipeline.c). */
+void refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summary);
+/* Answers a view request: the worker waiting for it wakes up (viewq.c). */
+void answer_view(struct sup_run *r, struct sup_view_wait *vw, int result);
+
 /* ---- the approvals desk (desk.c) ------------------------------------------ */
 
 /* The directory of desk sockets: $XDG_RUNTIME_DIR/warden or /run/warden,
