@@ -67,7 +67,7 @@ static const char *verb_of(const struct sup_request *rq)
  * Audits and answers |rq|, then frees it. The row is committed before the
  * answer; if it cannot be, the request is refused (fail closed).
  */
-void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
+void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o)
 {
 	struct sup_proc *p = rq->kind == POL_EXEC ? sup_proc_get(r, rq->pid) : NULL;
 	if (rq->kind == POL_EXEC && !p)
@@ -150,11 +150,11 @@ void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 		 * never write to a pid that is not the one that asked. */
 		if (rq->tgid > 0) {
 			if (strcmp(o.source, "user") == 0)
-				sup_tell(rq->tgid, "refused by %s: %s (%s\"%s\")", o.decided_by,
+				sup_tell(r, rq->tgid, "refused by %s: %s (%s\"%s\")", o.decided_by,
 					 o.note ? o.note : "no note",
 					 rq->kind == POL_EXEC ? "exec of " : "", rq->summary);
 			else
-				sup_tell(rq->tgid, "refused %s\"%s\": %s",
+				sup_tell(r, rq->tgid, "refused %s\"%s\": %s",
 					 rq->kind == POL_EXEC ? "exec of " : "", rq->summary,
 					 o.reason);
 		}
@@ -162,15 +162,15 @@ void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 			sbx_notify_deny(r->child.notify_fd, rq->ev->id, o.err ? o.err : EACCES);
 			sup_proc_keep_untraced(r, p); /* for the retry above */
 		} else {
-			answer_view(r, rq->vw, -(o.err ? o.err : EACCES));
+			sup_view_answer(r, rq->vw, -(o.err ? o.err : EACCES));
 		}
 		request_free(rq);
 		return;
 	}
 	if (o.note && *o.note && rq->tgid > 0)
-		sup_tell(rq->tgid, "approved by %s with note: %s", o.decided_by, o.note);
+		sup_tell(r, rq->tgid, "approved by %s with note: %s", o.decided_by, o.note);
 	if (rq->kind == POL_OPEN) {
-		answer_view(r, rq->vw, 0);
+		sup_view_answer(r, rq->vw, 0);
 		request_free(rq);
 		return;
 	}

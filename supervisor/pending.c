@@ -129,7 +129,7 @@ int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer
 	const char *n = note && *note ? note : NULL;
 	char reason[512];
 	int rc = 0;
-	struct outcome o = {.source = "user", .decided_by = who, .note = n};
+	struct sup_outcome o = {.source = "user", .decided_by = who, .note = n};
 	if (msg)
 		*msg = NULL;
 	switch (a) {
@@ -164,11 +164,11 @@ int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer
 		break;
 	}
 	o.reason = reason;
-	finish(r, rq, o);
+	sup_finish(r, rq, o);
 	while (followers) {
 		struct sup_request *f = followers;
 		followers = f->next_follower;
-		finish(r, f, o);
+		sup_finish(r, f, o);
 	}
 	return rc;
 }
@@ -183,22 +183,22 @@ static bool caller_waits(struct sup_run *r, const struct sup_request *rq)
 }
 
 /* Finishes every follower of |p| with |o| and empties the list. */
-static void finish_followers(struct sup_run *r, struct sup_pending *p, struct outcome o)
+static void finish_followers(struct sup_run *r, struct sup_pending *p, struct sup_outcome o)
 {
 	while (p->followers) {
 		struct sup_request *f = p->followers;
 		p->followers = f->next_follower;
-		finish(r, f, o);
+		sup_finish(r, f, o);
 	}
 }
 
 /* Drops the followers whose caller was killed while waiting. */
 static void drop_gone_followers(struct sup_run *r, struct sup_pending *p)
 {
-	struct outcome gone = {.allow = false,
-			       .source = "stopped",
-			       .reason = "the process stopped waiting (killed)",
-			       .decided_by = "warden"};
+	struct sup_outcome gone = {.allow = false,
+				   .source = "stopped",
+				   .reason = "the process stopped waiting (killed)",
+				   .decided_by = "warden"};
 	for (struct sup_request **fp = &p->followers; *fp;) {
 		struct sup_request *f = *fp;
 		if (caller_waits(r, f)) {
@@ -206,28 +206,28 @@ static void drop_gone_followers(struct sup_run *r, struct sup_pending *p)
 			continue;
 		}
 		*fp = f->next_follower;
-		finish(r, f, gone);
+		sup_finish(r, f, gone);
 	}
 }
 
 int sup_pending_expire(struct sup_run *r)
 {
 	int64_t now = wd_now_mono_ns(), next = -1;
-	struct outcome gone = {.allow = false,
-			       .source = "stopped",
-			       .reason = "the process stopped waiting (killed)",
-			       .decided_by = "warden"};
-	struct outcome late = {.allow = false,
-			       .source = "timeout",
-			       .reason = NOTE_DEADLINE,
-			       .decided_by = "warden"};
+	struct sup_outcome gone = {.allow = false,
+				   .source = "stopped",
+				   .reason = "the process stopped waiting (killed)",
+				   .decided_by = "warden"};
+	struct sup_outcome late = {.allow = false,
+				   .source = "timeout",
+				   .reason = NOTE_DEADLINE,
+				   .decided_by = "warden"};
 	struct sup_pending *p = r->pending;
 	while (p) {
 		struct sup_pending *nx = p->next;
 		drop_gone_followers(r, p);
 		if (p->deadline_ns <= now) {
 			pending_unlink(r, p);
-			finish(r, p->rq, late);
+			sup_finish(r, p->rq, late);
 			finish_followers(r, p, late);
 			free(p);
 		} else if (!caller_waits(r, p->rq)) {
@@ -242,7 +242,7 @@ int sup_pending_expire(struct sup_run *r)
 				pending_unlink(r, p);
 				free(p);
 			}
-			finish(r, old, gone);
+			sup_finish(r, old, gone);
 		} else if (next < 0 || p->deadline_ns - now < next) {
 			next = p->deadline_ns - now;
 		}
@@ -253,12 +253,12 @@ int sup_pending_expire(struct sup_run *r)
 
 void sup_pending_refuse_all(struct sup_run *r, const char *why)
 {
-	struct outcome o = {
+	struct sup_outcome o = {
 		.allow = false, .source = "stopped", .reason = why, .decided_by = "warden"};
 	while (r->pending) {
 		struct sup_pending *p = r->pending;
 		pending_unlink(r, p);
-		finish(r, p->rq, o);
+		sup_finish(r, p->rq, o);
 		finish_followers(r, p, o);
 		free(p);
 	}

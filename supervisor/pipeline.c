@@ -7,7 +7,7 @@
  * and for each open the project view asks about (a sensitive path), with
  * the fast path off.
  *
- * The answer is preset to refuse: only finish() with an allowing verdict
+ * The answer is preset to refuse: only sup_finish() with an allowing verdict
  * and a committed audit row lets a request through. Every other path (a
  * decoder refusal, an audit failure, a vanished caller, an unknown verdict)
  * refuses. A request that needs a person waits in the pending list; the
@@ -47,49 +47,49 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 	if (r->stopping) {
 		/* The session is ending: nothing waits, and nothing is allowed
 		 * by a tier any more (a request the judge had is refused). */
-		finish(r, rq,
-		       (struct outcome){.allow = false,
-					.source = "stopped",
-					.reason = "the session ended before a decision",
-					.decided_by = "warden"});
+		sup_finish(r, rq,
+			   (struct sup_outcome){.allow = false,
+						.source = "stopped",
+						.reason = "the session ended before a decision",
+						.decided_by = "warden"});
 		return;
 	}
 	switch (effective_tier(r)) {
 	case POL_TIER_AGGRESSIVE:
-		finish(r, rq,
-		       (struct outcome){.allow = true,
-					.source = "tier",
-					.reason = NOTE_AGGRESSIVE,
-					.decided_by = "warden"});
+		sup_finish(r, rq,
+			   (struct sup_outcome){.allow = true,
+						.source = "tier",
+						.reason = NOTE_AGGRESSIVE,
+						.decided_by = "warden"});
 		return;
 	case POL_TIER_STANDARD:
 		if (r->opts.review) {
 			/* A review run never waits for a person. */
-			finish(r, rq,
-			       (struct outcome){.allow = false,
-						.source = "tier",
-						.reason = NOTE_REVIEW,
-						.decided_by = "warden"});
+			sup_finish(r, rq,
+				   (struct sup_outcome){.allow = false,
+							.source = "tier",
+							.reason = NOTE_REVIEW,
+							.decided_by = "warden"});
 			return;
 		}
 		if (r->opts.prompt != SUP_PROMPT_NONE && (r->desk_fd >= 0 || r->tty_fd >= 0)) {
 			sup_pending_add(r, rq);
 			return;
 		}
-		finish(r, rq,
-		       (struct outcome){.allow = false,
-					.source = "tier",
-					.reason = NOTE_NO_PERSON,
-					.decided_by = "warden"});
+		sup_finish(r, rq,
+			   (struct sup_outcome){.allow = false,
+						.source = "tier",
+						.reason = NOTE_NO_PERSON,
+						.decided_by = "warden"});
 		return;
 	case POL_TIER_PASSIVE:
 	case POL_TIER_UNSET:
 	default: /* fail closed: an unknown tier refuses */
-		finish(r, rq,
-		       (struct outcome){.allow = false,
-					.source = "tier",
-					.reason = NOTE_PASSIVE,
-					.decided_by = "warden"});
+		sup_finish(r, rq,
+			   (struct sup_outcome){.allow = false,
+						.source = "tier",
+						.reason = NOTE_PASSIVE,
+						.decided_by = "warden"});
 		return;
 	}
 }
@@ -139,17 +139,17 @@ static bool harness_machinery(struct sup_run *r, struct sup_request *rq, struct 
 	default:
 		return false;
 	}
-	finish(r, rq,
-	       (struct outcome){.allow = true,
-				.source = m == SUP_MACH_VALIDATE ? "startup" : "harness",
-				.reason = reason,
-				.decided_by = m == SUP_MACH_VALIDATE ? r->person : "warden",
-				.not_a_call = m == SUP_MACH_SETUP});
+	sup_finish(r, rq,
+		   (struct sup_outcome){.allow = true,
+					.source = m == SUP_MACH_VALIDATE ? "startup" : "harness",
+					.reason = reason,
+					.decided_by = m == SUP_MACH_VALIDATE ? r->person : "warden",
+					.not_a_call = m == SUP_MACH_SETUP});
 	return true;
 }
 
 /* Steps 1-3 (policy), then 4-5. */
-void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup)
+void sup_run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup)
 {
 	struct sup_proc *p = sup_proc_get(r, rq->pid);
 	struct pol_context ctx = {
@@ -185,11 +185,11 @@ void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup)
 		char reason[256];
 		snprintf(reason, sizeof(reason), "%s's own start-up, run by %s",
 			 pol_harness_name(r->opts.agent), r->person);
-		finish(r, rq,
-		       (struct outcome){.allow = true,
-					.source = "startup",
-					.reason = reason,
-					.decided_by = r->person});
+		sup_finish(r, rq,
+			   (struct sup_outcome){.allow = true,
+						.source = "startup",
+						.reason = reason,
+						.decided_by = r->person});
 		return;
 	}
 	if (startup && d->verdict != POL_DENY_CRITICAL) {
@@ -205,29 +205,29 @@ void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup)
 			free(r->agent_path);
 			r->agent_path = rq->ev->resolved ? wd_strdup(rq->ev->resolved) : NULL;
 		}
-		finish(r, rq,
-		       (struct outcome){.allow = true,
-					.source = "startup",
-					.reason = reason,
-					.decided_by = r->person});
+		sup_finish(r, rq,
+			   (struct sup_outcome){.allow = true,
+						.source = "startup",
+						.reason = reason,
+						.decided_by = r->person});
 		return;
 	}
 	switch (d->verdict) {
 	case POL_DENY_CRITICAL:
 	case POL_DENY:
-		finish(r, rq,
-		       (struct outcome){.allow = false,
-					.source = pol_source_name(d->source),
-					.reason = d->reason,
-					.decided_by = "warden"});
+		sup_finish(r, rq,
+			   (struct sup_outcome){.allow = false,
+						.source = pol_source_name(d->source),
+						.reason = d->reason,
+						.decided_by = "warden"});
 		return;
 	case POL_ALLOW:
-		finish(r, rq,
-		       (struct outcome){.allow = true,
-					.source = pol_source_name(d->source),
-					.reason = d->reason,
-					.decided_by = "warden",
-					.covers = d->covers});
+		sup_finish(r, rq,
+			   (struct sup_outcome){.allow = true,
+						.source = pol_source_name(d->source),
+						.reason = d->reason,
+						.decided_by = "warden",
+						.covers = d->covers});
 		return;
 	case POL_ASK:
 		/* An ask rule goes to the tier without the judge. */
@@ -250,19 +250,19 @@ void sup_judge_verdict(struct sup_run *r, struct sup_request *rq, int outcome, c
 	rq->judge_json = judge_json ? wd_strdup(judge_json) : NULL;
 	switch (outcome) {
 	case JDG_ALLOW:
-		finish(r, rq,
-		       (struct outcome){.allow = true,
-					.source = source,
-					.reason = reason,
-					.decided_by = "judge",
-					.covers = rq->covers});
+		sup_finish(r, rq,
+			   (struct sup_outcome){.allow = true,
+						.source = source,
+						.reason = reason,
+						.decided_by = "judge",
+						.covers = rq->covers});
 		return;
 	case JDG_REJECT:
-		finish(r, rq,
-		       (struct outcome){.allow = false,
-					.source = source,
-					.reason = reason,
-					.decided_by = "judge"});
+		sup_finish(r, rq,
+			   (struct sup_outcome){.allow = false,
+						.source = source,
+						.reason = reason,
+						.decided_by = "judge"});
 		return;
 	default:
 		/* Escalate, failures included: the tier decides, and the
@@ -276,14 +276,14 @@ void sup_judge_verdict(struct sup_run *r, struct sup_request *rq, int outcome, c
 
 /* Policy could not build |rq|'s request: refused, summarised as |summary|
  * (taken). */
-void refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summary)
+void sup_refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summary)
 {
 	rq->summary = summary;
-	finish(r, rq,
-	       (struct outcome){.allow = false,
-				.source = "error",
-				.reason = "the request could not be built",
-				.decided_by = "warden"});
+	sup_finish(r, rq,
+		   (struct sup_outcome){.allow = false,
+					.source = "error",
+					.reason = "the request could not be built",
+					.decided_by = "warden"});
 }
 
 static struct pol_request *request_of(struct sup_run *r, const struct sbx_exec_event *ev)
@@ -389,21 +389,21 @@ static void on_exec(struct sup_run *r, struct sbx_exec_event *ev, struct sup_pro
 		/* An argv that could not be read leaves the program path. */
 		rq->summary = ev->argv[0] ? wd_argv_join(ev->argv)
 					  : wd_asprintf("%s (argv not read)", ev->path);
-		finish(r, rq,
-		       (struct outcome){.allow = false,
-					.source = "decoder",
-					.reason = ev->refuse_reason,
-					.decided_by = "warden",
-					.err = ev->refuse_errno});
+		sup_finish(r, rq,
+			   (struct sup_outcome){.allow = false,
+						.source = "decoder",
+						.reason = ev->refuse_reason,
+						.decided_by = "warden",
+						.err = ev->refuse_errno});
 		return;
 	}
 	rq->req = request_of(r, ev);
 	if (!rq->req) {
-		refuse_unbuilt(r, rq, wd_argv_join(ev->argv));
+		sup_refuse_unbuilt(r, rq, wd_argv_join(ev->argv));
 		return;
 	}
 	rq->summary = pol_request_summary(rq->req);
-	run_pipeline(r, rq, p->startup && !r->startup_over);
+	sup_run_pipeline(r, rq, p->startup && !r->startup_over);
 }
 
 void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)

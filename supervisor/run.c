@@ -939,7 +939,7 @@ static int exit_code_of(int status)
 static void wind_down(struct sup_run *r)
 {
 	sup_audit_flush(r, NULL);
-	r->stopping = true; /* from here on, escalations refuse (decide.c) */
+	r->stopping = true; /* from here on, escalations refuse (pipeline.c) */
 	sup_desk_close(r);
 	sup_view_close(r);
 	sup_judge_free(r);
@@ -1211,11 +1211,11 @@ int sup_cmd_run(int argc, char **argv)
 	}
 	hide = hide_list(&r, r.config, project, r.opts.audit_path, r.opts.no_view);
 	if (!r.opts.no_view)
-		sup_tell_skip(project);
+		sup_tell_skip(&r, project);
 	for (size_t i = 0; i < r.ngates; i++)
-		sup_tell_skip(r.gate_dirs[i]);
+		sup_tell_skip(&r, r.gate_dirs[i]);
 	for (size_t i = 0; i < r.nmarkers; i++)
-		sup_tell_skip(r.marker_dirs[i]);
+		sup_tell_skip(&r, r.marker_dirs[i]);
 	unmark_profile(&r, profile_writable(r.opts.agent));
 	markers_writable(&r, writable);
 	struct sbx_spawn_config sc = {

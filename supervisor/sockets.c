@@ -158,7 +158,7 @@ static int audit(struct sup_run *r, const struct sbx_sock_event *ev, const char 
 	}
 	wd_debug("%s %s (%s: %s)", allow ? "allowed" : "refused", sum.buf, source, reason);
 	if (!allow)
-		sup_tell(ev->tgid, "refused %s to %s: %s", op_name(ev->op), canon, reason);
+		sup_tell(r, ev->tgid, "refused %s to %s: %s", op_name(ev->op), canon, reason);
 	if (adopted && p)
 		sup_proc_keep_untraced(r, p);
 	wd_sb_free(&req);

@@ -17,7 +17,7 @@
  *    model). They are allowed as the harness's and cover nothing
  *    (sup_harness_machinery()).
  *
- * Plugging in: decide.c's run_pipeline() asks sup_startup_child() first
+ * Plugging in: pipeline.c's sup_run_pipeline() asks sup_startup_child() first
  * (before the start-up branch) and sup_harness_machinery() before the
  * harness start-up probes; request_of() fills the snapshot's text with
  * sup_read_snapshot(). The launcher path and the agent binary's identity

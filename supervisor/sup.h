@@ -125,7 +125,7 @@ struct sup_run {
 	 * as a direct child of the agent (see sup_proc.orphan). */
 	bool lost_track;
 	/* The entry of the caller whose notification is being handled, for
-	 * as long as that handling lasts (decide.c): the caller is blocked in
+	 * as long as that handling lasts (pipeline.c): the caller is blocked in
 	 * its exec and its pidfd, opened before the notification's id check,
 	 * showed it alive, so sup_proc_get() need not ask its pidfd again. */
 	struct sup_proc *live;
@@ -157,6 +157,9 @@ struct sup_run {
 	 * invoking uid, SUDO_USER's (NULL-terminated, canonical, distinct). */
 	char **homes;
 	struct sup_prompt_state *prompt;
+	/* The places whose files are in a view (the project, the gated and
+	 * markers places): sup_tell() never writes to a stderr there. */
+	const char *tell_skip[SBX_MAX_VIEWS + 1];
 	/* The approvals desk (desk.c). */
 	int desk_fd;	 /* listening socket, -1 when none */
 	char *desk_path; /* its path, removed at exit */
@@ -323,7 +326,7 @@ char *sup_read_snapshot(struct sup_run *r, const char *path);
  * cannot start inside warden. */
 void sup_warn_agent_options(enum pol_harness agent, char *const *argv);
 
-/* ---- the pipeline (decide.c) ------------------------------------------- */
+/* ---- the pipeline (pipeline.c, viewq.c, pending.c) ------------------------------------------- */
 
 /* Handles one seccomp notification: decode, decide, audit, answer. */
 void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg);
@@ -404,7 +407,7 @@ void sup_pending_add(struct sup_run *r, struct sup_request *rq);
 /* ---- the pipeline's parts (answer.c, pipeline.c, viewq.c) -------------- */
 
 /* How the decision of one request ends. */
-struct outcome {
+struct sup_outcome {
 	bool allow;
 	const char *source;
 	const char *reason;
@@ -418,15 +421,15 @@ struct outcome {
 };
 
 /* Audits and answers |rq| (answer.c), then frees it. */
-void finish(struct sup_run *r, struct sup_request *rq, struct outcome o);
+void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o);
 /* The index of sup_stats for |source|. */
 int stat_index(const char *source);
 /* Steps 1-5 for |rq| (pipeline.c). */
-void run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup);
+void sup_run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup);
 /* Policy could not build |rq|'s request: refused (pipeline.c). */
-void refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summary);
+void sup_refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summary);
 /* Answers a view request: the worker waiting for it wakes up (viewq.c). */
-void answer_view(struct sup_run *r, struct sup_view_wait *vw, int result);
+void sup_view_answer(struct sup_run *r, struct sup_view_wait *vw, int result);
 
 /* ---- the approvals desk (desk.c) ------------------------------------------ */
 
@@ -443,11 +446,12 @@ int sup_cmd_approvals(int argc, char **argv);
 int sup_cmd_answer(int argc, char **argv, bool approve);
 
 /* Writes "warden: <msg>\n" to the stderr of |tgid| without ever blocking
- * the supervisor (see decide.c). */
-void sup_tell(pid_t tgid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ * the supervisor (tell.c). */
+void sup_tell(const struct sup_run *r, pid_t tgid, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* sup_tell() never writes to a stderr inside |place| (the project's view or
  * a gated place's); called once per place, the string must outlive the run. */
-void sup_tell_skip(const char *place);
+void sup_tell_skip(struct sup_run *r, const char *place);
 
 /* ---- socket calls (sockets.c) ------------------------------------------ */
 
@@ -480,7 +484,7 @@ void sup_judge_free(struct sup_run *r);
  * sup_judge_verdict(). False when there is no judge or the call could not
  * start: the caller escalates. */
 bool sup_judge_submit(struct sup_run *r, struct sup_request *rq);
-/* The pipeline's continuation after the judge (decide.c). Takes |rq|. */
+/* The pipeline's continuation after the judge (pipeline.c). Takes |rq|. */
 void sup_judge_verdict(struct sup_run *r, struct sup_request *rq, int outcome, const char *reason,
 		       const char *judge_json, const char *source);
 /* A request arrived (turns end after --turn-idle of silence). */

@@ -11,19 +11,16 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-/* The project and the gated places: their files are in a view. */
-static const char *tell_skip[SBX_MAX_VIEWS + 1];
-
-void sup_tell_skip(const char *place)
+void sup_tell_skip(struct sup_run *r, const char *place)
 {
 	for (size_t i = 0; i < SBX_MAX_VIEWS; i++)
-		if (!tell_skip[i]) {
-			tell_skip[i] = place;
+		if (!r->tell_skip[i]) {
+			r->tell_skip[i] = place;
 			return;
 		}
 }
 
-void sup_tell(pid_t tgid, const char *fmt, ...)
+void sup_tell(const struct sup_run *r, pid_t tgid, const char *fmt, ...)
 {
 	char body[1000], msg[1024];
 	va_list ap;
@@ -51,8 +48,8 @@ void sup_tell(pid_t tgid, const char *fmt, ...)
 	if (tl <= 0)
 		return;
 	target[tl] = '\0';
-	for (size_t i = 0; tell_skip[i]; i++)
-		if (wd_path_within(target, tell_skip[i]))
+	for (size_t i = 0; r->tell_skip[i]; i++)
+		if (wd_path_within(target, r->tell_skip[i]))
 			return;
 
 	/* The caller's own stderr, the same open file description (so a

@@ -39,7 +39,7 @@
  * while that process lives, so a recycled pid never inherits one. When the
  * ancestry breaks (an orphan) the process starts a tool call of its own but
  * never counts as the agent's direct child (sup_proc.orphan), which is what
- * the harness start-up shortcut requires (decide.c).
+ * the harness start-up shortcut requires (pipeline.c).
  *
  * A traced process cannot be traced by another (ptrace is refused anyway by
  * the filter). Signals sent to tracees are passed on unchanged; group stops
@@ -475,7 +475,7 @@ static bool has_children(pid_t pid)
 /*
  * The agent's start-up is the exec chain of its first process until it has
  * had a child: from then on it is running tool calls, and an exec of its
- * own process is decided like any other (and covers nothing, decide.c).
+ * own process is decided like any other (and covers nothing, pipeline.c).
  * The agent is not traced between its execs, so "has had a child" is seen
  * from two sides: an exec by any other process of the tree (every process
  * but the agent's descends from it), and, at an exec of the agent's own, a

@@ -17,7 +17,7 @@ static void free_late(struct sup_view_wait *vw)
 }
 
 /* Answers a view request: the worker thread waiting for it wakes up. */
-void answer_view(struct sup_run *r, struct sup_view_wait *vw, int result)
+void sup_view_answer(struct sup_run *r, struct sup_view_wait *vw, int result)
 {
 	if (vw->late) { /* answered already: only its row was owed */
 		free_late(vw);
@@ -133,29 +133,29 @@ void sup_on_view(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		rq->req = pol_request_open(vw->path, vw->path2, vw->access, cmdline);
 		free(cmdline);
 		if (!rq->req) {
-			refuse_unbuilt(r, rq, wd_strdup(vw->path));
+			sup_refuse_unbuilt(r, rq, wd_strdup(vw->path));
 			continue;
 		}
 		rq->summary = pol_request_summary(rq->req);
 		if (vw->late)
-			finish(r, rq,
-			       (struct outcome){
-				       .allow = false,
-				       .source = "limit",
-				       .reason = "the view was saturated by opens waiting on "
-						 "warden; refused at once, this row written "
-						 "right after the answer",
-				       .decided_by = "warden"});
+			sup_finish(r, rq,
+				   (struct sup_outcome){
+					   .allow = false,
+					   .source = "limit",
+					   .reason = "the view was saturated by opens waiting on "
+						     "warden; refused at once, this row written "
+						     "right after the answer",
+					   .decided_by = "warden"});
 		else if (vw->over_cap)
-			finish(r, rq,
-			       (struct outcome){.allow = false,
-						.source = "limit",
-						.reason =
-							"too many opens are already waiting for a "
-							"decision; refused without asking",
-						.decided_by = "warden"});
+			sup_finish(r, rq,
+				   (struct sup_outcome){
+					   .allow = false,
+					   .source = "limit",
+					   .reason = "too many opens are already waiting for a "
+						     "decision; refused without asking",
+					   .decided_by = "warden"});
 		else
-			run_pipeline(r, rq, false);
+			sup_run_pipeline(r, rq, false);
 	}
 }
 
