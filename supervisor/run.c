@@ -25,124 +25,6 @@
 
 extern char **environ;
 
-static const char run_usage[] =
-	"usage: warden run [options] -- CMD [ARGS...]\n"
-	"\n"
-	"Runs CMD under warden: every exec of its process tree is decided (hard deny,\n"
-	"rules and grants, the fast path, then the tier) and audited before it runs.\n"
-	"\n"
-	"  --project DIR     the project the agent works on (default: the current directory)\n"
-	"  --audit PATH      the audit database (default: DIR/.warden/audit.db)\n"
-	"  --tier T          what happens to requests nothing else decided:\n"
-	"                    aggressive (allow), standard (ask a person), passive (refuse);\n"
-	"                    default: the config's \"tier\", else standard\n"
-	"  --prompt P        how a person is asked in standard mode: desk (the default:\n"
-	"                    answer from another terminal with warden approvals / approve /\n"
-	"                    deny), tty (the desk, and inline on this terminal), or none\n"
-	"                    (refuse: nobody can be asked)\n"
-	"  --approval-timeout T\n"
-	"                    refuse a request nobody answered within T (30s, 10m, 1h;\n"
-	"                    default 10m), audited as timed out\n"
-	"  --role R          agent (default) or review: a review run sees the project\n"
-	"                    read-only, reads sensitive files without asking, and never\n"
-	"                    waits for a person (standard mode refuses escalations)\n"
-	"  --task TEXT       what the agent was asked to do (recorded with the session and\n"
-	"                    shown to the judge; at most 800 characters)\n"
-	"  --parent ID       a sub-session of session ID: its judge reads ID's rules too\n"
-	"  --agent A         the agent's profile: claude-code, codex, aider, none or auto\n"
-	"                    (default: from the program's name): its writable places, its\n"
-	"                    start-up execs, its tool-call wrapper\n"
-	"  --turn-idle S     the judge's turn ends after S seconds without a request\n"
-	"                    (default 2): its rules prefix is rebuilt at the next turn\n"
-	"  --stats           print decision counts and latencies at exit\n"
-	"  --no-view         do not mount the project view: opens of sensitive files in\n"
-	"                    the project are then NOT decided (exec decisions remain)\n"
-	"  --keep-tmp        keep the session's private /tmp, /var/tmp and /dev/shm after\n"
-	"                    the run (warden says where); by default they are removed\n"
-	"  --share-tmp PATH  show the host's PATH (under /tmp, /var/tmp or /dev/shm) in\n"
-	"                    the session's private one, read-only (as the config's\n"
-	"                    \"tmp\": {\"share\"}); may be repeated\n"
-	"  -v, --verbose     log every decision on stderr\n"
-	"  -h, --help        this text\n"
-	"\n"
-	"Exit status: the agent's own (128+N when killed by signal N); 125 when warden\n"
-	"could not start it (bad options or config, no sandbox, command not found).\n";
-
-/* Finds |cmd| in PATH the way execvp would. Caller frees. */
-static char *find_program(const char *cmd)
-{
-	if (strchr(cmd, '/'))
-		return access(cmd, X_OK) == 0 ? realpath(cmd, NULL) : NULL;
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	wd_autofree char *copy = wd_strdup(path);
-	char *save = NULL;
-	for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		char *full = wd_asprintf("%s/%s", *dir ? dir : ".", cmd);
-		struct stat st;
-		if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
-			return full;
-		free(full);
-	}
-	return NULL;
-}
-
-/* The agent's environment: warden's own variables (the judge's key among
- * them) never reach it, nor do variables that look like secrets
- * (pol_env_name_is_secret: *_API_KEY, *_TOKEN, *SECRET*, SSH_AUTH_SOCK...)
- * unless its harness needs them (its own API key) or the config keeps them.
- * The names removed are said once on stderr, never the values.
- * WARDEN_SESSION tells it which session it is in. */
-static char **agent_environ(const char *session, const struct pol_config *c, enum pol_harness h)
-{
-	size_t n = 0;
-	while (environ[n])
-		n++;
-	char **env = wd_calloc(n + 2, sizeof(char *));
-	size_t k = 0;
-	struct wd_sb gone = {0};
-	for (size_t i = 0; i < n; i++) {
-		if (wd_str_has_prefix(environ[i], "WARDEN_"))
-			continue;
-		const char *eq = strchr(environ[i], '=');
-		size_t len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
-		if (pol_env_name_is_secret(environ[i], len) &&
-		    !pol_env_keeps(c, h, environ[i], len)) {
-			wd_sb_printf(&gone, "%s%.*s", gone.len ? ", " : "", (int)len, environ[i]);
-			continue;
-		}
-		env[k++] = environ[i];
-	}
-	env[k++] = wd_asprintf("WARDEN_SESSION=%s", session);
-	env[k] = NULL;
-	if (gone.len)
-		wd_info("removed from the agent's environment (they look like secrets; keep one "
-			"with \"env\": {\"keep\": [NAME]} in .warden/permissions.json): %s",
-			gone.buf);
-	wd_sb_free(&gone);
-	return env;
-}
-
-static void free_env(char **env)
-{
-	for (size_t i = 0; env[i]; i++)
-		if (wd_str_has_prefix(env[i], "WARDEN_SESSION="))
-			free(env[i]);
-	free(env);
-}
-
-static char *person_name(void)
-{
-	const char *sudo = getenv("SUDO_USER");
-	if (sudo && *sudo && getuid() == 0)
-		return wd_strdup(sudo);
-	struct passwd *pw = getpwuid(getuid());
-	if (pw)
-		return wd_strdup(pw->pw_name);
-	return wd_asprintf("uid %u", (unsigned)getuid());
-}
-
 static void make_session_id(char *out, size_t n)
 {
 	int64_t us = wd_now_real_us();
@@ -216,509 +98,6 @@ static void on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		sup_loop_del(l, fd); /* no process left under the filter */
 }
 
-/* The descriptors each large view may keep: three quarters of
- * RLIMIT_NOFILE (raised at start) shared by the project's view and the
- * markers views, each of which may be walked whole; the gated places are
- * small and take the view's default minimum. */
-static size_t view_budget(const struct sup_run *r)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
-		return 0; /* the view's own default */
-	return (size_t)rl.rlim_cur / 4 * 3 / (1 + r->nmarkers);
-}
-
-static int start_view(void *arg, int fuse_fd)
-{
-	struct sup_run *r = arg;
-	wd_autofree char *rel = NULL;
-	const char *hidden[5] = {NULL};
-	/* The audit database and its companions are not part of the view. */
-	size_t plen = strlen(r->opts.project);
-	if (strncmp(r->opts.audit_path, r->opts.project, plen) == 0 &&
-	    r->opts.audit_path[plen] == '/') {
-		rel = wd_strdup(r->opts.audit_path + plen + 1);
-		hidden[0] = rel;
-	}
-	wd_autofree char *wal = rel ? wd_asprintf("%s-wal", rel) : NULL;
-	wd_autofree char *shm = rel ? wd_asprintf("%s-shm", rel) : NULL;
-	wd_autofree char *jrn = rel ? wd_asprintf("%s-journal", rel) : NULL;
-	hidden[1] = wal;
-	hidden[2] = shm;
-	hidden[3] = jrn;
-	struct sbx_view_config vc = {
-		.backing_fd = r->backing_fd,
-		.policy = r->config,
-		.read_only = r->opts.review,
-		.hidden = hidden,
-		.decide = sup_view_decide,
-		.decide_arg = r,
-		.threads = 0,
-		.fd_budget = view_budget(r),
-	};
-	r->backing_fd = -1; /* the view owns it now, even on failure */
-	return sbx_view_start(&vc, fuse_fd, &r->view);
-}
-
-/* Serves gated place |i| (spawn's on_gate): a read-only view in which
- * everything is sensitive, named by absolute path. */
-static int start_gate(void *arg, size_t i, int fuse_fd)
-{
-	struct sup_run *r = arg;
-	if (i >= r->ngates) {
-		close(fuse_fd);
-		return -EINVAL;
-	}
-	struct sbx_view_config vc = {
-		.backing_fd = r->gate_fds[i],
-		.policy = r->config,
-		.read_only = true,
-		.decide = sup_view_decide,
-		.decide_arg = r,
-		.prefix = r->gate_dirs[i],
-		.all_sensitive = true,
-	};
-	r->gate_fds[i] = -1; /* the view owns it now, even on failure */
-	return sbx_view_start(&vc, fuse_fd, &r->gates[i]);
-}
-
-/* Serves markers view |i| (spawn's on_markers): the place as it is, with
- * changes only in the agent's writable places (and Landlock's check), its
- * hidden places answering ENOENT, and opens
- * of files whose path (relative to it) carries a sensitive marker decided
- * and audited under their absolute path, as in the project view. */
-static int start_markers(void *arg, size_t i, int fuse_fd)
-{
-	struct sup_run *r = arg;
-	if (i >= r->nmarkers) {
-		close(fuse_fd);
-		return -EINVAL;
-	}
-	struct sup_markers *m = &r->markers[i];
-	struct sbx_view_config vc = {
-		.backing_fd = m->fd,
-		.policy = r->config,
-		.hidden = (const char *const *)m->hidden,
-		.unmarked = (const char *const *)m->unmarked,
-		.writable = m->all_writable ? NULL : (const char *const *)m->writable,
-		.decide = sup_view_decide,
-		.decide_arg = r,
-		.fd_budget = view_budget(r),
-		.prefix = r->marker_dirs[i],
-	};
-	m->fd = -1; /* the view owns it now, even on failure */
-	return sbx_view_start(&vc, fuse_fd, &m->view);
-}
-
-/*
- * The gated places: config entries with "mode": "gate" that are existing
- * directories outside the project, each opened (O_PATH) now, from the real
- * file system. A gated file, a place that does not exist, or any gate with
- * --no-view (no view machinery) is hidden instead, with a warning. Returns
- * whether |p| is gated.
- */
-static bool add_gate(struct sup_run *r, const char *given, const char *project)
-{
-	if (r->opts.no_view) {
-		wd_warn("%s: \"gate\" needs the view (--no-view given): hidden instead", given);
-		return false;
-	}
-	/* Compared, mounted and shown as its canonical path: "~/" or a
-	 * symlink must not slip past the checks below. Absent: nothing to
-	 * show (hidden, which for an absent place changes nothing). */
-	wd_autofree char *p = realpath(given, NULL);
-	if (!p)
-		return false;
-	if (wd_path_within(p, project)) {
-		wd_warn("%s: \"gate\" is for places outside the project (the project's "
-			"sensitive files are decided already): hidden instead",
-			given);
-		return false;
-	}
-	if (wd_path_within(project, p)) {
-		wd_warn("%s: the project is inside this gated place: neither gated nor hidden",
-			given);
-		return true; /* not hidden either: that would hide the project */
-	}
-	/* A directory or a regular file; anything else (a socket, a device)
-	 * is hidden. */
-	int fd = open(p, O_PATH | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
-		if (fd >= 0 || errno != ENOENT)
-			wd_warn("%s: \"gate\" needs a directory or a regular file: hidden instead",
-				given);
-		if (fd >= 0)
-			close(fd);
-		return false;
-	}
-	if (r->ngates + r->nmarkers + 2 >= SBX_MAX_VIEWS) {
-		wd_warn("%s: more than %zu gated places: hidden instead", p,
-			SBX_MAX_VIEWS - 2 - r->nmarkers);
-		close(fd);
-		return false;
-	}
-	r->gate_dirs = wd_realloc(r->gate_dirs, (r->ngates + 2) * sizeof(char *));
-	r->gate_fds = wd_realloc(r->gate_fds, (r->ngates + 1) * sizeof(int));
-	r->gates = wd_realloc(r->gates, (r->ngates + 1) * sizeof(struct sbx_view *));
-	r->gate_dirs[r->ngates] = wd_strdup(p);
-	r->gate_dirs[r->ngates + 1] = NULL;
-	r->gate_fds[r->ngates] = fd;
-	r->gates[r->ngates] = NULL;
-	r->ngates++;
-	return true;
-}
-
-/* The homes the "~/" places apply to: $HOME, the passwd home of the
- * invoking uid and, when run through sudo, SUDO_USER's: canonical,
- * distinct, each a directory its user owns (a system account's "home",
- * /usr/sbin or /, is no home). Caller frees. */
-static char **home_list(void)
-{
-	struct passwd *pw = getpwuid(getuid());
-	wd_autofree char *own = pw && pw->pw_dir ? wd_strdup(pw->pw_dir) : NULL;
-	wd_autofree char *sudo = NULL;
-	uid_t sudo_uid = 0;
-	const char *su = getenv("SUDO_USER");
-	if (getuid() == 0 && su && *su && (pw = getpwnam(su)) && pw->pw_dir) {
-		sudo = wd_strdup(pw->pw_dir);
-		sudo_uid = pw->pw_uid;
-	}
-	const char *cand[] = {getenv("HOME"), own, sudo};
-	const uid_t owner[] = {getuid(), getuid(), sudo_uid};
-	char **v = wd_calloc(WD_ARRAY_SIZE(cand) + 1, sizeof(char *));
-	size_t k = 0;
-	for (size_t i = 0; i < WD_ARRAY_SIZE(cand); i++) {
-		char *h = cand[i] && cand[i][0] == '/' ? realpath(cand[i], NULL) : NULL;
-		struct stat st;
-		bool skip = !h || strcmp(h, "/") == 0 || stat(h, &st) < 0 || !S_ISDIR(st.st_mode) ||
-			    st.st_uid != owner[i];
-		for (size_t j = 0; j < k && !skip; j++)
-			skip = strcmp(v[j], h) == 0;
-		if (skip)
-			free(h);
-		else
-			v[k++] = h;
-	}
-	return v;
-}
-
-/* The canonical path of |p| with its last component unresolved (the name
- * a view sees for it) and with the part that does not exist yet as
- * written: "~/.config/gh" before ~/.config exists is hidden by that name
- * when it appears. NULL when nothing of it resolves. */
-static char *canonical_parent(const char *p)
-{
-	wd_autofree char *dir = wd_strdup(p);
-	char *cut = strrchr(dir, '/');
-	while (cut && cut != dir) {
-		*cut = '\0';
-		char *real = realpath(dir, NULL);
-		if (real) {
-			const char *rest = p + (cut - dir) + 1;
-			char *out = strcmp(real, "/") == 0 ? wd_asprintf("/%s", rest)
-							   : wd_asprintf("%s/%s", real, rest);
-			free(real);
-			return out;
-		}
-		cut = strrchr(dir, '/');
-	}
-	return p[0] == '/' ? wd_strdup(p) : NULL;
-}
-
-/* Whether |p| (canonical) may be a markers view: an existing directory,
- * not "/", /tmp, /var/tmp or the kernel's own trees (a view serves what the supervisor
- * sees, mounts below it included), not inside the project (decided there
- * already) and not the project itself. */
-static bool markers_place(const char *given, const char *p, const char *project)
-{
-	static const char *const kernel[] = {"/proc", "/sys", "/dev", "/run"};
-	struct stat st;
-	if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
-		return false;
-	/* The shared temporary directories are the sandbox's own business. */
-	bool bad = strcmp(p, "/") == 0 || strcmp(p, "/tmp") == 0 || strcmp(p, "/var/tmp") == 0;
-	for (size_t i = 0; i < WD_ARRAY_SIZE(kernel); i++)
-		bad |= wd_path_within(p, kernel[i]);
-	if (bad) {
-		wd_warn("%s: \"markers\" is for a directory such as a home, not this one: left "
-			"as it is",
-			given);
-		return false;
-	}
-	return !wd_path_within(p, project);
-}
-
-/*
- * The markers views: config entries with "mode": "markers" (each home by
- * default), canonical, none inside another (the outer one decides its
- * whole tree). With --no-view there are none: the places are then seen as
- * they are, and the places hidden inside them are hidden by mounts.
- */
-static void collect_markers(struct sup_run *r, const struct pol_config *c, const char *project)
-{
-	size_t n = pol_config_outside_count(c), k = 0;
-	char **v = wd_calloc(n + 1, sizeof(char *));
-	for (size_t i = 0; i < n && !r->opts.no_view; i++) {
-		enum pol_outside_mode mode;
-		const char *p = pol_config_outside(c, i, &mode);
-		char *real =
-			mode == POL_OUTSIDE_MARKERS && p && p[0] == '/' ? realpath(p, NULL) : NULL;
-		if (real && markers_place(p, real, project))
-			v[k++] = real;
-		else
-			free(real);
-	}
-	size_t kept = 0;
-	for (size_t i = 0; i < k; i++) {
-		bool inner = false;
-		for (size_t j = 0; j < k && !inner; j++)
-			inner = j != i && v[j] && wd_path_within(v[i], v[j]) &&
-				(strcmp(v[i], v[j]) != 0 || j < i);
-		if (inner || kept + 2 >= SBX_MAX_VIEWS) {
-			free(v[i]);
-			v[i] = NULL;
-			continue;
-		}
-		int fd = open(v[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0) {
-			free(v[i]);
-			v[i] = NULL;
-			continue;
-		}
-		r->markers = wd_realloc(r->markers, (kept + 1) * sizeof(*r->markers));
-		r->markers[kept] = (struct sup_markers){.fd = fd};
-		r->markers[kept].hidden = wd_calloc(1, sizeof(char *));
-		r->markers[kept].unmarked = wd_calloc(1, sizeof(char *));
-		r->markers[kept].writable = wd_calloc(1, sizeof(char *));
-		v[kept++] = v[i];
-		if (kept - 1 != i)
-			v[i] = NULL;
-	}
-	v[kept] = NULL;
-	r->marker_dirs = v;
-	r->nmarkers = kept;
-}
-
-/* Hides |p| inside the markers view that holds it, if one does: the view
- * answers ENOENT for it and everything below, whenever it appears (the
- * mount hide finds nothing there then). Returns whether one does. */
-static bool hide_in_markers(struct sup_run *r, const char *p)
-{
-	wd_autofree char *canon = canonical_parent(p);
-	for (size_t i = 0; canon && i < r->nmarkers; i++) {
-		const char *dir = r->marker_dirs[i];
-		if (!wd_path_within(canon, dir) || strcmp(canon, dir) == 0)
-			continue;
-		wd_strv_push(&r->markers[i].hidden, canon + strlen(dir) + 1);
-		return true;
-	}
-	return false;
-}
-
-/* The harness's own places in each markers view: no marker applies there
- * (Claude Code reads its ~/.claude/.credentials.json at start), as its
- * own API key stays in its environment. */
-static void unmark_profile(struct sup_run *r, const char *const *prof)
-{
-	for (size_t i = 0; i < r->nmarkers; i++)
-		for (size_t h = 0; r->homes[h]; h++)
-			for (size_t j = 0; prof[j]; j++) {
-				wd_autofree char *p = wd_asprintf("%s/%s", r->homes[h], prof[j]);
-				const char *dir = r->marker_dirs[i];
-				if (wd_path_within(p, dir) && strcmp(p, dir) != 0)
-					wd_strv_push(&r->markers[i].unmarked, p + strlen(dir) + 1);
-			}
-}
-
-/* The agent's writable places inside each markers view: the view refuses
- * every change elsewhere, so that it never lets the agent write where it
- * could not without the view. A writable place that holds a markers place
- * whole makes it writable throughout, unless it is one of the session's
- * private directories (/tmp): a home under /tmp is bound there read-only,
- * with only the writable places in it writable. */
-static void markers_writable(struct sup_run *r, char *const *writable)
-{
-	for (size_t i = 0; i < r->nmarkers; i++) {
-		const char *dir = r->marker_dirs[i];
-		struct sup_markers *m = &r->markers[i];
-		for (size_t j = 0; writable && writable[j]; j++) {
-			wd_autofree char *w = canonical_parent(writable[j]);
-			if (!w)
-				continue;
-			if (wd_path_within(dir, w)) {
-				bool priv = false;
-				for (size_t k = 0; r->private_dirs && r->private_dirs[k]; k++)
-					priv |= strcmp(w, r->private_dirs[k]) == 0;
-				m->all_writable |= !priv;
-			} else if (wd_path_within(w, dir)) {
-				wd_strv_push(&m->writable, w + strlen(dir) + 1);
-			}
-		}
-	}
-}
-
-/* The places outside the project that the agent must not see. A place
- * inside a markers view is hidden by that view (by name, at every lookup);
- * its target too, when it is a symlink to elsewhere. Any other is hidden
- * by a mount at start. */
-static char **hide_list(struct sup_run *r, const struct pol_config *c, const char *project,
-			const char *audit, bool no_view)
-{
-	size_t n = pol_config_outside_count(c);
-	char **v = wd_calloc(2 * (n + 12) + 1, sizeof(char *));
-	size_t k = 0;
-	/* Sockets that reach outside the sandbox: the user's session bus and
-	 * agents ($XDG_RUNTIME_DIR: systemd-run --user, ssh-agent, gpg-agent)
-	 * and Docker (root on the host). */
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	if (xdg && xdg[0] == '/')
-		v[k++] = wd_strdup(xdg);
-	v[k++] = wd_strdup("/run/docker.sock");
-	v[k++] = wd_strdup("/var/run/docker.sock");
-	/* The audit, when it is not in the project (the view hides it there;
-	 * without the view nothing else does). */
-	size_t plen = strlen(project);
-	if (no_view || !(strncmp(audit, project, plen) == 0 && audit[plen] == '/')) {
-		static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
-		for (size_t i = 0; i < WD_ARRAY_SIZE(sfx); i++)
-			v[k++] = wd_asprintf("%s%s", audit, sfx[i]);
-	}
-	/* The approvals desk: no process of the agent may answer itself. */
-	char *desk = sup_desk_dir(true);
-	if (desk)
-		v[k++] = desk;
-	collect_markers(r, c, project);
-	for (size_t i = 0; i < n; i++) {
-		enum pol_outside_mode mode;
-		const char *p = pol_config_outside(c, i, &mode);
-		if (!p || p[0] != '/' || mode == POL_OUTSIDE_MARKERS || mode == POL_OUTSIDE_OPEN)
-			continue;
-		if (mode == POL_OUTSIDE_GATE && add_gate(r, p, project))
-			continue;
-		/* Hiding a place that holds the project would hide the
-		 * project itself. */
-		wd_autofree char *real = realpath(p, NULL);
-		if (real && wd_path_within(project, real)) {
-			wd_warn("%s: the project is inside this place: not hidden", p);
-			continue;
-		}
-		v[k++] = wd_strdup(p);
-	}
-	for (size_t i = 0, end = k; i < end; i++) {
-		if (!hide_in_markers(r, v[i]))
-			continue;
-		/* A symlink's target elsewhere, seen only through the name the
-		 * view hides now: hidden where it is. */
-		char *real = realpath(v[i], NULL);
-		wd_autofree char *canon = canonical_parent(v[i]);
-		if (real && canon && strcmp(real, canon) != 0 && !hide_in_markers(r, real) &&
-		    !wd_path_within(project, real))
-			v[k++] = real;
-		else
-			free(real);
-	}
-	return v;
-}
-
-/* The profile of a known agent, from its program (resolved path, then the
- * name it was called by). */
-static enum pol_harness detect_agent(const char *real, const char *arg0)
-{
-	const char *names[2] = {real, arg0};
-	for (size_t i = 0; i < 2; i++) {
-		const char *b = strrchr(names[i], '/');
-		b = b ? b + 1 : names[i];
-		if (strcmp(b, "claude") == 0 || strstr(names[i], "/@anthropic-ai/claude-code/"))
-			return POL_HARNESS_CLAUDE_CODE;
-		if (strcmp(b, "codex") == 0 || strstr(names[i], "/@openai/codex/"))
-			return POL_HARNESS_CODEX;
-		if (strcmp(b, "aider") == 0)
-			return POL_HARNESS_AIDER;
-	}
-	return POL_HARNESS_NONE;
-}
-
-/* The agent's launcher script, when the person ran one whose native child
- * becomes the agent (startup.c): Codex's bin/codex.js, run as itself or
- * as `node codex.js`. |real| is the program's canonical path. With --agent
- * auto, `node .../@openai/codex/bin/codex.js` selects the codex profile. */
-static void find_launcher(struct sup_run *r, const char *real)
-{
-	static const char tail[] = "/@openai/codex/bin/codex.js";
-	if (!real)
-		return;
-	if (wd_str_has_suffix(real, tail)) {
-		if (r->opts.agent == POL_HARNESS_CODEX) {
-			r->launcher = wd_strdup(real);
-			r->launcher_argi = 1;
-		}
-		return;
-	}
-	const char *b = strrchr(real, '/');
-	b = b ? b + 1 : real;
-	if (strncmp(b, "node", 4) != 0 || !r->opts.argv[1])
-		return;
-	char *script = realpath(r->opts.argv[1], NULL);
-	if (script && wd_str_has_suffix(script, tail)) {
-		if (!r->opts.agent_set || r->opts.agent_auto)
-			r->opts.agent = POL_HARNESS_CODEX;
-		if (r->opts.agent == POL_HARNESS_CODEX) {
-			r->launcher = script;
-			r->launcher_argi = 2;
-			return;
-		}
-	}
-	free(script);
-}
-
-/* What each agent's harness must be able to write in the home directory
- * (its configuration and session state); its temporary files are under
- * /tmp, the session's own and writable. */
-static const char *const *profile_writable(enum pol_harness h)
-{
-	static const char *const claude[] = {".claude", ".claude.json", ".claude.json.backup",
-					     ".cache/claude", NULL};
-	static const char *const codex[] = {".codex", NULL};
-	static const char *const aider[] = {".aider", ".cache/aider", NULL};
-	static const char *const none[] = {NULL};
-	switch (h) {
-	case POL_HARNESS_CLAUDE_CODE:
-		return claude;
-	case POL_HARNESS_CODEX:
-		return codex;
-	case POL_HARNESS_AIDER:
-		return aider;
-	case POL_HARNESS_NONE:
-	default:
-		return none;
-	}
-}
-
-/* Where Landlock lets the agent write: the project (through the view),
- * the temporary directories (the session's private ones: tmpdir.c),
- * harmless devices, the agent profile's places and the config's list. */
-char **sup_writable_list(const struct pol_config *c, const char *project, enum pol_harness h)
-{
-	static const char *const base[] = {"/tmp",	"/var/tmp", "/dev/null", "/dev/zero",
-					   "/dev/full", "/dev/tty", "/dev/pts",	 "/dev/shm"};
-	const char *const *prof = profile_writable(h);
-	const char *home = getenv("HOME");
-	size_t n = pol_config_writable_count(c), np = 0;
-	while (prof[np])
-		np++;
-	char **v = wd_calloc(n + np + WD_ARRAY_SIZE(base) + 2, sizeof(char *));
-	size_t k = 0;
-	for (size_t i = 0; home && home[0] == '/' && i < np; i++)
-		v[k++] = wd_asprintf("%s/%s", home, prof[i]);
-	v[k++] = wd_strdup(project);
-	for (size_t i = 0; i < WD_ARRAY_SIZE(base); i++)
-		v[k++] = wd_strdup(base[i]);
-	for (size_t i = 0; i < n; i++)
-		v[k++] = wd_strdup(pol_config_writable(c, i));
-	return v;
-}
-
 /*
  * Without the view nothing else keeps the project's .warden/ from the agent
  * (the config, the grants, the audit): the sandbox binds it read-only over
@@ -759,170 +138,6 @@ static void free_list(char **v)
 	for (size_t i = 0; v && v[i]; i++)
 		free(v[i]);
 	free(v);
-}
-
-static int parse_run_options(int argc, char **argv, struct sup_opts *o)
-{
-	static const struct option longopts[] = {
-		{"project", required_argument, NULL, 'p'},
-		{"audit", required_argument, NULL, 'a'},
-		{"tier", required_argument, NULL, 't'},
-		{"prompt", required_argument, NULL, 'P'},
-		{"task", required_argument, NULL, 'T'},
-		{"stats", no_argument, NULL, 'S'},
-		{"no-view", no_argument, NULL, 'N'},
-		{"keep-tmp", no_argument, NULL, 'K'},
-		{"share-tmp", required_argument, NULL, 'H'},
-		{"approval-timeout", required_argument, NULL, 'D'},
-		{"role", required_argument, NULL, 'R'},
-		{"turn-idle", required_argument, NULL, 'I'},
-		{"parent", required_argument, NULL, 'Q'},
-		{"agent", required_argument, NULL, 'G'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			o->project = optarg;
-			break;
-		case 'a':
-			o->audit_path = optarg;
-			break;
-		case 't':
-			if (pol_tier_parse(optarg, &o->tier) < 0) {
-				wd_err("--tier must be aggressive, standard or passive, not \"%s\"",
-				       optarg);
-				return -EINVAL;
-			}
-			o->tier_set = true;
-			break;
-		case 'P':
-			if (strcmp(optarg, "tty") == 0)
-				o->prompt = SUP_PROMPT_TTY;
-			else if (strcmp(optarg, "desk") == 0)
-				o->prompt = SUP_PROMPT_DESK;
-			else if (strcmp(optarg, "none") == 0)
-				o->prompt = SUP_PROMPT_NONE;
-			else {
-				wd_err("--prompt must be desk, tty or none, not \"%s\"", optarg);
-				return -EINVAL;
-			}
-			o->prompt_set = true;
-			break;
-		case 'T':
-			if (strlen(optarg) > 800) {
-				wd_err("--task is limited to 800 characters (%zu given)",
-				       strlen(optarg));
-				return -EINVAL;
-			}
-			o->task = optarg;
-			break;
-		case 'S':
-			o->stats = true;
-			break;
-		case 'N':
-			o->no_view = true;
-			break;
-		case 'K':
-			o->keep_tmp = true;
-			break;
-		case 'H': {
-			if (!pol_tmp_share_valid(optarg)) {
-				wd_err("--share-tmp: \"%s\" is not an absolute path under /tmp, "
-				       "/var/tmp or /dev/shm",
-				       optarg);
-				return -EINVAL;
-			}
-			size_t n = 0;
-			while (o->share_tmp[n])
-				n++;
-			if (n + 1 >= WD_ARRAY_SIZE(o->share_tmp)) {
-				wd_err("--share-tmp: at most %zu places",
-				       WD_ARRAY_SIZE(o->share_tmp) - 1);
-				return -EINVAL;
-			}
-			o->share_tmp[n] = optarg;
-			break;
-		}
-		case 'D': {
-			int64_t us = 0;
-			char *rel = wd_asprintf(
-				"%s%s", optarg,
-				strspn(optarg, "0123456789") == strlen(optarg) ? "s" : "");
-			int bad = wd_parse_time(rel, 0, &us);
-			free(rel);
-			if (bad < 0 || us >= 0) {
-				wd_err("--approval-timeout: \"%s\" is not a duration (30s, 10m, "
-				       "1h)",
-				       optarg);
-				return -EINVAL;
-			}
-			o->approval_timeout_ms = -us / 1000;
-			break;
-		}
-		case 'I': {
-			char *end = NULL;
-			double secs = strtod(optarg, &end);
-			if (end == optarg || *end || secs < 0 || secs > 3600) {
-				wd_err("--turn-idle: \"%s\" is not a number of seconds (0-3600)",
-				       optarg);
-				return -EINVAL;
-			}
-			o->turn_idle_ms = (int64_t)(secs * 1000);
-			o->turn_idle_set = true;
-			break;
-		}
-		case 'G':
-			o->agent_auto = strcmp(optarg, "auto") == 0;
-			if (o->agent_auto || strcmp(optarg, "none") == 0)
-				o->agent = POL_HARNESS_NONE;
-			else if (strcmp(optarg, "claude-code") == 0)
-				o->agent = POL_HARNESS_CLAUDE_CODE;
-			else if (strcmp(optarg, "codex") == 0)
-				o->agent = POL_HARNESS_CODEX;
-			else if (strcmp(optarg, "aider") == 0)
-				o->agent = POL_HARNESS_AIDER;
-			else {
-				wd_err("--agent must be claude-code, codex, aider, auto or none, "
-				       "not "
-				       "\"%s\"",
-				       optarg);
-				return -EINVAL;
-			}
-			o->agent_set = true;
-			break;
-		case 'Q':
-			o->parent = optarg;
-			break;
-		case 'R':
-			if (strcmp(optarg, "review") == 0)
-				o->review = true;
-			else if (strcmp(optarg, "agent") != 0) {
-				wd_err("--role must be agent or review, not \"%s\"", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'v':
-			wd_log_set_level(WD_LOG_DEBUG);
-			break;
-		case 'h':
-			fputs(run_usage, stdout);
-			exit(0);
-		default:
-			fputs(run_usage, stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind >= argc) {
-		wd_err("warden run needs a command: warden run [options] -- CMD [ARGS...]");
-		return -EINVAL;
-	}
-	o->argv = argv + optind;
-	return 0;
 }
 
 static int exit_code_of(int status)
@@ -1015,7 +230,7 @@ int sup_cmd_run(int argc, char **argv)
 	wd_autofree char *cmdline = NULL;
 	r.child.notify_fd = r.child.pidfd = r.child.root_fd = r.child.exit_fd = -1;
 	r.child.init_pidfd = -1;
-	if (parse_run_options(argc, argv, &r.opts) < 0)
+	if (sup_run_options(argc, argv, &r.opts) < 0)
 		return SUP_EXIT_NOSTART;
 
 	char project[PATH_MAX];
@@ -1034,7 +249,7 @@ int sup_cmd_run(int argc, char **argv)
 	pol_config_set_paths(r.config, project, home ? home : "/root");
 	/* The secrets are where the user's tools keep them: in the passwd
 	 * home too, whatever $HOME says, and in SUDO_USER's. */
-	r.homes = home_list();
+	r.homes = sup_home_list();
 	for (size_t i = 0; r.homes[i]; i++)
 		pol_config_add_home(r.config, r.homes[i]);
 
@@ -1053,7 +268,7 @@ int sup_cmd_run(int argc, char **argv)
 		r.opts.audit_path = audit_abs = wd_asprintf("%s/%s", cwd, r.opts.audit_path);
 	char *err = NULL;
 	int rc = 0;
-	char *prog = find_program(r.opts.argv[0]);
+	char *prog = sup_find_program(r.opts.argv[0]);
 	if (!prog) {
 		wd_err("%s: command not found or not executable", r.opts.argv[0]);
 		free_list(r.homes);
@@ -1064,8 +279,8 @@ int sup_cmd_run(int argc, char **argv)
 	char *real_prog = realpath(prog, NULL);
 	pol_config_set_agent_binary(r.config, real_prog ? real_prog : prog);
 	if (!r.opts.agent_set || r.opts.agent_auto)
-		r.opts.agent = detect_agent(real_prog ? real_prog : prog, r.opts.argv[0]);
-	find_launcher(&r, real_prog);
+		r.opts.agent = sup_detect_agent(real_prog ? real_prog : prog, r.opts.argv[0]);
+	sup_find_launcher(&r, real_prog);
 	free(real_prog);
 	sup_warn_agent_options(r.opts.agent, r.opts.argv);
 	writable = sup_writable_list(r.config, project, r.opts.agent);
@@ -1092,7 +307,7 @@ int sup_cmd_run(int argc, char **argv)
 		goto early;
 	}
 	make_session_id(r.session_id, sizeof(r.session_id));
-	r.person = person_name();
+	r.person = sup_person_name();
 	r.grants = pol_session_new();
 	if (!r.opts.prompt_set)
 		r.opts.prompt = SUP_PROMPT_DESK;
@@ -1168,14 +383,14 @@ int sup_cmd_run(int argc, char **argv)
 	rc = sup_judge_init(&r);
 	if (rc < 0)
 		goto out;
-	char **env = agent_environ(r.session_id, r.config, r.opts.agent);
+	char **env = sup_agent_environ(r.session_id, r.config, r.opts.agent);
 	if (!r.opts.no_view) {
 		r.backing_fd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		r.view_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (r.backing_fd < 0 || r.view_efd < 0) {
 			wd_err("%s: %s", project, strerror(errno));
 			rc = -errno;
-			free_env(env);
+			sup_free_env(env);
 			goto out;
 		}
 	}
@@ -1209,15 +424,15 @@ int sup_cmd_run(int argc, char **argv)
 			 "least recently used files (three quarters of RLIMIT_NOFILE)",
 			 (unsigned long)want.rlim_cur / 4 * 3);
 	}
-	hide = hide_list(&r, r.config, project, r.opts.audit_path, r.opts.no_view);
+	hide = sup_hide_list(&r, r.config, project, r.opts.audit_path, r.opts.no_view);
 	if (!r.opts.no_view)
 		sup_tell_skip(&r, project);
 	for (size_t i = 0; i < r.ngates; i++)
 		sup_tell_skip(&r, r.gate_dirs[i]);
 	for (size_t i = 0; i < r.nmarkers; i++)
 		sup_tell_skip(&r, r.marker_dirs[i]);
-	unmark_profile(&r, profile_writable(r.opts.agent));
-	markers_writable(&r, writable);
+	sup_unmark_profile(&r, sup_profile_writable(r.opts.agent));
+	sup_markers_writable(&r, writable);
 	struct sbx_spawn_config sc = {
 		.path = prog,
 		.argv = r.opts.argv,
@@ -1225,12 +440,12 @@ int sup_cmd_run(int argc, char **argv)
 		.cwd = cwd,
 		.take_terminal = true,
 		.view_dir = r.opts.no_view ? NULL : project,
-		.on_view = start_view,
+		.on_view = sup_start_view,
 		.on_view_arg = &r,
 		.gate_dirs = r.gate_dirs,
-		.on_gate = start_gate,
+		.on_gate = sup_start_gate,
 		.marker_dirs = r.marker_dirs,
-		.on_markers = start_markers,
+		.on_markers = sup_start_markers,
 		.hide = hide,
 		.writable = writable,
 		.nofile_soft = agent_nofile,
@@ -1243,7 +458,7 @@ int sup_cmd_run(int argc, char **argv)
 	if (rc < 0) {
 		wd_err("%s", err ? err : "the agent could not be started");
 		free(err);
-		free_env(env);
+		sup_free_env(env);
 		goto out;
 	}
 	/* The hides are mounted: later lookups may be evicted. */
@@ -1264,7 +479,7 @@ int sup_cmd_run(int argc, char **argv)
 	struct sup_proc *first = sup_proc_add(&r, r.child.pid, getpid());
 	first->startup = true;
 	rc = run_loop(&r);
-	free_env(env);
+	sup_free_env(env);
 	wind_down(&r);
 out:
 	if (r.saved_fg > 0 || r.child.pid > 0) {

@@ -195,6 +195,51 @@ struct sup_run {
 	char **shared_dirs;
 };
 
+/* ---- warden run's set-up (run_opts.c, agent.c, markers.c) --------------- */
+
+/* Reads warden run's options into |o| (-h prints the usage and exits).
+ * 0, or -EINVAL after saying why on stderr. */
+int sup_run_options(int argc, char **argv, struct sup_opts *o);
+
+/* |cmd| found in PATH the way execvp would (caller frees), or NULL. */
+char *sup_find_program(const char *cmd);
+/* The agent's environment: without warden's variables and secret-looking
+ * ones the harness or config does not keep, plus WARDEN_SESSION. Free
+ * with sup_free_env(). */
+char **sup_agent_environ(const char *session, const struct pol_config *c, enum pol_harness h);
+void sup_free_env(char **env);
+/* Who started the run (SUDO_USER for root through sudo). Caller frees. */
+char *sup_person_name(void);
+/* The profile of a known agent, from its program's path, then argv[0]. */
+enum pol_harness sup_detect_agent(const char *real, const char *arg0);
+/* Sets r->launcher when the program (canonical |real|) is a known launcher
+ * script whose native child becomes the agent. */
+void sup_find_launcher(struct sup_run *r, const char *real);
+/* The places in the home directory harness |h| must write (NULL-ended). */
+const char *const *sup_profile_writable(enum pol_harness h);
+/* Where Landlock lets the agent write: the agent profile |h|'s places in
+ * the home directory, the project, the temporary directories, harmless
+ * devices and the config's list. NULL-terminated; caller frees each and
+ * the array. */
+char **sup_writable_list(const struct pol_config *c, const char *project, enum pol_harness h);
+
+/* sbx_spawn's callbacks: serve the project's view, gated place |i|, and
+ * markers view |i| on |fuse_fd| (taken). 0 or -errno. */
+int sup_start_view(void *arg, int fuse_fd);
+int sup_start_gate(void *arg, size_t i, int fuse_fd);
+int sup_start_markers(void *arg, size_t i, int fuse_fd);
+/* The homes the "~/" places apply to (NULL-terminated; caller frees). */
+char **sup_home_list(void);
+/* The places outside the project the agent must not see, to be hidden by
+ * mounts (NULL-terminated; caller frees); sets up the gated places and
+ * markers views on the way. */
+char **sup_hide_list(struct sup_run *r, const struct pol_config *c, const char *project,
+		     const char *audit, bool no_view);
+/* The harness's own places (|prof|) in each markers view: unmarked. */
+void sup_unmark_profile(struct sup_run *r, const char *const *prof);
+/* The agent's writable places inside each markers view. */
+void sup_markers_writable(struct sup_run *r, char *const *writable);
+
 /* ---- private temporary directories (tmpdir.c) -------------------------- */
 
 /* Makes the session's directory under /tmp and computes the binds: the
@@ -518,12 +563,6 @@ int sup_cmd_audit(int argc, char **argv);
 int sup_cmd_doctor(int argc, char **argv);
 int sup_cmd_config(int argc, char **argv);
 int sup_cmd_explain(int argc, char **argv);
-
-/* Where Landlock lets the agent write: the agent profile |h|'s places in
- * the home directory, the project, the temporary directories, harmless
- * devices and the config's list. NULL-terminated; caller frees each and
- * the array. */
-char **sup_writable_list(const struct pol_config *c, const char *project, enum pol_harness h);
 
 /* Called for every exec notification before it is decided: the agent's
  * start-up ends at the first sign it has had a child (an exec by another
