@@ -9,9 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
-#include <pwd.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -22,8 +20,6 @@
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
-
-extern char **environ;
 
 static void make_session_id(char *out, size_t n)
 {
@@ -133,13 +129,6 @@ static void add_warden_bind(struct sup_run *r, const char *project)
 	r->binds[r->nbinds++] = (struct sbx_bind){w, wd_strdup(w), false, false};
 }
 
-static void free_list(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 static int exit_code_of(int status)
 {
 	if (WIFEXITED(status))
@@ -211,9 +200,21 @@ static int run_loop(struct sup_run *r)
 	return 0;
 }
 
-int sup_cmd_run(int argc, char **argv)
+/* What warden run gathers to start the agent, freed at its end. */
+struct launch {
+	char project[PATH_MAX]; /* canonical; r->opts.project points here */
+	char cwd[PATH_MAX];
+	char *cfgpath;
+	char *audit_default, *audit_abs;
+	char *prog; /* the agent's program, found in PATH */
+	char **writable, **hide, **env;
+	char *cmdline;
+	unsigned long agent_nofile; /* the agent's RLIMIT_NOFILE (0: as ours) */
+};
+
+static void run_init(struct sup_run *r)
 {
-	struct sup_run r = {
+	*r = (struct sup_run){
 		.desk_fd = -1,
 		.sigfd = -1,
 		.tty_fd = -1,
@@ -225,144 +226,172 @@ int sup_cmd_run(int argc, char **argv)
 		.view_lock = PTHREAD_MUTEX_INITIALIZER,
 		.view_cond = PTHREAD_COND_INITIALIZER,
 	};
-	char **hide = NULL, **writable = NULL;
-	/* Declared before any goto out: the cleanup frees it. */
-	wd_autofree char *cmdline = NULL;
-	r.child.notify_fd = r.child.pidfd = r.child.root_fd = r.child.exit_fd = -1;
-	r.child.init_pidfd = -1;
-	if (sup_run_options(argc, argv, &r.opts) < 0)
-		return SUP_EXIT_NOSTART;
+	r->child.notify_fd = r->child.pidfd = r->child.root_fd = r->child.exit_fd = -1;
+	r->child.init_pidfd = -1;
+}
 
-	char project[PATH_MAX];
-	if (!realpath(r.opts.project ? r.opts.project : ".", project)) {
-		wd_err("project %s: %s", r.opts.project ? r.opts.project : ".", strerror(errno));
-		return SUP_EXIT_NOSTART;
+/* The project, its config, the homes, the current directory and where the
+ * audit is. 0, or -errno after saying why. */
+static int load_project(struct sup_run *r, struct launch *L)
+{
+	if (!realpath(r->opts.project ? r->opts.project : ".", L->project)) {
+		int e = errno;
+		wd_err("project %s: %s", r->opts.project ? r->opts.project : ".", strerror(e));
+		return -e;
 	}
-	r.opts.project = project;
-	wd_autofree char *cfgpath = wd_asprintf("%s/.warden/permissions.json", project);
-	if (sup_config_load(cfgpath, true, &r.config) < 0) {
+	r->opts.project = L->project;
+	L->cfgpath = wd_asprintf("%s/.warden/permissions.json", L->project);
+	if (sup_config_load(L->cfgpath, true, &r->config) < 0) {
 		wd_err("nothing was started: fix the config (warden config check shows every "
 		       "problem)");
-		return SUP_EXIT_NOSTART;
+		return -EINVAL;
 	}
 	const char *home = getenv("HOME");
-	pol_config_set_paths(r.config, project, home ? home : "/root");
+	pol_config_set_paths(r->config, L->project, home ? home : "/root");
 	/* The secrets are where the user's tools keep them: in the passwd
 	 * home too, whatever $HOME says, and in SUDO_USER's. */
-	r.homes = sup_home_list();
-	for (size_t i = 0; r.homes[i]; i++)
-		pol_config_add_home(r.config, r.homes[i]);
-
-	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof(cwd))) {
-		wd_err("cannot read the current directory: %s", strerror(errno));
-		free_list(r.homes);
-		pol_config_free(r.config);
-		return SUP_EXIT_NOSTART;
+	r->homes = sup_home_list();
+	for (size_t i = 0; r->homes[i]; i++)
+		pol_config_add_home(r->config, r->homes[i]);
+	if (!getcwd(L->cwd, sizeof(L->cwd))) {
+		int e = errno;
+		wd_err("cannot read the current directory: %s", strerror(e));
+		return -e;
 	}
-	wd_autofree char *audit_default = wd_asprintf("%s/.warden/audit.db", project);
-	wd_autofree char *audit_abs = NULL;
-	if (!r.opts.audit_path)
-		r.opts.audit_path = audit_default;
-	else if (r.opts.audit_path[0] != '/')
-		r.opts.audit_path = audit_abs = wd_asprintf("%s/%s", cwd, r.opts.audit_path);
-	char *err = NULL;
-	int rc = 0;
-	char *prog = sup_find_program(r.opts.argv[0]);
-	if (!prog) {
-		wd_err("%s: command not found or not executable", r.opts.argv[0]);
-		free_list(r.homes);
-		pol_config_free(r.config);
-		return SUP_EXIT_NOSTART;
+	L->audit_default = wd_asprintf("%s/.warden/audit.db", L->project);
+	if (!r->opts.audit_path)
+		r->opts.audit_path = L->audit_default;
+	else if (r->opts.audit_path[0] != '/')
+		r->opts.audit_path = L->audit_abs =
+			wd_asprintf("%s/%s", L->cwd, r->opts.audit_path);
+	return 0;
+}
+
+/* The agent's program, profile and launcher, and where it may write. */
+static int find_agent(struct sup_run *r, struct launch *L)
+{
+	L->prog = sup_find_program(r->opts.argv[0]);
+	if (!L->prog) {
+		wd_err("%s: command not found or not executable", r->opts.argv[0]);
+		return -ENOENT;
 	}
 	/* The agent's own binary, resolved: it may run itself as rg or bfs. */
-	char *real_prog = realpath(prog, NULL);
-	pol_config_set_agent_binary(r.config, real_prog ? real_prog : prog);
-	if (!r.opts.agent_set || r.opts.agent_auto)
-		r.opts.agent = sup_detect_agent(real_prog ? real_prog : prog, r.opts.argv[0]);
-	sup_find_launcher(&r, real_prog);
+	char *real_prog = realpath(L->prog, NULL);
+	pol_config_set_agent_binary(r->config, real_prog ? real_prog : L->prog);
+	if (!r->opts.agent_set || r->opts.agent_auto)
+		r->opts.agent = sup_detect_agent(real_prog ? real_prog : L->prog, r->opts.argv[0]);
+	sup_find_launcher(r, real_prog);
 	free(real_prog);
-	sup_warn_agent_options(r.opts.agent, r.opts.argv);
-	writable = sup_writable_list(r.config, project, r.opts.agent);
-	/* The private temporary directories first: what they hide from the
-	 * agent is not a place it may write on the host. Then warden's own
-	 * files, before anything is opened or started. */
-	if (r.opts.no_view && (rc = prepare_no_view(project)) < 0)
-		goto early;
-	if ((rc = sup_tmp_setup(&r, project, cwd, prog, writable)) < 0)
-		goto early;
-	if (r.opts.no_view)
-		add_warden_bind(&r, project);
-	rc = sup_own_files_check(&r, project, cfgpath, writable, &err);
+	sup_warn_agent_options(r->opts.agent, r->opts.argv);
+	L->writable = sup_writable_list(r->config, L->project, r->opts.agent);
+	return 0;
+}
+
+/* The private temporary directories first: what they hide from the agent
+ * is not a place it may write on the host. Then warden's own files, before
+ * anything is opened or started, and the audit. */
+static int prepare_files(struct sup_run *r, struct launch *L)
+{
+	int rc;
+	char *err = NULL;
+	if (r->opts.no_view && (rc = prepare_no_view(L->project)) < 0)
+		return rc;
+	if ((rc = sup_tmp_setup(r, L->project, L->cwd, L->prog, L->writable)) < 0)
+		return rc;
+	if (r->opts.no_view)
+		add_warden_bind(r, L->project);
+	rc = sup_own_files_check(r, L->project, L->cfgpath, L->writable, &err);
 	if (rc < 0) {
 		wd_err("refusing to start: %s", err);
 		free(err);
-		err = NULL;
-		goto early;
+		return rc;
 	}
-	rc = sto_open(r.opts.audit_path, &r.db, &err);
+	rc = sto_open(r->opts.audit_path, &r->db, &err);
 	if (rc < 0) {
 		wd_err("%s", err ? err : strerror(-rc));
 		free(err);
-		goto early;
 	}
-	make_session_id(r.session_id, sizeof(r.session_id));
-	r.person = sup_person_name();
-	r.grants = pol_session_new();
-	if (!r.opts.prompt_set)
-		r.opts.prompt = SUP_PROMPT_DESK;
-	if (r.opts.approval_timeout_ms <= 0)
-		r.opts.approval_timeout_ms = 10 * 60 * 1000;
-	if (!r.opts.turn_idle_set)
-		r.opts.turn_idle_ms = 2000;
-	if (!r.opts.tier_set) {
-		enum pol_tier t = pol_config_tier(r.config);
-		r.opts.tier = t == POL_TIER_UNSET ? POL_TIER_STANDARD : t;
+	return rc;
+}
+
+/* The options the command line left to the config or the defaults. */
+static void settle_defaults(struct sup_run *r)
+{
+	if (!r->opts.prompt_set)
+		r->opts.prompt = SUP_PROMPT_DESK;
+	if (r->opts.approval_timeout_ms <= 0)
+		r->opts.approval_timeout_ms = 10 * 60 * 1000;
+	if (!r->opts.turn_idle_set)
+		r->opts.turn_idle_ms = 2000;
+	if (!r->opts.tier_set) {
+		enum pol_tier t = pol_config_tier(r->config);
+		r->opts.tier = t == POL_TIER_UNSET ? POL_TIER_STANDARD : t;
 	}
-	bool asks = r.opts.tier == POL_TIER_STANDARD && !r.opts.review;
-	if (asks && r.opts.prompt == SUP_PROMPT_TTY && sup_prompt_open(&r) < 0) {
-		wd_err("--prompt tty needs a controlling terminal; use --prompt desk or none in "
-		       "scripts");
-		rc = -ENOTTY;
-		goto out;
-	}
-	cmdline = wd_argv_join(r.opts.argv);
+}
+
+/* Writes the session's row in the audit. */
+static int record_session(struct sup_run *r, struct launch *L)
+{
+	L->cmdline = wd_argv_join(r->opts.argv);
 	struct sto_session ses = {
-		.id = r.session_id,
+		.id = r->session_id,
 		.started_us = wd_now_real_us(),
-		.project = project,
-		.command = cmdline,
-		.tier = pol_tier_name(r.opts.tier),
-		.role = r.opts.review ? "review" : "agent",
-		.agent = r.opts.agent != POL_HARNESS_NONE ? pol_harness_name(r.opts.agent) : NULL,
-		.parent = r.opts.parent,
-		.task = r.opts.task,
+		.project = L->project,
+		.command = L->cmdline,
+		.tier = pol_tier_name(r->opts.tier),
+		.role = r->opts.review ? "review" : "agent",
+		.agent = r->opts.agent != POL_HARNESS_NONE ? pol_harness_name(r->opts.agent) : NULL,
+		.parent = r->opts.parent,
+		.task = r->opts.task,
 	};
 	/* The id is the session's key in the audit, which every session of
 	 * the project shares: the database says whether it is taken (two
 	 * sessions started in the same second draw the same 16 bits once in
 	 * 65,536 pairs), and a taken one is drawn again. The desk's socket is
 	 * named after it, so it opens once the id is the session's. */
+	int rc;
 	for (int tries = 0;; tries++) {
-		rc = sto_session_begin(r.db, &ses);
+		rc = sto_session_begin(r->db, &ses);
 		if (rc != -EEXIST || tries == 16)
 			break;
-		make_session_id(r.session_id, sizeof(r.session_id));
+		make_session_id(r->session_id, sizeof(r->session_id));
 	}
-	if (rc < 0) {
-		wd_err("%s: the session could not be recorded: %s", r.opts.audit_path,
+	if (rc < 0)
+		wd_err("%s: the session could not be recorded: %s", r->opts.audit_path,
 		       strerror(-rc));
-		goto out;
+	return rc;
+}
+
+/* The session: its id and row, who runs it, and how a person is asked. */
+static int begin_session(struct sup_run *r, struct launch *L)
+{
+	make_session_id(r->session_id, sizeof(r->session_id));
+	r->person = sup_person_name();
+	r->grants = pol_session_new();
+	settle_defaults(r);
+	bool asks = r->opts.tier == POL_TIER_STANDARD && !r->opts.review;
+	if (asks && r->opts.prompt == SUP_PROMPT_TTY && sup_prompt_open(r) < 0) {
+		wd_err("--prompt tty needs a controlling terminal; use --prompt desk or none in "
+		       "scripts");
+		return -ENOTTY;
 	}
-	wd_info("session %s (tier %s)", r.session_id, pol_tier_name(r.opts.tier));
-	if (asks && r.opts.prompt != SUP_PROMPT_NONE) {
-		rc = sup_desk_open(&r);
+	int rc = record_session(r, L);
+	if (rc < 0)
+		return rc;
+	wd_info("session %s (tier %s)", r->session_id, pol_tier_name(r->opts.tier));
+	if (asks && r->opts.prompt != SUP_PROMPT_NONE) {
+		rc = sup_desk_open(r);
 		if (rc < 0) {
 			wd_err("the approvals desk could not be opened: %s", strerror(-rc));
-			goto out;
+			return rc;
 		}
 	}
+	return 0;
+}
 
+/* The signals warden handles in its loop, and the loop. */
+static int setup_loop(struct sup_run *r)
+{
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -373,198 +402,275 @@ int sup_cmd_run(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTTOU, SIG_IGN); /* so that the supervisor can move the terminal */
-	r.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	r.loop = sup_loop_new();
-	if (r.sigfd < 0 || !r.loop) {
-		wd_err("the event loop could not be set up: %s", strerror(errno));
-		rc = -errno;
-		goto out;
+	r->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	r->loop = sup_loop_new();
+	if (r->sigfd < 0 || !r->loop) {
+		int e = errno;
+		wd_err("the event loop could not be set up: %s", strerror(e));
+		return -e;
 	}
-	rc = sup_judge_init(&r);
-	if (rc < 0)
-		goto out;
-	char **env = sup_agent_environ(r.session_id, r.config, r.opts.agent);
-	if (!r.opts.no_view) {
-		r.backing_fd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		r.view_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (r.backing_fd < 0 || r.view_efd < 0) {
-			wd_err("%s: %s", project, strerror(errno));
-			rc = -errno;
-			sup_free_env(env);
-			goto out;
-		}
-	}
-	/* The view keeps one O_PATH fd per file the kernel knows: a large
-	 * tree needs far more than the usual 1024. The agent gets the soft
-	 * limit it would have had. */
+	return 0;
+}
+
+/* The view keeps one O_PATH fd per file the kernel knows: a large tree
+ * needs far more than the usual 1024. Returns the soft limit the agent
+ * gets: the one it would have had (0: leave it as ours). */
+static unsigned long raise_nofile(void)
+{
 	struct rlimit nofile = {0};
-	unsigned long agent_nofile = 0;
-	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
-		agent_nofile = nofile.rlim_cur;
-		struct rlimit want = nofile;
-		/* Root may raise the hard limit too, up to fs.nr_open. */
-		char *nr = NULL;
-		if (geteuid() == 0 && wd_read_file("/proc/sys/fs/nr_open", 64, &nr, NULL) == 0) {
-			unsigned long max = strtoul(nr, NULL, 10);
-			if (max > 1048576)
-				max = 1048576;
-			if (max > want.rlim_max)
-				want.rlim_max = max;
-		}
-		free(nr);
+	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0)
+		return 0;
+	unsigned long agent_nofile = nofile.rlim_cur;
+	struct rlimit want = nofile;
+	/* Root may raise the hard limit too, up to fs.nr_open. */
+	char *nr = NULL;
+	if (geteuid() == 0 && wd_read_file("/proc/sys/fs/nr_open", 64, &nr, NULL) == 0) {
+		unsigned long max = strtoul(nr, NULL, 10);
+		if (max > 1048576)
+			max = 1048576;
+		if (max > want.rlim_max)
+			want.rlim_max = max;
+	}
+	free(nr);
+	want.rlim_cur = want.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &want) < 0) {
+		/* No CAP_SYS_RESOURCE: up to the hard limit only. */
+		want = nofile;
 		want.rlim_cur = want.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &want) < 0) {
-			/* No CAP_SYS_RESOURCE: up to the hard limit only. */
-			want = nofile;
-			want.rlim_cur = want.rlim_max;
-			if (setrlimit(RLIMIT_NOFILE, &want) < 0)
-				agent_nofile = 0;
+		if (setrlimit(RLIMIT_NOFILE, &want) < 0)
+			agent_nofile = 0;
+	}
+	wd_debug("the views keep up to %lu objects between them before they drop the "
+		 "least recently used files (three quarters of RLIMIT_NOFILE)",
+		 (unsigned long)want.rlim_cur / 4 * 3);
+	return agent_nofile;
+}
+
+/* The project view's descriptors, and the places outside the project:
+ * hidden, gated or in a markers view. */
+static int prepare_views(struct sup_run *r, struct launch *L)
+{
+	if (!r->opts.no_view) {
+		r->backing_fd = open(L->project, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		r->view_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (r->backing_fd < 0 || r->view_efd < 0) {
+			int e = errno;
+			wd_err("%s: %s", L->project, strerror(e));
+			return -e;
 		}
-		wd_debug("the views keep up to %lu objects between them before they drop the "
-			 "least recently used files (three quarters of RLIMIT_NOFILE)",
-			 (unsigned long)want.rlim_cur / 4 * 3);
 	}
-	hide = sup_hide_list(&r, r.config, project, r.opts.audit_path, r.opts.no_view);
-	if (!r.opts.no_view)
-		sup_tell_skip(&r, project);
-	for (size_t i = 0; i < r.ngates; i++)
-		sup_tell_skip(&r, r.gate_dirs[i]);
-	for (size_t i = 0; i < r.nmarkers; i++)
-		sup_tell_skip(&r, r.marker_dirs[i]);
-	sup_unmark_profile(&r, sup_profile_writable(r.opts.agent));
-	sup_markers_writable(&r, writable);
-	struct sbx_spawn_config sc = {
-		.path = prog,
-		.argv = r.opts.argv,
-		.envp = env,
-		.cwd = cwd,
-		.take_terminal = true,
-		.view_dir = r.opts.no_view ? NULL : project,
-		.on_view = sup_start_view,
-		.on_view_arg = &r,
-		.gate_dirs = r.gate_dirs,
-		.on_gate = sup_start_gate,
-		.marker_dirs = r.marker_dirs,
-		.on_markers = sup_start_markers,
-		.hide = hide,
-		.writable = writable,
-		.nofile_soft = agent_nofile,
-		.binds = r.binds,
-		.nbinds = r.nbinds,
-		.private_dirs = r.private_dirs,
-		.shm_dir = r.shm_src,
-	};
-	rc = sbx_spawn(&sc, &r.child, &err);
-	if (rc < 0) {
-		wd_err("%s", err ? err : "the agent could not be started");
-		free(err);
-		sup_free_env(env);
-		goto out;
-	}
+	L->agent_nofile = raise_nofile();
+	L->hide = sup_hide_list(r, r->config, L->project, r->opts.audit_path, r->opts.no_view);
+	if (!r->opts.no_view)
+		sup_tell_skip(r, L->project);
+	for (size_t i = 0; i < r->ngates; i++)
+		sup_tell_skip(r, r->gate_dirs[i]);
+	for (size_t i = 0; i < r->nmarkers; i++)
+		sup_tell_skip(r, r->marker_dirs[i]);
+	sup_unmark_profile(r, sup_profile_writable(r->opts.agent));
+	sup_markers_writable(r, L->writable);
+	return 0;
+}
+
+/* Once the sandbox is up: the views sealed, the writable places known by
+ * identity, and the agent's first entry in the process table. */
+static void after_spawn(struct sup_run *r, struct launch *L)
+{
 	/* The hides are mounted: later lookups may be evicted. */
-	sbx_view_seal(r.view);
-	for (size_t i = 0; i < r.nmarkers; i++)
-		sbx_view_seal(r.markers[i].view);
+	sbx_view_seal(r->view);
+	for (size_t i = 0; i < r->nmarkers; i++)
+		sbx_view_seal(r->markers[i].view);
 	/* The places Landlock lets the agent write, as the sandbox sees them
 	 * now that everything is mounted (the view over the project, a
 	 * private /tmp): a program under one of them is not what its name
 	 * says. Programs may belong to root or the user who runs warden. */
-	r.places = sbx_places_open(r.child.root_fd, writable, getuid());
-	sbx_notify_set_places(r.places);
-	if (r.child.landlock_abi == 0)
+	r->places = sbx_places_open(r->child.root_fd, L->writable, getuid());
+	sbx_notify_set_places(r->places);
+	if (r->child.landlock_abi == 0)
 		wd_warn("Landlock is not available on this kernel: nothing but file "
 			"permissions limits where the agent writes outside the project view");
-	if (r.opts.no_view)
+	if (r->opts.no_view)
 		wd_warn("--no-view: opens of sensitive files in the project are not decided");
-	struct sup_proc *first = sup_proc_add(&r, r.child.pid, getpid());
+	struct sup_proc *first = sup_proc_add(r, r->child.pid, getpid());
 	first->startup = true;
-	rc = run_loop(&r);
-	sup_free_env(env);
-	wind_down(&r);
-out:
-	if (r.saved_fg > 0 || r.child.pid > 0) {
+}
+
+/* Starts the agent in the sandbox. */
+static int spawn_agent(struct sup_run *r, struct launch *L)
+{
+	L->env = sup_agent_environ(r->session_id, r->config, r->opts.agent);
+	int rc = prepare_views(r, L);
+	if (rc < 0)
+		return rc;
+	struct sbx_spawn_config sc = {
+		.path = L->prog,
+		.argv = r->opts.argv,
+		.envp = L->env,
+		.cwd = L->cwd,
+		.take_terminal = true,
+		.view_dir = r->opts.no_view ? NULL : L->project,
+		.on_view = sup_start_view,
+		.on_view_arg = r,
+		.gate_dirs = r->gate_dirs,
+		.on_gate = sup_start_gate,
+		.marker_dirs = r->marker_dirs,
+		.on_markers = sup_start_markers,
+		.hide = L->hide,
+		.writable = L->writable,
+		.nofile_soft = L->agent_nofile,
+		.binds = r->binds,
+		.nbinds = r->nbinds,
+		.private_dirs = r->private_dirs,
+		.shm_dir = r->shm_src,
+	};
+	char *err = NULL;
+	rc = sbx_spawn(&sc, &r->child, &err);
+	if (rc < 0) {
+		wd_err("%s", err ? err : "the agent could not be started");
+		free(err);
+		return rc;
+	}
+	after_spawn(r, L);
+	return 0;
+}
+
+/* Prints --stats at the end of the run. */
+static void print_stats(const struct sup_run *r)
+{
+	sup_stats_print(&r->stats, stderr);
+	if (!r->view)
+		return;
+	size_t nodes;
+	uint64_t evicted;
+	sbx_view_counts(r->view, &nodes, &evicted);
+	fprintf(stderr,
+		"  view: %zu objects held at exit, %llu entries dropped to stay within its "
+		"descriptors\n",
+		nodes, (unsigned long long)evicted);
+}
+
+/* The end of a run that got as far as the audit (|rc|: how the run went):
+ * the terminal back, the temporary directories gone, the session's row
+ * closed. Returns warden's exit status. */
+static int end_run(struct sup_run *r, int rc)
+{
+	if (r->saved_fg > 0 || r->child.pid > 0) {
 		if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp())
 			tcsetpgrp(STDIN_FILENO, getpgrp());
 	}
 	/* The private temporary directories go once nothing of the sandbox
 	 * can act on them any more. */
-	bool gone = r.child.init_pidfd < 0 || sbx_child_gone(&r.child, 5000) == 0;
-	sup_tmp_finish(&r, gone);
+	bool gone = r->child.init_pidfd < 0 || sbx_child_gone(&r->child, 5000) == 0;
+	sup_tmp_finish(r, gone);
 	int code = SUP_EXIT_NOSTART;
-	if (rc == 0 && r.agent_exited) {
-		code = r.agent_started ? exit_code_of(r.agent_status) : SUP_EXIT_NOSTART;
-		if (!r.agent_started)
+	if (rc == 0 && r->agent_exited) {
+		code = r->agent_started ? exit_code_of(r->agent_status) : SUP_EXIT_NOSTART;
+		if (!r->agent_started)
 			wd_err("the agent could not be started");
 	}
-	if (r.db) {
-		sto_session_end(r.db, r.session_id, wd_now_real_us(), code);
-		if (r.opts.stats)
-			sup_stats_print(&r.stats, stderr);
-		if (r.opts.stats && r.view) {
-			size_t nodes;
-			uint64_t evicted;
-			sbx_view_counts(r.view, &nodes, &evicted);
-			fprintf(stderr,
-				"  view: %zu objects held at exit, %llu entries dropped to stay "
-				"within its descriptors\n",
-				nodes, (unsigned long long)evicted);
-		}
-		sto_close(r.db);
+	if (r->db) {
+		sto_session_end(r->db, r->session_id, wd_now_real_us(), code);
+		if (r->opts.stats)
+			print_stats(r);
+		sto_close(r->db);
 	}
-	if (r.audit_failures)
+	if (r->audit_failures)
 		wd_err("%llu audit rows could not be written; those requests were refused",
-		       r.audit_failures);
-	sup_prompt_close(&r);
-	sup_desk_close(&r);
-	sup_judge_free(&r); /* after wind_down this is a no-op */
-	sup_trace_free(&r);
-	sbx_view_stop(r.view);
-	wd_close(&r.backing_fd);
-	for (size_t i = 0; i < r.ngates; i++) {
-		sbx_view_stop(r.gates[i]);
-		wd_close(&r.gate_fds[i]);
-		free(r.gate_dirs[i]);
-	}
-	free(r.gate_dirs);
-	free(r.gate_fds);
-	free(r.gates);
-	for (size_t i = 0; i < r.nmarkers; i++) {
-		sbx_view_stop(r.markers[i].view);
-		wd_close(&r.markers[i].fd);
-		free_list(r.markers[i].hidden);
-		free_list(r.markers[i].unmarked);
-		free_list(r.markers[i].writable);
-	}
-	free(r.markers);
-	free_list(r.marker_dirs);
-	free_list(r.homes);
-	wd_close(&r.view_efd);
-	free_list(hide);
-	free_list(writable);
-	sup_tmp_free(&r);
-	sbx_notify_set_places(NULL);
-	sbx_places_free(r.places);
-	sup_stats_free(&r.stats);
-	wd_close(&r.child.notify_fd);
-	wd_close(&r.child.root_fd);
-	wd_close(&r.child.exit_fd);
-	wd_close(&r.child.pidfd);
-	wd_close(&r.sigfd);
-	sup_loop_free(r.loop);
-	pol_session_free(r.grants);
-	pol_config_free(r.config);
-	free(r.person);
-	free(r.launcher);
-	free(r.agent_path);
-	free(prog);
+		       r->audit_failures);
 	return code;
-early:
-	sup_tmp_finish(&r, true);
-	sup_tmp_free(&r);
-	free_list(writable);
-	free_list(r.homes);
-	pol_config_free(r.config);
-	free(r.launcher);
-	free(prog);
-	return SUP_EXIT_NOSTART;
+}
+
+static void free_launch(struct launch *L)
+{
+	free(L->cfgpath);
+	free(L->audit_default);
+	free(L->audit_abs);
+	free(L->prog);
+	wd_strv_free(L->writable);
+	wd_strv_free(L->hide);
+	if (L->env)
+		sup_free_env(L->env);
+	free(L->cmdline);
+}
+
+/* Stops the views and frees the run's state. */
+static void free_views(struct sup_run *r)
+{
+	sbx_view_stop(r->view);
+	wd_close(&r->backing_fd);
+	for (size_t i = 0; i < r->ngates; i++) {
+		sbx_view_stop(r->gates[i]);
+		wd_close(&r->gate_fds[i]);
+		free(r->gate_dirs[i]);
+	}
+	free(r->gate_dirs);
+	free(r->gate_fds);
+	free(r->gates);
+	for (size_t i = 0; i < r->nmarkers; i++) {
+		sbx_view_stop(r->markers[i].view);
+		wd_close(&r->markers[i].fd);
+		wd_strv_free(r->markers[i].hidden);
+		wd_strv_free(r->markers[i].unmarked);
+		wd_strv_free(r->markers[i].writable);
+	}
+	free(r->markers);
+	wd_strv_free(r->marker_dirs);
+	wd_close(&r->view_efd);
+}
+
+static void free_run(struct sup_run *r)
+{
+	sup_prompt_close(r);
+	sup_desk_close(r);
+	sup_judge_free(r); /* after wind_down this is a no-op */
+	sup_trace_free(r);
+	free_views(r);
+	wd_strv_free(r->homes);
+	sup_tmp_free(r);
+	sbx_notify_set_places(NULL);
+	sbx_places_free(r->places);
+	sup_stats_free(&r->stats);
+	wd_close(&r->child.notify_fd);
+	wd_close(&r->child.root_fd);
+	wd_close(&r->child.exit_fd);
+	wd_close(&r->child.pidfd);
+	wd_close(&r->sigfd);
+	sup_loop_free(r->loop);
+	pol_session_free(r->grants);
+	pol_config_free(r->config);
+	free(r->person);
+	free(r->launcher);
+	free(r->agent_path);
+}
+
+int sup_cmd_run(int argc, char **argv)
+{
+	struct sup_run r;
+	struct launch L = {0};
+	run_init(&r);
+	if (sup_run_options(argc, argv, &r.opts) < 0)
+		return SUP_EXIT_NOSTART;
+	if (load_project(&r, &L) < 0 || find_agent(&r, &L) < 0 || prepare_files(&r, &L) < 0) {
+		/* Nothing was started: no session, no loop, no view. */
+		sup_tmp_finish(&r, true);
+		sup_tmp_free(&r);
+		wd_strv_free(r.homes);
+		pol_config_free(r.config);
+		free(r.launcher);
+		free_launch(&L);
+		return SUP_EXIT_NOSTART;
+	}
+	int rc = begin_session(&r, &L);
+	if (rc == 0)
+		rc = setup_loop(&r);
+	if (rc == 0)
+		rc = sup_judge_init(&r);
+	if (rc == 0 && (rc = spawn_agent(&r, &L)) == 0) {
+		rc = run_loop(&r);
+		wind_down(&r);
+	}
+	int code = end_run(&r, rc);
+	free_run(&r);
+	free_launch(&L);
+	return code;
 }
