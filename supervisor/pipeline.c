@@ -148,6 +148,52 @@ static bool harness_machinery(struct sup_run *r, struct sup_request *rq, struct 
 	return true;
 }
 
+/* A known harness's own start-up execs (Claude Code's "bash -c env", its
+ * snapshot login shell, git ls-files...), in exactly the shapes policy
+ * recognises, run by the agent process itself, by the real system program
+ * of that name, with no variable that changes what it runs. They cover
+ * nothing: what they start (env, a pager, a helper found through PATH) is
+ * decided on its own. Finished here when |rq| is one. */
+static bool harness_startup(struct sup_run *r, struct sup_request *rq, const struct sup_proc *p)
+{
+	const struct pol_decision *d = &rq->pol;
+	if (!(rq->kind == POL_EXEC && r->opts.agent != POL_HARNESS_NONE && p && p->tool_call == 0 &&
+	      !p->orphan && d->verdict != POL_DENY_CRITICAL && d->verdict != POL_DENY &&
+	      system_program(rq->ev) && !pol_request_env_changes_program(rq->req) &&
+	      pol_is_harness_startup(r->opts.agent, rq->ev->argv, r->config)))
+		return false;
+	char reason[256];
+	snprintf(reason, sizeof(reason), "%s's own start-up, run by %s",
+		 pol_harness_name(r->opts.agent), r->person);
+	sup_finish(r, rq,
+		   (struct sup_outcome){.allow = true,
+					.source = "startup",
+					.reason = reason,
+					.decided_by = r->person});
+	return true;
+}
+
+/* The agent's own start-up chain, approved by whoever ran warden; the
+ * agent covers nothing it starts. */
+static void agent_startup(struct sup_run *r, struct sup_request *rq)
+{
+	char reason[256];
+	snprintf(reason, sizeof(reason), "the agent's start-up, run by %s", r->person);
+	/* What the agent now is, by inode: its own re-execs are recognised by
+	 * it (startup.c). */
+	if (rq->kind == POL_EXEC && !rq->ev->interp) {
+		r->agent_dev = rq->ev->dev;
+		r->agent_ino = rq->ev->ino;
+		free(r->agent_path);
+		r->agent_path = rq->ev->resolved ? wd_strdup(rq->ev->resolved) : NULL;
+	}
+	sup_finish(r, rq,
+		   (struct sup_outcome){.allow = true,
+					.source = "startup",
+					.reason = reason,
+					.decided_by = r->person});
+}
+
 /* Steps 1-3 (policy), then 4-5. */
 void sup_run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup)
 {
@@ -171,45 +217,10 @@ void sup_run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup)
 	}
 	if (!startup && rq->kind == POL_EXEC && harness_machinery(r, rq, p))
 		return;
-	/* A known harness's own start-up execs (Claude Code's "bash -c env",
-	 * its snapshot login shell, git ls-files...), in exactly the shapes
-	 * policy recognises, run by the agent process itself, by the real
-	 * system program of that name, with no variable that changes what it
-	 * runs. They cover nothing: what they start (env, a pager, a helper
-	 * found through PATH) is decided on its own. */
-	if (!startup && rq->kind == POL_EXEC && r->opts.agent != POL_HARNESS_NONE && p &&
-	    p->tool_call == 0 && !p->orphan && d->verdict != POL_DENY_CRITICAL &&
-	    d->verdict != POL_DENY && system_program(rq->ev) &&
-	    !pol_request_env_changes_program(rq->req) &&
-	    pol_is_harness_startup(r->opts.agent, rq->ev->argv, r->config)) {
-		char reason[256];
-		snprintf(reason, sizeof(reason), "%s's own start-up, run by %s",
-			 pol_harness_name(r->opts.agent), r->person);
-		sup_finish(r, rq,
-			   (struct sup_outcome){.allow = true,
-						.source = "startup",
-						.reason = reason,
-						.decided_by = r->person});
+	if (!startup && harness_startup(r, rq, p))
 		return;
-	}
 	if (startup && d->verdict != POL_DENY_CRITICAL) {
-		/* The agent's own start-up chain, approved by whoever ran
-		 * warden; the agent covers nothing it starts. */
-		char reason[256];
-		snprintf(reason, sizeof(reason), "the agent's start-up, run by %s", r->person);
-		/* What the agent now is, by inode: its own re-execs are
-		 * recognised by it (startup.c). */
-		if (rq->kind == POL_EXEC && !rq->ev->interp) {
-			r->agent_dev = rq->ev->dev;
-			r->agent_ino = rq->ev->ino;
-			free(r->agent_path);
-			r->agent_path = rq->ev->resolved ? wd_strdup(rq->ev->resolved) : NULL;
-		}
-		sup_finish(r, rq,
-			   (struct sup_outcome){.allow = true,
-						.source = "startup",
-						.reason = reason,
-						.decided_by = r->person});
+		agent_startup(r, rq);
 		return;
 	}
 	switch (d->verdict) {

@@ -51,6 +51,129 @@ static const char run_usage[] =
 	"Exit status: the agent's own (128+N when killed by signal N); 125 when warden\n"
 	"could not start it (bad options or config, no sandbox, command not found).\n";
 
+static int opt_prompt(const char *arg, struct sup_opts *o)
+{
+	if (strcmp(arg, "tty") == 0)
+		o->prompt = SUP_PROMPT_TTY;
+	else if (strcmp(arg, "desk") == 0)
+		o->prompt = SUP_PROMPT_DESK;
+	else if (strcmp(arg, "none") == 0)
+		o->prompt = SUP_PROMPT_NONE;
+	else {
+		wd_err("--prompt must be desk, tty or none, not \"%s\"", arg);
+		return -EINVAL;
+	}
+	o->prompt_set = true;
+	return 0;
+}
+
+static int opt_share_tmp(const char *arg, struct sup_opts *o)
+{
+	if (!pol_tmp_share_valid(arg)) {
+		wd_err("--share-tmp: \"%s\" is not an absolute path under /tmp, /var/tmp or "
+		       "/dev/shm",
+		       arg);
+		return -EINVAL;
+	}
+	size_t n = 0;
+	while (o->share_tmp[n])
+		n++;
+	if (n + 1 >= WD_ARRAY_SIZE(o->share_tmp)) {
+		wd_err("--share-tmp: at most %zu places", WD_ARRAY_SIZE(o->share_tmp) - 1);
+		return -EINVAL;
+	}
+	o->share_tmp[n] = arg;
+	return 0;
+}
+
+static int opt_approval_timeout(const char *arg, struct sup_opts *o)
+{
+	int64_t us = 0;
+	char *rel = wd_asprintf("%s%s", arg, strspn(arg, "0123456789") == strlen(arg) ? "s" : "");
+	int bad = wd_parse_time(rel, 0, &us);
+	free(rel);
+	if (bad < 0 || us >= 0) {
+		wd_err("--approval-timeout: \"%s\" is not a duration (30s, 10m, 1h)", arg);
+		return -EINVAL;
+	}
+	o->approval_timeout_ms = -us / 1000;
+	return 0;
+}
+
+static int opt_turn_idle(const char *arg, struct sup_opts *o)
+{
+	char *end = NULL;
+	double secs = strtod(arg, &end);
+	if (end == arg || *end || secs < 0 || secs > 3600) {
+		wd_err("--turn-idle: \"%s\" is not a number of seconds (0-3600)", arg);
+		return -EINVAL;
+	}
+	o->turn_idle_ms = (int64_t)(secs * 1000);
+	o->turn_idle_set = true;
+	return 0;
+}
+
+static int opt_agent(const char *arg, struct sup_opts *o)
+{
+	o->agent_auto = strcmp(arg, "auto") == 0;
+	if (o->agent_auto || strcmp(arg, "none") == 0)
+		o->agent = POL_HARNESS_NONE;
+	else if (strcmp(arg, "claude-code") == 0)
+		o->agent = POL_HARNESS_CLAUDE_CODE;
+	else if (strcmp(arg, "codex") == 0)
+		o->agent = POL_HARNESS_CODEX;
+	else if (strcmp(arg, "aider") == 0)
+		o->agent = POL_HARNESS_AIDER;
+	else {
+		wd_err("--agent must be claude-code, codex, aider, auto or none, not \"%s\"", arg);
+		return -EINVAL;
+	}
+	o->agent_set = true;
+	return 0;
+}
+
+/* One option with a value (|c| as in longopts). */
+static int opt_value(int c, const char *arg, struct sup_opts *o)
+{
+	switch (c) {
+	case 't':
+		if (pol_tier_parse(arg, &o->tier) < 0) {
+			wd_err("--tier must be aggressive, standard or passive, not \"%s\"", arg);
+			return -EINVAL;
+		}
+		o->tier_set = true;
+		return 0;
+	case 'T':
+		if (strlen(arg) > 800) {
+			wd_err("--task is limited to 800 characters (%zu given)", strlen(arg));
+			return -EINVAL;
+		}
+		o->task = arg;
+		return 0;
+	case 'R':
+		if (strcmp(arg, "review") == 0)
+			o->review = true;
+		else if (strcmp(arg, "agent") != 0) {
+			wd_err("--role must be agent or review, not \"%s\"", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'P':
+		return opt_prompt(arg, o);
+	case 'H':
+		return opt_share_tmp(arg, o);
+	case 'D':
+		return opt_approval_timeout(arg, o);
+	case 'I':
+		return opt_turn_idle(arg, o);
+	case 'G':
+		return opt_agent(arg, o);
+	default:
+		fputs(run_usage, stderr);
+		return -EINVAL;
+	}
+}
+
 int sup_run_options(int argc, char **argv, struct sup_opts *o)
 {
 	static const struct option longopts[] = {
@@ -82,34 +205,8 @@ int sup_run_options(int argc, char **argv, struct sup_opts *o)
 		case 'a':
 			o->audit_path = optarg;
 			break;
-		case 't':
-			if (pol_tier_parse(optarg, &o->tier) < 0) {
-				wd_err("--tier must be aggressive, standard or passive, not \"%s\"",
-				       optarg);
-				return -EINVAL;
-			}
-			o->tier_set = true;
-			break;
-		case 'P':
-			if (strcmp(optarg, "tty") == 0)
-				o->prompt = SUP_PROMPT_TTY;
-			else if (strcmp(optarg, "desk") == 0)
-				o->prompt = SUP_PROMPT_DESK;
-			else if (strcmp(optarg, "none") == 0)
-				o->prompt = SUP_PROMPT_NONE;
-			else {
-				wd_err("--prompt must be desk, tty or none, not \"%s\"", optarg);
-				return -EINVAL;
-			}
-			o->prompt_set = true;
-			break;
-		case 'T':
-			if (strlen(optarg) > 800) {
-				wd_err("--task is limited to 800 characters (%zu given)",
-				       strlen(optarg));
-				return -EINVAL;
-			}
-			o->task = optarg;
+		case 'Q':
+			o->parent = optarg;
 			break;
 		case 'S':
 			o->stats = true;
@@ -120,82 +217,6 @@ int sup_run_options(int argc, char **argv, struct sup_opts *o)
 		case 'K':
 			o->keep_tmp = true;
 			break;
-		case 'H': {
-			if (!pol_tmp_share_valid(optarg)) {
-				wd_err("--share-tmp: \"%s\" is not an absolute path under /tmp, "
-				       "/var/tmp or /dev/shm",
-				       optarg);
-				return -EINVAL;
-			}
-			size_t n = 0;
-			while (o->share_tmp[n])
-				n++;
-			if (n + 1 >= WD_ARRAY_SIZE(o->share_tmp)) {
-				wd_err("--share-tmp: at most %zu places",
-				       WD_ARRAY_SIZE(o->share_tmp) - 1);
-				return -EINVAL;
-			}
-			o->share_tmp[n] = optarg;
-			break;
-		}
-		case 'D': {
-			int64_t us = 0;
-			char *rel = wd_asprintf(
-				"%s%s", optarg,
-				strspn(optarg, "0123456789") == strlen(optarg) ? "s" : "");
-			int bad = wd_parse_time(rel, 0, &us);
-			free(rel);
-			if (bad < 0 || us >= 0) {
-				wd_err("--approval-timeout: \"%s\" is not a duration (30s, 10m, "
-				       "1h)",
-				       optarg);
-				return -EINVAL;
-			}
-			o->approval_timeout_ms = -us / 1000;
-			break;
-		}
-		case 'I': {
-			char *end = NULL;
-			double secs = strtod(optarg, &end);
-			if (end == optarg || *end || secs < 0 || secs > 3600) {
-				wd_err("--turn-idle: \"%s\" is not a number of seconds (0-3600)",
-				       optarg);
-				return -EINVAL;
-			}
-			o->turn_idle_ms = (int64_t)(secs * 1000);
-			o->turn_idle_set = true;
-			break;
-		}
-		case 'G':
-			o->agent_auto = strcmp(optarg, "auto") == 0;
-			if (o->agent_auto || strcmp(optarg, "none") == 0)
-				o->agent = POL_HARNESS_NONE;
-			else if (strcmp(optarg, "claude-code") == 0)
-				o->agent = POL_HARNESS_CLAUDE_CODE;
-			else if (strcmp(optarg, "codex") == 0)
-				o->agent = POL_HARNESS_CODEX;
-			else if (strcmp(optarg, "aider") == 0)
-				o->agent = POL_HARNESS_AIDER;
-			else {
-				wd_err("--agent must be claude-code, codex, aider, auto or none, "
-				       "not "
-				       "\"%s\"",
-				       optarg);
-				return -EINVAL;
-			}
-			o->agent_set = true;
-			break;
-		case 'Q':
-			o->parent = optarg;
-			break;
-		case 'R':
-			if (strcmp(optarg, "review") == 0)
-				o->review = true;
-			else if (strcmp(optarg, "agent") != 0) {
-				wd_err("--role must be agent or review, not \"%s\"", optarg);
-				return -EINVAL;
-			}
-			break;
 		case 'v':
 			wd_log_set_level(WD_LOG_DEBUG);
 			break;
@@ -203,8 +224,8 @@ int sup_run_options(int argc, char **argv, struct sup_opts *o)
 			fputs(run_usage, stdout);
 			exit(0);
 		default:
-			fputs(run_usage, stderr);
-			return -EINVAL;
+			if (opt_value(c, optarg, o) < 0)
+				return -EINVAL;
 		}
 	}
 	if (optind >= argc) {
