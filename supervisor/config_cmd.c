@@ -103,6 +103,111 @@ static struct sbx_places *explain_places(const struct pol_config *cfg, const cha
 	return pl;
 }
 
+/* The exec request of |av| as explain sees it, and in *identity what it
+ * says of the program (caller frees). NULL when it could not be built. */
+static struct pol_request *explain_exec(struct pol_config *cfg, const char *dir, char *const *av,
+					char **identity)
+{
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), "%s", dir);
+	/* The program as an exec would find it (PATH search), then its
+	 * identity by the decoder's own check. */
+	wd_autofree char *prog = NULL;
+	if (!strchr(av[0], '/')) {
+		const char *path = getenv("PATH");
+		wd_autofree char *copy = wd_strdup(path ? path : "/usr/bin:/bin");
+		char *save = NULL;
+		for (char *d = strtok_r(copy, ":", &save); d && !prog;
+		     d = strtok_r(NULL, ":", &save)) {
+			char *full = wd_asprintf("%s/%s", d, av[0]);
+			if (access(full, X_OK) == 0)
+				prog = full;
+			else
+				free(full);
+		}
+	} else if (av[0][0] != '/') {
+		prog = wd_asprintf("%s/%s", cwd, av[0]);
+	}
+	const char *invoked = prog ? prog : av[0];
+	wd_autofree char *resolved = NULL;
+	wd_autofree char *why = NULL;
+	bool writable = false;
+	if (invoked[0] == '/') {
+		/* The places of every agent profile: explain does not
+		 * know which agent will run. */
+		struct sbx_places *pl = explain_places(cfg, dir);
+		int rc = sbx_program_identity(pl, invoked, &resolved, &writable, &why);
+		sbx_places_free(pl);
+		*identity = rc < 0     ? wd_asprintf("not found as an exec would find it: %s",
+						     strerror(-rc))
+			    : writable ? wd_strdup(why)
+				       : wd_strdup("outside every place the agent can write, "
+						   "owned by root or you");
+	}
+	if (!*identity)
+		*identity = wd_strdup("not found on PATH");
+	struct pol_exec_desc d = {
+		.path = invoked,
+		.resolved = resolved && strcmp(resolved, invoked) != 0 ? resolved : NULL,
+		.argv = av,
+		.envp = NULL,
+		.cwd = cwd,
+		.agent_writable = writable,
+		.agent_writable_why = why,
+	};
+	return pol_request_exec(&d, dir);
+}
+
+static void explain_json(const struct pol_request *req, const struct pol_decision *d,
+			 const char *identity, const char *parsed)
+{
+	char *rj = pol_request_json(req);
+	printf("{\"request\":%s,\"verdict\":", rj);
+	json_str(stdout, pol_verdict_name(d->verdict));
+	printf(",\"source\":");
+	json_str(stdout, pol_source_name(d->source));
+	printf(",\"reason\":");
+	json_str(stdout, d->reason);
+	printf(",\"matched\":");
+	json_str(stdout, d->matched);
+	printf(",\"covers\":%s", d->covers ? "true" : "false");
+	if (identity) {
+		printf(",\"identity\":");
+		json_str(stdout, identity);
+	}
+	if (parsed) {
+		printf(",\"parsed\":");
+		json_str(stdout, parsed);
+	}
+	printf("}\n");
+	free(rj);
+}
+
+static void explain_text(const struct pol_request *req, const struct pol_decision *d,
+			 const char *identity, const char *parsed, const char *summary)
+{
+	printf("request:  %s\n", summary);
+	const char *res = pol_request_resolved(req);
+	if (res)
+		printf("program:  %s\n", res);
+	if (identity)
+		printf("identity: %s\n", identity);
+	printf("verdict:  %s\n", pol_verdict_name(d->verdict));
+	printf("source:   %s\n", pol_source_name(d->source));
+	printf("reason:   %s\n", d->reason);
+	if (d->matched[0])
+		printf("matched:  %s\n", d->matched);
+	for (const char *line = parsed, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		printf("parsed:   %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
+	}
+	if (d->verdict == POL_UNDECIDED || d->verdict == POL_ASK)
+		printf("next:     %s\n", d->verdict == POL_ASK
+						 ? "the tier (an ask rule skips the judge)"
+						 : "the judge, then the tier");
+}
+
 int sup_cmd_explain(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -162,57 +267,7 @@ int sup_cmd_explain(int argc, char **argv)
 		unsigned acc = write ? POL_ACC_WRITE : POL_ACC_READ;
 		req = pol_request_open(open_path, NULL, acc, NULL);
 	} else {
-		char *const *av = argv + optind;
-		char cwd[PATH_MAX];
-		if (!getcwd(cwd, sizeof(cwd)))
-			snprintf(cwd, sizeof(cwd), "%s", dir);
-		/* The program as an exec would find it (PATH search), then its
-		 * identity by the decoder's own check. */
-		wd_autofree char *prog = NULL;
-		if (!strchr(av[0], '/')) {
-			const char *path = getenv("PATH");
-			wd_autofree char *copy = wd_strdup(path ? path : "/usr/bin:/bin");
-			char *save = NULL;
-			for (char *d = strtok_r(copy, ":", &save); d && !prog;
-			     d = strtok_r(NULL, ":", &save)) {
-				char *full = wd_asprintf("%s/%s", d, av[0]);
-				if (access(full, X_OK) == 0)
-					prog = full;
-				else
-					free(full);
-			}
-		} else if (av[0][0] != '/') {
-			prog = wd_asprintf("%s/%s", cwd, av[0]);
-		}
-		const char *invoked = prog ? prog : av[0];
-		wd_autofree char *resolved = NULL;
-		wd_autofree char *why = NULL;
-		bool writable = false;
-		if (invoked[0] == '/') {
-			/* The places of every agent profile: explain does not
-			 * know which agent will run. */
-			struct sbx_places *pl = explain_places(cfg, dir);
-			int rc = sbx_program_identity(pl, invoked, &resolved, &writable, &why);
-			sbx_places_free(pl);
-			identity = rc < 0 ? wd_asprintf("not found as an exec would find it: %s",
-							strerror(-rc))
-				   : writable
-					   ? wd_strdup(why)
-					   : wd_strdup("outside every place the agent can write, "
-						       "owned by root or you");
-		}
-		if (!identity)
-			identity = wd_strdup("not found on PATH");
-		struct pol_exec_desc d = {
-			.path = invoked,
-			.resolved = resolved && strcmp(resolved, invoked) != 0 ? resolved : NULL,
-			.argv = av,
-			.envp = NULL,
-			.cwd = cwd,
-			.agent_writable = writable,
-			.agent_writable_why = why,
-		};
-		req = pol_request_exec(&d, dir);
+		req = explain_exec(cfg, dir, argv + optind, &identity);
 	}
 	if (!req) {
 		wd_err("the request could not be built: %s", strerror(errno));
@@ -226,48 +281,10 @@ int sup_cmd_explain(int argc, char **argv)
 	/* What every command of the request parsed to (names, options, the
 	 * value each took, operands, the word that could not be placed). */
 	wd_autofree char *parsed = pol_explain_grammar(req, cfg);
-	if (json) {
-		char *rj = pol_request_json(req);
-		printf("{\"request\":%s,\"verdict\":", rj);
-		json_str(stdout, pol_verdict_name(d.verdict));
-		printf(",\"source\":");
-		json_str(stdout, pol_source_name(d.source));
-		printf(",\"reason\":");
-		json_str(stdout, d.reason);
-		printf(",\"matched\":");
-		json_str(stdout, d.matched);
-		printf(",\"covers\":%s", d.covers ? "true" : "false");
-		if (identity) {
-			printf(",\"identity\":");
-			json_str(stdout, identity);
-		}
-		if (parsed) {
-			printf(",\"parsed\":");
-			json_str(stdout, parsed);
-		}
-		printf("}\n");
-		free(rj);
-	} else {
-		printf("request:  %s\n", summary);
-		const char *res = pol_request_resolved(req);
-		if (res)
-			printf("program:  %s\n", res);
-		if (identity)
-			printf("identity: %s\n", identity);
-		printf("verdict:  %s\n", pol_verdict_name(d.verdict));
-		printf("source:   %s\n", pol_source_name(d.source));
-		printf("reason:   %s\n", d.reason);
-		if (d.matched[0])
-			printf("matched:  %s\n", d.matched);
-		for (char *line = parsed, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-			nl = strchr(line, '\n');
-			printf("parsed:   %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
-		}
-		if (d.verdict == POL_UNDECIDED || d.verdict == POL_ASK)
-			printf("next:     %s\n", d.verdict == POL_ASK
-							 ? "the tier (an ask rule skips the judge)"
-							 : "the judge, then the tier");
-	}
+	if (json)
+		explain_json(req, &d, identity, parsed);
+	else
+		explain_text(req, &d, identity, parsed, summary);
 	free(summary);
 	pol_request_free(req);
 	pol_config_free(cfg);
