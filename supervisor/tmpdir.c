@@ -173,21 +173,12 @@ static int make_session_dir(struct sup_run *r)
 	return 0;
 }
 
-int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const char *prog,
-		  char *const *writable)
+/* Which of /tmp, /var/tmp and /dev/shm become private: a real directory
+ * each (a /var/tmp that is a symlink to /tmp leads to the private /tmp
+ * anyway). As root /dev is a fresh tmpfs with its own /dev/shm; in a user
+ * namespace the host's must exist to be covered. */
+static void private_binds(struct sup_run *r)
 {
-	sweep_stale();
-	int rc = make_session_dir(r);
-	if (rc < 0) {
-		wd_err("the session's private temporary directory could not be made under /tmp: "
-		       "%s",
-		       strerror(-rc));
-		return rc;
-	}
-	/* Which of /tmp, /var/tmp and /dev/shm become private: a real
-	 * directory each (a /var/tmp that is a symlink to /tmp leads to the
-	 * private /tmp anyway). As root /dev is a fresh tmpfs with its own
-	 * /dev/shm; in a user namespace the host's must exist to be covered. */
 	for (size_t i = 0; i < WD_ARRAY_SIZE(privs); i++) {
 		struct stat st;
 		bool fresh_dev = i == 2 && geteuid() == 0;
@@ -200,21 +191,26 @@ int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const
 		else
 			add_bind(r, src, privs[i].path, true, false);
 	}
-	/*
-	 * What is shared with the host, at its own path inside the private
-	 * directories (each only when it lies under one, and exists):
-	 *  - the project without the view (with the view, an empty mount
-	 *    point is made for the view instead): writable, as it is;
-	 *  - the writable list's places (the agent profile's, the config's
-	 *    "writable"): writable, as Landlock already allows;
-	 *  - the config's "tmp": {"share": [...]}: read-only, unless it lies
-	 *    in a writable place;
-	 *  - HOME and the working directory (outside the project): read-only,
-	 *    so that the agent starts where it was started and finds its
-	 *    configuration, and can change nothing there (a bind under /tmp
-	 *    would otherwise be writable under /tmp's Landlock rule).
-	 * Never the audit: absent from the sandbox, it is hidden.
-	 */
+}
+
+/*
+ * What is shared with the host, at its own path inside the private
+ * directories (each only when it lies under one, and exists):
+ *  - the project without the view (with the view, an empty mount
+ *    point is made for the view instead): writable, as it is;
+ *  - the writable list's places (the agent profile's, the config's
+ *    "writable"): writable, as Landlock already allows;
+ *  - the config's "tmp": {"share": [...]}: read-only, unless it lies
+ *    in a writable place;
+ *  - HOME and the working directory (outside the project): read-only,
+ *    so that the agent starts where it was started and finds its
+ *    configuration, and can change nothing there (a bind under /tmp
+ *    would otherwise be writable under /tmp's Landlock rule).
+ * Never the audit: absent from the sandbox, it is hidden.
+ */
+static struct cand *shared_places(struct sup_run *r, const char *project, const char *cwd,
+				  const char *prog, char *const *writable, size_t *np)
+{
 	struct cand *v = NULL;
 	size_t n = 0;
 	if (r->opts.no_view)
@@ -245,6 +241,13 @@ int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const
 	add_cand(r, &v, &n, getenv("HOME"), false);
 	if (!wd_path_within(cwd, project))
 		add_cand(r, &v, &n, cwd, false);
+	*np = n;
+	return v;
+}
+
+/* Binds the shared places |v| (taken), sorted, each once. */
+static void bind_shared(struct sup_run *r, struct cand *v, size_t n, const char *project)
+{
 	qsort(v, n, sizeof(*v), cand_cmp);
 	for (size_t i = 0; i < n; i++) {
 		/* The same place twice: writable wins. */
@@ -271,8 +274,12 @@ int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const
 	for (size_t i = 0; i < n; i++)
 		free(v[i].path);
 	free(v);
-	/* The agent's TMPDIR under its private /tmp: an empty directory of
-	 * its own there, so that its tools find it. */
+}
+
+/* The agent's TMPDIR under its private /tmp: an empty directory of its
+ * own there, so that its tools find it. */
+static void make_tmpdir_env(struct sup_run *r)
+{
 	wd_autofree char *td = clean_path(getenv("TMPDIR"));
 	const char *root = td ? private_root(r, td) : NULL;
 	for (size_t i = 0; root && i < WD_ARRAY_SIZE(privs); i++) {
@@ -283,6 +290,24 @@ int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const
 		if (sub < 0 || make_under(sub, td + strlen(root) + 1, 0700) < 0)
 			wd_warn("TMPDIR %s could not be made in the private %s", td, root);
 	}
+}
+
+int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const char *prog,
+		  char *const *writable)
+{
+	sweep_stale();
+	int rc = make_session_dir(r);
+	if (rc < 0) {
+		wd_err("the session's private temporary directory could not be made under /tmp: "
+		       "%s",
+		       strerror(-rc));
+		return rc;
+	}
+	private_binds(r);
+	size_t n = 0;
+	struct cand *v = shared_places(r, project, cwd, prog, writable, &n);
+	bind_shared(r, v, n, project);
+	make_tmpdir_env(r);
 	wd_debug("private temporary directories in %s", r->tmp_dir);
 	return 0;
 }
