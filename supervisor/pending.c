@@ -19,7 +19,7 @@ static void pending_unlink(struct sup_run *r, struct sup_pending *p)
 			break;
 		}
 	}
-	sup_prompt_forget(r, p);
+	sup_tty_forget(r, p);
 }
 
 /* The waiting request |rq| repeats: same process, same kind, same request. */
@@ -68,7 +68,7 @@ void sup_pending_add(struct sup_run *r, struct sup_request *rq)
 			r->session_id + strlen(r->session_id) - 4, p->id, until);
 	}
 	if (r->opts.prompt == SUP_PROMPT_TTY && r->tty_fd >= 0)
-		sup_prompt_enqueue(r, p);
+		sup_tty_enqueue(r, p);
 }
 
 struct sup_pending *sup_pending_find(struct sup_run *r, unsigned id)

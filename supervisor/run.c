@@ -174,7 +174,7 @@ static int run_loop(struct sup_run *r)
 	if (rc == 0)
 		rc = sup_loop_add(r->loop, r->child.pidfd, EPOLLIN, on_pidfd, r);
 	if (rc == 0)
-		rc = sup_prompt_watch(r);
+		rc = sup_tty_watch(r);
 	if (rc == 0 && r->view)
 		rc = sup_loop_add(r->loop, r->view_efd, EPOLLIN, sup_on_view, r);
 	if (rc == 0)
@@ -370,7 +370,7 @@ static int begin_session(struct sup_run *r, struct launch *L)
 	r->grants = pol_session_new();
 	settle_defaults(r);
 	bool asks = r->opts.tier == POL_TIER_STANDARD && !r->opts.review;
-	if (asks && r->opts.prompt == SUP_PROMPT_TTY && sup_prompt_open(r) < 0) {
+	if (asks && r->opts.prompt == SUP_PROMPT_TTY && sup_tty_open(r) < 0) {
 		wd_err("--prompt tty needs a controlling terminal; use --prompt desk or none in "
 		       "scripts");
 		return -ENOTTY;
@@ -620,7 +620,7 @@ static void free_views(struct sup_run *r)
 
 static void free_run(struct sup_run *r)
 {
-	sup_prompt_close(r);
+	sup_tty_close(r);
 	sup_desk_close(r);
 	sup_judge_free(r); /* after wind_down this is a no-op */
 	sup_trace_free(r);

@@ -70,7 +70,7 @@ struct sup_opts {
 
 struct sup_proc;
 struct sup_pending;
-struct sup_prompt_state;
+struct sup_tty;
 
 /* Per-source latency samples for --stats. */
 struct sup_stats {
@@ -156,7 +156,7 @@ struct sup_run {
 	/* The homes the "~/" places apply to: $HOME, the passwd home of the
 	 * invoking uid, SUDO_USER's (NULL-terminated, canonical, distinct). */
 	char **homes;
-	struct sup_prompt_state *prompt;
+	struct sup_tty *tty; /* the terminal prompt (tty.c), or NULL */
 	/* The places whose files are in a view (the project, the gated and
 	 * markers places): sup_tell() never writes to a stderr there. */
 	const char *tell_skip[SBX_MAX_VIEWS + 1];
@@ -506,17 +506,17 @@ void sup_sock_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0
  * lets the agent have, for warden doctor. */
 void sup_sockets_describe(const struct pol_config *c, FILE *out);
 
-/* ---- the person at the terminal (prompt.c) ----------------------------- */
+/* ---- the person at the terminal (tty.c) ----------------------------- */
 
 /* Opens /dev/tty for --prompt tty. 0 or -errno. */
-int sup_prompt_open(struct sup_run *r);
-/* Puts the terminal in the event loop (after sup_prompt_open). */
-int sup_prompt_watch(struct sup_run *r);
+int sup_tty_open(struct sup_run *r);
+/* Puts the terminal in the event loop (after sup_tty_open). */
+int sup_tty_watch(struct sup_run *r);
 /* Queues |p| for the person: shows it now if nothing else is shown. */
-void sup_prompt_enqueue(struct sup_run *r, struct sup_pending *p);
+void sup_tty_enqueue(struct sup_run *r, struct sup_pending *p);
 /* |p| was decided elsewhere (desk, deadline): stop showing it. */
-void sup_prompt_forget(struct sup_run *r, struct sup_pending *p);
-void sup_prompt_close(struct sup_run *r);
+void sup_tty_forget(struct sup_run *r, struct sup_pending *p);
+void sup_tty_close(struct sup_run *r);
 
 /* ---- the judge (judging.c) --------------------------------------------- */
 
