@@ -140,26 +140,6 @@ static int print_tool_calls(struct sto_db *db, const struct sto_filter *f)
 	return rc;
 }
 
-int sup_open_audit(const char *dir, const char *audit, struct sto_db **db)
-{
-	wd_autofree char *def = wd_asprintf("%s/.warden/audit.db", dir);
-	if (!audit)
-		audit = def;
-	*db = NULL;
-	if (access(audit, R_OK) < 0) {
-		wd_err("%s: no audit here (%s); run warden run first, or pass --audit PATH", audit,
-		       strerror(errno));
-		return -errno;
-	}
-	char *err = NULL;
-	int rc = sto_open(audit, db, &err);
-	if (rc < 0) {
-		wd_err("%s", err ? err : strerror(-rc));
-		free(err);
-	}
-	return rc;
-}
-
 int sup_cmd_audit(int argc, char **argv)
 {
 	static const struct option longopts[] = {

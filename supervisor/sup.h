@@ -354,6 +354,11 @@ void sup_trace_free(struct sup_run *r);
 bool sup_startup_child(struct sup_run *r, struct sup_proc *p, const struct sbx_exec_event *ev,
 		       const struct pol_request *req);
 
+/* Called for every exec notification before it is decided: the agent's
+ * start-up ends at the first sign it has had a child (an exec by another
+ * process of its tree, or a child alive at an exec of its own). */
+void sup_startup_check(struct sup_run *r, const struct sbx_exec_event *ev, struct sup_proc *p);
+
 enum sup_machinery {
 	SUP_MACH_NONE,
 	SUP_MACH_SETUP,	   /* Codex's process-setup re-exec: allowed, not a tool call */
@@ -465,6 +470,10 @@ struct sup_outcome {
 	bool not_a_call;
 };
 
+/* Writes the queued rows of execs the kernel failed (answer.c), in one
+ * transaction with |also| (may be NULL) when given. Returns
+ * sto_append_batch()'s result; |also|->id is set on success. */
+int sup_audit_flush(struct sup_run *r, struct sto_row *also);
 /* Audits and answers |rq| (answer.c), then frees it. */
 void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o);
 /* The index of sup_stats for |source|. */
@@ -547,38 +556,41 @@ void sup_stats_add(struct sup_stats *s, int source, int64_t ns);
 void sup_stats_print(const struct sup_stats *s, FILE *out);
 void sup_stats_free(struct sup_stats *s);
 
-/* ---- commands ------------------------------------------------------------ */
+/* ---- leaves shared by the supervisor and the commands ------------------- */
 
-/* Loads the permissions.json at |path|; with |missing_ok|, no file is the
- * built-in config. Prints every problem (file:line: key: what to do) on
+/* Loads the permissions.json at |path| (config_load.c); with |missing_ok|,
+ * no file is the built-in config. Prints every problem (file:line: key: what to do) on
  * stderr and returns -EINVAL for a bad file. Caller frees *out. */
 int sup_config_load(const char *path, bool missing_ok, struct pol_config **out);
 
-int sup_cmd_run(int argc, char **argv);
 /* Opens the audit of the project in |dir| (or |audit| when given) for the
- * commands that read it, saying on stderr what to do when there is none.
+ * commands that read it (audit_open.c), saying on stderr what to do when there is none.
  * 0 or -errno. */
 int sup_open_audit(const char *dir, const char *audit, struct sto_db **db);
-int sup_cmd_audit(int argc, char **argv);
-int sup_cmd_doctor(int argc, char **argv);
-int sup_cmd_config(int argc, char **argv);
-int sup_cmd_explain(int argc, char **argv);
 
-/* Called for every exec notification before it is decided: the agent's
- * start-up ends at the first sign it has had a child (an exec by another
- * process of its tree, or a child alive at an exec of its own). */
-/* Writes the queued rows of execs the kernel failed, in one transaction
- * with |also| (may be NULL) when given. Returns sto_append_batch()'s
- * result; |also|->id is set on success. */
-int sup_audit_flush(struct sup_run *r, struct sto_row *also);
-
-void sup_startup_check(struct sup_run *r, const struct sbx_exec_event *ev, struct sup_proc *p);
-int sup_cmd_rules(int argc, char **argv); /* rules_cmd.c: rules propose|accept */
-/* Approval memory for a pending request (rules_cmd.c): the summary line
+/* The people's decisions read from the audit (advice.c), strings owned. */
+struct sup_records {
+	struct pol_mem_record *v;
+	size_t n;
+};
+/* sto_people_decisions()'s callback: appends |row| to |arg|, a sup_records. */
+int sup_records_take(const struct sto_row *row, void *arg);
+void sup_records_free(struct sup_records *rs);
+/* Approval memory for a pending request (advice.c): the summary line
  * ("3 similar: 2 approved, 1 denied (by ann)") and the JSON context, from
  * the latest people's decisions in |db|. Advice only. 0 or -errno; caller
  * frees both. */
 int sup_memory_advice(struct sto_db *db, const struct pol_request *req, char **summary,
 		      char **json);
+
+/* ---- commands ------------------------------------------------------------ */
+
+int sup_cmd_run(int argc, char **argv);
+int sup_cmd_audit(int argc, char **argv);
+int sup_cmd_doctor(int argc, char **argv);
+int sup_cmd_config(int argc, char **argv);
+int sup_cmd_explain(int argc, char **argv);
+
+int sup_cmd_rules(int argc, char **argv); /* rules_cmd.c: rules propose|accept */
 
 #endif
