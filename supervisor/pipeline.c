@@ -27,9 +27,7 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 
-#define NOTE_AGGRESSIVE "aggressive mode, auto-approve all escalated tool calls"
-#define NOTE_PASSIVE	"passive mode, reject all escalated tool calls"
-#define NOTE_NO_PERSON	"standard mode, but no person can be asked (--prompt none): rejected"
+#define NOTE_NO_PERSON "standard mode, but no person can be asked (--prompt none): rejected"
 
 #define NOTE_REVIEW "review run: escalations are never asked, standard mode rejects them"
 
@@ -59,7 +57,7 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 		sup_finish(r, rq,
 			   (struct sup_outcome){.allow = true,
 						.source = "tier",
-						.reason = NOTE_AGGRESSIVE,
+						.reason = JDG_NOTE_AGGRESSIVE,
 						.decided_by = "warden"});
 		return;
 	case POL_TIER_STANDARD:
@@ -88,7 +86,7 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 		sup_finish(r, rq,
 			   (struct sup_outcome){.allow = false,
 						.source = "tier",
-						.reason = NOTE_PASSIVE,
+						.reason = JDG_NOTE_PASSIVE,
 						.decided_by = "warden"});
 		return;
 	}
