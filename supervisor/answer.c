@@ -9,39 +9,6 @@
 #include <errno.h>
 #include <string.h>
 
-/* Indexes of sup_stats by source. */
-enum {
-	ST_STARTUP,
-	ST_HARNESS,
-	ST_HARD_DENY,
-	ST_RULE,
-	ST_GRANT,
-	ST_FAST_PATH,
-	ST_COVERED,
-	ST_JUDGE,
-	ST_TIER,
-	ST_USER,
-	ST_ERROR,
-};
-
-int stat_index(const char *source)
-{
-	static const char *const names[] = {
-		[ST_STARTUP] = "startup", [ST_HARNESS] = "harness", [ST_HARD_DENY] = "hard_deny",
-		[ST_RULE] = "rule",	  [ST_GRANT] = "grant",	    [ST_FAST_PATH] = "fast_path",
-		[ST_COVERED] = "covered", [ST_JUDGE] = "judge",	    [ST_TIER] = "tier",
-		[ST_USER] = "user",
-	};
-	for (size_t i = 0; i < WD_ARRAY_SIZE(names); i++)
-		if (names[i] && strcmp(names[i], source) == 0)
-			return (int)i;
-	if (strstr(source, "grant") || strcmp(source, "accepted_rule") == 0)
-		return ST_GRANT;
-	if (strcmp(source, "judge_cache") == 0)
-		return ST_JUDGE;
-	return ST_ERROR;
-}
-
 static void request_free(struct sup_request *rq)
 {
 	if (!rq)
@@ -95,7 +62,7 @@ static int64_t write_row(struct sup_run *r, const struct sup_request *rq, struct
 		.request = json ? json : "{}",
 		.summary = rq->summary,
 		.decision = o->allow ? "allow" : "deny",
-		.source = o->source,
+		.source = pol_source_name(o->source),
 		.reason = o->reason,
 		.decided_by = o->decided_by,
 		.note = o->note,
@@ -137,7 +104,7 @@ static void answer_refusal(struct sup_run *r, struct sup_request *rq, struct sup
 	/* A view caller that could not be named (tgid 0) is not told: never
 	 * write to a pid that is not the one that asked. */
 	if (rq->tgid > 0) {
-		if (strcmp(o->source, "user") == 0)
+		if (o->source == POL_SRC_USER)
 			sup_tell(r, rq->tgid, "refused by %s: %s (%s\"%s\")", o->decided_by,
 				 o->note ? o->note : "no note",
 				 rq->kind == POL_EXEC ? "exec of " : "", rq->summary);
@@ -165,7 +132,7 @@ static void answer_exec(struct sup_run *r, struct sup_request *rq, struct sup_pr
 	sbx_exec_event_free(p->decided);
 	p->decided = ev;
 	p->decided_row = row_id;
-	p->next_cover = covers_next ? (strcmp(o->source, "covered") == 0 ? p->cover : row_id) : 0;
+	p->next_cover = covers_next ? (o->source == POL_SRC_COVERED ? p->cover : row_id) : 0;
 	if (sbx_notify_allow(r->child.notify_fd, id) < 0) {
 		sbx_exec_event_free(p->decided); /* the caller is gone */
 		p->decided = NULL;
@@ -194,13 +161,13 @@ void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o)
 	if (rq->kind == POL_EXEC && o.allow)
 		seize_caller(r, rq, p, covers_next, &o);
 	int64_t row_id = write_row(r, rq, p, covering, &o);
-	sup_stats_add(&r->stats, stat_index(o.source), wd_now_mono_ns() - rq->t_recv_ns);
+	sup_stats_add(&r->stats, o.source, wd_now_mono_ns() - rq->t_recv_ns);
 	sup_judge_record(r, rq, o.allow, o.source, o.decided_by,
-			 o.note				 ? o.note
-			 : strcmp(o.source, "tier") == 0 ? o.reason
-							 : NULL);
+			 o.note			    ? o.note
+			 : o.source == POL_SRC_TIER ? o.reason
+						    : NULL);
 	wd_debug("%s %s: %s (%s: %s)", o.allow ? "allowed" : "refused", verb_of(rq), rq->summary,
-		 o.source, o.reason);
+		 pol_source_name(o.source), o.reason);
 	if (!o.allow) {
 		answer_refusal(r, rq, p, &o, row_id);
 		return;

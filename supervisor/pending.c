@@ -129,7 +129,7 @@ int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer
 	const char *n = note && *note ? note : NULL;
 	char reason[512];
 	int rc = 0;
-	struct sup_outcome o = {.source = "user", .decided_by = who, .note = n};
+	struct sup_outcome o = {.source = POL_SRC_USER, .decided_by = who, .note = n};
 	if (msg)
 		*msg = NULL;
 	switch (a) {
@@ -196,7 +196,7 @@ static void finish_followers(struct sup_run *r, struct sup_pending *p, struct su
 static void drop_gone_followers(struct sup_run *r, struct sup_pending *p)
 {
 	struct sup_outcome gone = {.allow = false,
-				   .source = "stopped",
+				   .source = POL_SRC_STOPPED,
 				   .reason = "the process stopped waiting (killed)",
 				   .decided_by = "warden"};
 	for (struct sup_request **fp = &p->followers; *fp;) {
@@ -214,11 +214,11 @@ int sup_pending_expire(struct sup_run *r)
 {
 	int64_t now = wd_now_mono_ns(), next = -1;
 	struct sup_outcome gone = {.allow = false,
-				   .source = "stopped",
+				   .source = POL_SRC_STOPPED,
 				   .reason = "the process stopped waiting (killed)",
 				   .decided_by = "warden"};
 	struct sup_outcome late = {.allow = false,
-				   .source = "timeout",
+				   .source = POL_SRC_TIMEOUT,
 				   .reason = NOTE_DEADLINE,
 				   .decided_by = "warden"};
 	struct sup_pending *p = r->pending;
@@ -254,7 +254,7 @@ int sup_pending_expire(struct sup_run *r)
 void sup_pending_refuse_all(struct sup_run *r, const char *why)
 {
 	struct sup_outcome o = {
-		.allow = false, .source = "stopped", .reason = why, .decided_by = "warden"};
+		.allow = false, .source = POL_SRC_STOPPED, .reason = why, .decided_by = "warden"};
 	while (r->pending) {
 		struct sup_pending *p = r->pending;
 		pending_unlink(r, p);

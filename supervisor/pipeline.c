@@ -47,7 +47,7 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 		 * by a tier any more (a request the judge had is refused). */
 		sup_finish(r, rq,
 			   (struct sup_outcome){.allow = false,
-						.source = "stopped",
+						.source = POL_SRC_STOPPED,
 						.reason = "the session ended before a decision",
 						.decided_by = "warden"});
 		return;
@@ -56,7 +56,7 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 	case POL_TIER_AGGRESSIVE:
 		sup_finish(r, rq,
 			   (struct sup_outcome){.allow = true,
-						.source = "tier",
+						.source = POL_SRC_TIER,
 						.reason = JDG_NOTE_AGGRESSIVE,
 						.decided_by = "warden"});
 		return;
@@ -65,7 +65,7 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 			/* A review run never waits for a person. */
 			sup_finish(r, rq,
 				   (struct sup_outcome){.allow = false,
-							.source = "tier",
+							.source = POL_SRC_TIER,
 							.reason = NOTE_REVIEW,
 							.decided_by = "warden"});
 			return;
@@ -76,7 +76,7 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 		}
 		sup_finish(r, rq,
 			   (struct sup_outcome){.allow = false,
-						.source = "tier",
+						.source = POL_SRC_TIER,
 						.reason = NOTE_NO_PERSON,
 						.decided_by = "warden"});
 		return;
@@ -85,7 +85,7 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 	default: /* fail closed: an unknown tier refuses */
 		sup_finish(r, rq,
 			   (struct sup_outcome){.allow = false,
-						.source = "tier",
+						.source = POL_SRC_TIER,
 						.reason = JDG_NOTE_PASSIVE,
 						.decided_by = "warden"});
 		return;
@@ -139,7 +139,8 @@ static bool harness_machinery(struct sup_run *r, struct sup_request *rq, struct 
 	}
 	sup_finish(r, rq,
 		   (struct sup_outcome){.allow = true,
-					.source = m == SUP_MACH_VALIDATE ? "startup" : "harness",
+					.source = m == SUP_MACH_VALIDATE ? POL_SRC_STARTUP
+									 : POL_SRC_HARNESS,
 					.reason = reason,
 					.decided_by = m == SUP_MACH_VALIDATE ? r->person : "warden",
 					.not_a_call = m == SUP_MACH_SETUP});
@@ -165,7 +166,7 @@ static bool harness_startup(struct sup_run *r, struct sup_request *rq, const str
 		 pol_harness_name(r->opts.agent), r->person);
 	sup_finish(r, rq,
 		   (struct sup_outcome){.allow = true,
-					.source = "startup",
+					.source = POL_SRC_STARTUP,
 					.reason = reason,
 					.decided_by = r->person});
 	return true;
@@ -187,7 +188,7 @@ static void agent_startup(struct sup_run *r, struct sup_request *rq)
 	}
 	sup_finish(r, rq,
 		   (struct sup_outcome){.allow = true,
-					.source = "startup",
+					.source = POL_SRC_STARTUP,
 					.reason = reason,
 					.decided_by = r->person});
 }
@@ -226,14 +227,14 @@ void sup_run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup)
 	case POL_DENY:
 		sup_finish(r, rq,
 			   (struct sup_outcome){.allow = false,
-						.source = pol_source_name(d->source),
+						.source = d->source,
 						.reason = d->reason,
 						.decided_by = "warden"});
 		return;
 	case POL_ALLOW:
 		sup_finish(r, rq,
 			   (struct sup_outcome){.allow = true,
-						.source = pol_source_name(d->source),
+						.source = d->source,
 						.reason = d->reason,
 						.decided_by = "warden",
 						.covers = d->covers});
@@ -253,7 +254,7 @@ void sup_run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup)
 }
 
 void sup_judge_verdict(struct sup_run *r, struct sup_request *rq, int outcome, const char *reason,
-		       const char *judge_json, const char *source)
+		       const char *judge_json, enum pol_source source)
 {
 	free(rq->judge_json);
 	rq->judge_json = judge_json ? wd_strdup(judge_json) : NULL;
@@ -290,7 +291,7 @@ void sup_refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summary
 	rq->summary = summary;
 	sup_finish(r, rq,
 		   (struct sup_outcome){.allow = false,
-					.source = "error",
+					.source = POL_SRC_ERROR,
 					.reason = "the request could not be built",
 					.decided_by = "warden"});
 }
@@ -339,7 +340,7 @@ static struct pol_request *request_of(struct sup_run *r, const struct sbx_exec_e
  * search at one commit.
  */
 static void quiet_refusal(struct sup_run *r, struct sbx_exec_event *ev, struct sup_proc *p,
-			  int64_t t0, int err, const char *source, char *reason, const char *by)
+			  int64_t t0, int err, enum pol_source source, char *reason, const char *by)
 {
 	sbx_notify_deny(r->child.notify_fd, ev->id, err);
 	struct pol_request *req = ev->argv[0] ? request_of(r, ev) : NULL;
@@ -350,18 +351,18 @@ static void quiet_refusal(struct sup_run *r, struct sbx_exec_event *ev, struct s
 		.session = r->session_id,
 		.pid = ev->pid,
 		.ppid = p ? p->ppid : 0,
-		.kind = "exec",
+		.kind = pol_kind_name(POL_EXEC),
 		.request = req ? pol_request_json(req) : wd_strdup("{}"),
 		.summary = ev->argv[0] ? wd_argv_join(ev->argv) : wd_strdup(ev->path),
 		.decision = "deny",
-		.source = source,
+		.source = pol_source_name(source),
 		.reason = reason,
 		.decided_by = by,
 		.tool_call = p ? p->tool_call : 0,
 		.latency_us = (wd_now_mono_ns() - t0) / 1000,
 	};
 	pol_request_free(req);
-	sup_stats_add(&r->stats, stat_index(source), wd_now_mono_ns() - t0);
+	sup_stats_add(&r->stats, source, wd_now_mono_ns() - t0);
 	sbx_exec_event_free(ev);
 	sup_proc_keep_untraced(r, p);
 	if (r->nmisses == MISSES_MAX)
@@ -373,7 +374,7 @@ static void on_exec(struct sup_run *r, struct sbx_exec_event *ev, struct sup_pro
 {
 	if (!ev->found && !ev->refuse_errno) {
 		const char *name = strerrorname_np(ev->open_errno);
-		quiet_refusal(r, ev, p, t0, ev->open_errno, "decoder",
+		quiet_refusal(r, ev, p, t0, ev->open_errno, POL_SRC_DECODER,
 			      wd_asprintf("the exec fails: %s (%s)", strerror(ev->open_errno),
 					  name ? name : "?"),
 			      "kernel");
@@ -382,7 +383,7 @@ static void on_exec(struct sup_run *r, struct sbx_exec_event *ev, struct sup_pro
 	if (p->refused_digest == ev->digest && wd_now_mono_ns() - p->refused_at_ns < 2000000000LL) {
 		/* The same exec, refused a moment ago, retried on the next
 		 * PATH entry (dash, bash and execvp all do): same answer. */
-		quiet_refusal(r, ev, p, t0, EACCES, "repeat",
+		quiet_refusal(r, ev, p, t0, EACCES, POL_SRC_REPEAT,
 			      wd_asprintf("the same exec was refused a moment ago (row %lld)",
 					  (long long)p->refused_row),
 			      "warden");
@@ -400,7 +401,7 @@ static void on_exec(struct sup_run *r, struct sbx_exec_event *ev, struct sup_pro
 					  : wd_asprintf("%s (argv not read)", ev->path);
 		sup_finish(r, rq,
 			   (struct sup_outcome){.allow = false,
-						.source = "decoder",
+						.source = POL_SRC_DECODER,
 						.reason = ev->refuse_reason,
 						.decided_by = "warden",
 						.err = ev->refuse_errno});

@@ -113,7 +113,8 @@ static bool inside(const struct sup_run *r, int fd, const char *canon)
 
 /* Writes the audit row of a decided destination. 0 or -errno. */
 static int audit(struct sup_run *r, const struct sbx_sock_event *ev, const char *given,
-		 const char *canon, bool allow, const char *source, const char *reason, int64_t t0)
+		 const char *canon, bool allow, enum pol_source source, const char *reason,
+		 int64_t t0)
 {
 	struct sup_proc *p = sup_proc_get(r, ev->pid);
 	bool adopted = false;
@@ -139,11 +140,11 @@ static int audit(struct sup_run *r, const struct sbx_sock_event *ev, const char 
 		.session = r->session_id,
 		.pid = ev->pid,
 		.ppid = p ? p->ppid : 0,
-		.kind = "connect",
+		.kind = pol_kind_name(POL_CONNECT),
 		.request = req.buf,
 		.summary = sum.buf,
 		.decision = allow ? "allow" : "deny",
-		.source = source,
+		.source = pol_source_name(source),
 		.reason = reason,
 		.decided_by = "warden",
 		.tool_call = p ? p->tool_call : 0,
@@ -156,7 +157,8 @@ static int audit(struct sup_run *r, const struct sbx_sock_event *ev, const char 
 		wd_err("the audit row for \"%s\" could not be written (%s): refused", sum.buf,
 		       strerror(-rc));
 	}
-	wd_debug("%s %s (%s: %s)", allow ? "allowed" : "refused", sum.buf, source, reason);
+	wd_debug("%s %s (%s: %s)", allow ? "allowed" : "refused", sum.buf, pol_source_name(source),
+		 reason);
 	if (!allow)
 		sup_tell(r, ev->tgid, "refused %s to %s: %s", op_name(ev->op), canon, reason);
 	if (adopted && p)
@@ -199,9 +201,10 @@ static int decide_path(struct sup_run *r, struct sbx_sock_event *ev, struct sbx_
 		char reason[512];
 		snprintf(reason, sizeof(reason), "the config's sockets.allow lists it (%.400s)",
 			 entry);
-		return audit(r, ev, m->path, canon, true, "rule", reason, t0) < 0 ? EACCES : 0;
+		return audit(r, ev, m->path, canon, true, POL_SRC_RULE, reason, t0) < 0 ? EACCES
+											: 0;
 	}
-	(void)audit(r, ev, m->path, canon, false, "boundary", REASON_OUTSIDE, t0);
+	(void)audit(r, ev, m->path, canon, false, POL_SRC_BOUNDARY, REASON_OUTSIDE, t0);
 	return EACCES;
 }
 
@@ -281,7 +284,8 @@ void sup_sock_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0
 			err = decide_path(r, ev, m, t0);
 		} else if (m->kind == SBX_ADDR_ABSTRACT) {
 			wd_autofree char *name = abstract_name(m);
-			(void)audit(r, ev, name, name, false, "boundary", REASON_ABSTRACT, t0);
+			(void)audit(r, ev, name, name, false, POL_SRC_BOUNDARY, REASON_ABSTRACT,
+				    t0);
 			err = EPERM;
 		}
 	}

@@ -459,7 +459,7 @@ void sup_pending_add(struct sup_run *r, struct sup_request *rq);
 /* How the decision of one request ends. */
 struct sup_outcome {
 	bool allow;
-	const char *source;
+	enum pol_source source;
 	const char *reason;
 	const char *decided_by;
 	const char *note;
@@ -476,8 +476,6 @@ struct sup_outcome {
 int sup_audit_flush(struct sup_run *r, struct sto_row *also);
 /* Audits and answers |rq| (answer.c), then frees it. */
 void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o);
-/* The index of sup_stats for |source|. */
-int stat_index(const char *source);
 /* Steps 1-5 for |rq| (pipeline.c). */
 void sup_run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup);
 /* Policy could not build |rq|'s request: refused (pipeline.c). */
@@ -540,19 +538,19 @@ void sup_judge_free(struct sup_run *r);
 bool sup_judge_submit(struct sup_run *r, struct sup_request *rq);
 /* The pipeline's continuation after the judge (pipeline.c). Takes |rq|. */
 void sup_judge_verdict(struct sup_run *r, struct sup_request *rq, int outcome, const char *reason,
-		       const char *judge_json, const char *source);
+		       const char *judge_json, enum pol_source source);
 /* A request arrived (turns end after --turn-idle of silence). */
 void sup_judge_touch(struct sup_run *r);
 /* A person answered: the next call starts a new turn. */
 void sup_judge_person_answered(struct sup_run *r);
 /* Appends a decided request to the judge's history. */
 void sup_judge_record(struct sup_run *r, const struct sup_request *rq, bool allowed,
-		      const char *source, const char *decided_by, const char *note);
+		      enum pol_source source, const char *decided_by, const char *note);
 uint64_t sup_judge_calls(const struct sup_run *r);
 
 /* ---- stats (stats.c) ---------------------------------------------------- */
 
-void sup_stats_add(struct sup_stats *s, int source, int64_t ns);
+void sup_stats_add(struct sup_stats *s, enum pol_source source, int64_t ns);
 void sup_stats_print(const struct sup_stats *s, FILE *out);
 void sup_stats_free(struct sup_stats *s);
 

@@ -536,11 +536,11 @@ static void exec_mismatch(struct sup_run *r, pid_t pid, struct sbx_exec_event *e
 		.ts_us = wd_now_real_us(),
 		.session = r->session_id,
 		.pid = pid,
-		.kind = "exec",
+		.kind = pol_kind_name(POL_EXEC),
 		.request = json,
 		.summary = ev ? ev->path : "(unknown exec)",
 		.decision = "deny",
-		.source = "integrity",
+		.source = pol_source_name(POL_SRC_INTEGRITY),
 		.reason = why,
 		.decided_by = "warden",
 	};

@@ -141,7 +141,7 @@ void sup_on_view(struct sup_loop *l, int fd, uint32_t events, void *arg)
 			sup_finish(r, rq,
 				   (struct sup_outcome){
 					   .allow = false,
-					   .source = "limit",
+					   .source = POL_SRC_LIMIT,
 					   .reason = "the view was saturated by opens waiting on "
 						     "warden; refused at once, this row written "
 						     "right after the answer",
@@ -150,7 +150,7 @@ void sup_on_view(struct sup_loop *l, int fd, uint32_t events, void *arg)
 			sup_finish(r, rq,
 				   (struct sup_outcome){
 					   .allow = false,
-					   .source = "limit",
+					   .source = POL_SRC_LIMIT,
 					   .reason = "too many opens are already waiting for a "
 						     "decision; refused without asking",
 					   .decided_by = "warden"});
