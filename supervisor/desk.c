@@ -235,8 +235,12 @@ static void handle(struct conn *c, char *line, struct wd_sb *out)
 	}
 	char *who = user_name(c->uid);
 	char *summary = wd_strdup(p->rq->summary);
-	char *msg = NULL;
-	sup_pending_answer(r, p, a, note, who, &msg);
+	char *written = NULL, *err = NULL;
+	sup_pending_answer(r, p, a, note, who, &written, &err);
+	char *msg = err	      ? wd_steal_pointer(&err)
+		    : written ? wd_asprintf("wrote .warden/permissions.json:\n%s", written)
+			      : NULL;
+	free(written);
 	wd_sb_printf(out, "ok\t%s %s: %s%s%s\n", a == SUP_ANSWER_REJECT ? "refused" : "approved",
 		     id, summary, msg ? "\n" : "", msg ? msg : "");
 	free(msg);

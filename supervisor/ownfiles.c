@@ -154,9 +154,8 @@ static char **host_places(const struct sup_run *r, char *const *writable)
 }
 
 int sup_own_files_check(const struct sup_run *r, const char *project, const char *cfgpath,
-			char *const *writable, char **why)
+			char *const *writable, char **err)
 {
-	*why = NULL;
 	struct own o = {
 		.project = project,
 		.warden_dir = wd_asprintf("%s/.warden", project),
@@ -205,6 +204,9 @@ int sup_own_files_check(const struct sup_run *r, const char *project, const char
 	free(o.places);
 	if (ok)
 		return 0;
-	*why = o.why;
+	if (err)
+		*err = o.why;
+	else
+		free(o.why);
 	return -EPERM;
 }

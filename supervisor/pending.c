@@ -120,7 +120,7 @@ static int write_project_grant(struct sup_run *r, const struct pol_request *req,
 }
 
 int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer a,
-		       const char *note, const char *who, char **msg)
+		       const char *note, const char *who, char **written, char **err)
 {
 	pending_unlink(r, p);
 	struct sup_request *rq = p->rq, *followers = p->followers;
@@ -130,17 +130,16 @@ int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer
 	char reason[512];
 	int rc = 0;
 	struct sup_outcome o = {.source = POL_SRC_USER, .decided_by = who, .note = n};
-	if (msg)
-		*msg = NULL;
 	switch (a) {
 	case SUP_ANSWER_ALWAYS_PROJECT: {
 		char *json = NULL;
 		rc = write_project_grant(r, rq->req, who, &json);
-		if (msg)
-			*msg = rc < 0 ? wd_asprintf("the project grant could not be written: %s; "
-						    "approved for this session only",
-						    strerror(-rc))
-				      : wd_asprintf("wrote .warden/permissions.json:\n%s", json);
+		if (rc < 0 && err)
+			*err = wd_asprintf("the project grant could not be written: %s; approved "
+					   "for this session only",
+					   strerror(-rc));
+		if (rc == 0 && written)
+			*written = wd_steal_pointer(&json);
 		free(json);
 	}
 		/* A project grant is a session grant too. */

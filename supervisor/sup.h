@@ -256,14 +256,14 @@ void sup_tmp_free(struct sup_run *r);
 
 /* ---- warden's own files (ownfiles.c) ----------------------------------- */
 
-/* Refuses (-EPERM, a sentence in *why: caller frees) when warden's
+/* Refuses (-EPERM, a sentence in *err: caller frees) when warden's
  * executable, the config |cfgpath|, the audit's directory, or a directory
  * above any of them could be changed by the agent (a place of |writable|,
  * the list Landlock will get, other than the private temporary
  * directories; or, by file permissions, another user). |project|'s
  * .warden/ is kept read-only in the sandbox and is not counted. */
 int sup_own_files_check(const struct sup_run *r, const char *project, const char *cfgpath,
-			char *const *writable, char **why);
+			char *const *writable, char **err);
 
 /* ---- processes (trace.c) ----------------------------------------------- */
 
@@ -438,11 +438,13 @@ enum sup_answer {
 	SUP_ANSWER_ALWAYS_PROJECT, /* a session grant and a persistent project grant */
 	SUP_ANSWER_REJECT,
 };
-/* Decides |p| as |who| answered. Returns 0, or -errno when a project grant
- * could not be written (the request is then approved once and the error is
- * in *msg). *msg (caller frees, may be NULL) says what happened. */
+/* Decides |p| as |who| answered. With SUP_ANSWER_ALWAYS_PROJECT, the
+ * grant written to .warden/permissions.json is in *written (the file's new
+ * text; caller frees; |written| may be NULL). Returns 0, or -errno when the
+ * project grant could not be written: the request is then approved for the
+ * session only, and *err says so. */
 int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer a,
-		       const char *note, const char *who, char **msg);
+		       const char *note, const char *who, char **written, char **err);
 /* Refuses every pending request (at exit). */
 void sup_pending_refuse_all(struct sup_run *r, const char *why);
 /* Refuses pending requests whose deadline passed (audited as "timeout") and

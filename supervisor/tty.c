@@ -134,7 +134,7 @@ static void on_tty(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		}
 		ps->shown = NULL;
 		if (still_pending(r, p))
-			sup_pending_answer(r, p, a, note, r->person, NULL);
+			sup_pending_answer(r, p, a, note, r->person, NULL, NULL);
 		give_back(r);
 		show(r);
 	}
