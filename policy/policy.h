@@ -653,6 +653,10 @@ bool pol_env_name_is_secret(const char *name, size_t len);
 bool pol_env_keeps(const struct pol_config *c, enum pol_harness h, const char *name, size_t len);
 /* Whether |name| is a valid variable name ([A-Za-z_][A-Za-z0-9_]*). */
 bool pol_env_name_valid(const char *name);
+/* Of per-harness NULL-terminated tables, the one of |h| (an empty table
+ * for POL_HARNESS_NONE or an unknown harness). */
+const char *const *pol_harness_table(enum pol_harness h, const char *const *claude,
+				     const char *const *codex, const char *const *aider);
 size_t pol_config_env_keep_count(const struct pol_config *c);
 const char *pol_config_env_keep(const struct pol_config *c, size_t i);
 

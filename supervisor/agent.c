@@ -147,18 +147,7 @@ const char *const *sup_profile_writable(enum pol_harness h)
 					     ".cache/claude", NULL};
 	static const char *const codex[] = {".codex", NULL};
 	static const char *const aider[] = {".aider", ".cache/aider", NULL};
-	static const char *const none[] = {NULL};
-	switch (h) {
-	case POL_HARNESS_CLAUDE_CODE:
-		return claude;
-	case POL_HARNESS_CODEX:
-		return codex;
-	case POL_HARNESS_AIDER:
-		return aider;
-	case POL_HARNESS_NONE:
-	default:
-		return none;
-	}
+	return pol_harness_table(h, claude, codex, aider);
 }
 
 /* Where Landlock lets the agent write: the project (through the view),

@@ -220,3 +220,13 @@ int sup_audit_flush(struct sup_run *r, struct sto_row *also)
 	}
 	return rc;
 }
+
+void sup_finish_warden(struct sup_run *r, struct sup_request *rq, bool allow,
+		       enum pol_source source, const char *reason)
+{
+	sup_finish(r, rq,
+		   (struct sup_outcome){.allow = allow,
+					.source = source,
+					.reason = reason,
+					.decided_by = "warden"});
+}

@@ -45,49 +45,30 @@ static void escalate(struct sup_run *r, struct sup_request *rq)
 	if (r->stopping) {
 		/* The session is ending: nothing waits, and nothing is allowed
 		 * by a tier any more (a request the judge had is refused). */
-		sup_finish(r, rq,
-			   (struct sup_outcome){.allow = false,
-						.source = POL_SRC_STOPPED,
-						.reason = "the session ended before a decision",
-						.decided_by = "warden"});
+		sup_finish_warden(r, rq, false, POL_SRC_STOPPED,
+				  "the session ended before a decision");
 		return;
 	}
 	switch (effective_tier(r)) {
 	case POL_TIER_AGGRESSIVE:
-		sup_finish(r, rq,
-			   (struct sup_outcome){.allow = true,
-						.source = POL_SRC_TIER,
-						.reason = JDG_NOTE_AGGRESSIVE,
-						.decided_by = "warden"});
+		sup_finish_warden(r, rq, true, POL_SRC_TIER, JDG_NOTE_AGGRESSIVE);
 		return;
 	case POL_TIER_STANDARD:
 		if (r->opts.review) {
 			/* A review run never waits for a person. */
-			sup_finish(r, rq,
-				   (struct sup_outcome){.allow = false,
-							.source = POL_SRC_TIER,
-							.reason = NOTE_REVIEW,
-							.decided_by = "warden"});
+			sup_finish_warden(r, rq, false, POL_SRC_TIER, NOTE_REVIEW);
 			return;
 		}
 		if (r->opts.prompt != SUP_PROMPT_NONE && (r->desk_fd >= 0 || r->tty_fd >= 0)) {
 			sup_pending_add(r, rq);
 			return;
 		}
-		sup_finish(r, rq,
-			   (struct sup_outcome){.allow = false,
-						.source = POL_SRC_TIER,
-						.reason = NOTE_NO_PERSON,
-						.decided_by = "warden"});
+		sup_finish_warden(r, rq, false, POL_SRC_TIER, NOTE_NO_PERSON);
 		return;
 	case POL_TIER_PASSIVE:
 	case POL_TIER_UNSET:
 	default: /* fail closed: an unknown tier refuses */
-		sup_finish(r, rq,
-			   (struct sup_outcome){.allow = false,
-						.source = POL_SRC_TIER,
-						.reason = JDG_NOTE_PASSIVE,
-						.decided_by = "warden"});
+		sup_finish_warden(r, rq, false, POL_SRC_TIER, JDG_NOTE_PASSIVE);
 		return;
 	}
 }
@@ -289,11 +270,7 @@ void sup_judge_verdict(struct sup_run *r, struct sup_request *rq, int outcome, c
 void sup_refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summary)
 {
 	rq->summary = summary;
-	sup_finish(r, rq,
-		   (struct sup_outcome){.allow = false,
-					.source = POL_SRC_ERROR,
-					.reason = "the request could not be built",
-					.decided_by = "warden"});
+	sup_finish_warden(r, rq, false, POL_SRC_ERROR, "the request could not be built");
 }
 
 static struct pol_request *request_of(struct sup_run *r, const struct sbx_exec_event *ev)

@@ -478,6 +478,9 @@ struct sup_outcome {
 int sup_audit_flush(struct sup_run *r, struct sto_row *also);
 /* Audits and answers |rq| (answer.c), then frees it. */
 void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o);
+/* sup_finish() of a decision warden reached itself (decided_by "warden"). */
+void sup_finish_warden(struct sup_run *r, struct sup_request *rq, bool allow,
+		       enum pol_source source, const char *reason);
 /* Steps 1-5 for |rq| (pipeline.c). */
 void sup_run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup);
 /* Policy could not build |rq|'s request: refused (pipeline.c). */

@@ -138,22 +138,14 @@ void sup_on_view(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		}
 		rq->summary = pol_request_summary(rq->req);
 		if (vw->late)
-			sup_finish(r, rq,
-				   (struct sup_outcome){
-					   .allow = false,
-					   .source = POL_SRC_LIMIT,
-					   .reason = "the view was saturated by opens waiting on "
-						     "warden; refused at once, this row written "
-						     "right after the answer",
-					   .decided_by = "warden"});
+			sup_finish_warden(r, rq, false, POL_SRC_LIMIT,
+					  "the view was saturated by opens waiting on "
+					  "warden; refused at once, this row written "
+					  "right after the answer");
 		else if (vw->over_cap)
-			sup_finish(r, rq,
-				   (struct sup_outcome){
-					   .allow = false,
-					   .source = POL_SRC_LIMIT,
-					   .reason = "too many opens are already waiting for a "
-						     "decision; refused without asking",
-					   .decided_by = "warden"});
+			sup_finish_warden(r, rq, false, POL_SRC_LIMIT,
+					  "too many opens are already waiting for a "
+					  "decision; refused without asking");
 		else
 			sup_run_pipeline(r, rq, false);
 	}
