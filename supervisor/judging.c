@@ -1,23 +1,11 @@
 /*
- * judging.c: step 4 of the pipeline, the judge, as the supervisor runs it.
- *
- * - Configuration: WARDEN_JUDGE_URL and WARDEN_JUDGE_MODEL (or the config's
- *   "judge" object), WARDEN_JUDGE_API_KEY from the environment only (the
- *   agent never sees any WARDEN_ variable). None configured: every
- *   undecided request escalates, and warden says so once at start.
- * - Turns: the prefix (system prompt, <session_context>, <user_rules>) is
- *   built once per turn and passed byte for byte to every call in the turn,
- *   so that a server's prefix cache hits. A turn ends when the agent's tree
- *   sent no request for --turn-idle seconds, or when a person answers.
- * - Rules come from the audit: this session's (and its parent's, --parent)
- *   replies of people, newest first; "Always approved" from "always"
- *   answers, "User approved ... with note" and "User rejected ...: note".
- * - History is this session's decided requests, kept in memory, oldest
- *   first, with each person's note or the tier's fixed note.
- * - Cache: the same request in the same turn gets the same verdict without
- *   a call (audited as judge_cache).
- * - The HTTP client runs on curl multi inside the event loop: a slow model
- *   holds up nothing else. Any failure escalates (judge/ decides that).
+ * judging.c: step 4 of the pipeline, the judge, as the supervisor runs it:
+ * its configuration (WARDEN_JUDGE_URL, _MODEL, _API_KEY or the config's
+ * "judge"), turns whose prompt prefix is built once and reused byte for
+ * byte, rules from the people's answers in the audit, this session's
+ * history, a per-turn cache (audited as judge_cache), and the HTTP client
+ * on curl multi inside the event loop. Any failure escalates.
+ * docs/design.md, section "The judge".
  */
 #include "sup.h"
 

@@ -1,17 +1,14 @@
 /*
- * pipeline.c: the pipeline of DESIGN.md, run for each exec notification:
+ * pipeline.c: the pipeline, run for each exec notification and for each
+ * open the project view asks about (with the fast path off):
  *
  *   decode -> policy (hard deny, rules and grants, coverage, fast path)
  *          -> judge (not configured: escalate) -> tier -> audit -> answer
  *
- * and for each open the project view asks about (a sensitive path), with
- * the fast path off.
- *
- * The answer is preset to refuse: only sup_finish() with an allowing verdict
- * and a committed audit row lets a request through. Every other path (a
- * decoder refusal, an audit failure, a vanished caller, an unknown verdict)
- * refuses. A request that needs a person waits in the pending list; the
- * loop goes on serving other requests meanwhile.
+ * The answer is preset to refuse: only sup_finish() with an allowing
+ * verdict and a committed audit row lets a request through. A request that
+ * needs a person waits in the pending table (pending.c) while the loop
+ * serves others. docs/design.md, section "The pipeline".
  */
 #include "sup.h"
 

@@ -1,7 +1,7 @@
 /*
  * rules_cmd.c: `warden rules propose` and `warden rules accept`: confirm
- * rules proposed from the decisions people made (approval memory, issue 7),
- * and the explicit step that writes one into .warden/permissions.json.
+ * rules proposed from the decisions people made (approval memory), and the
+ * explicit step that writes one into .warden/permissions.json.
  *
  * Proposing changes nothing. Accepting is a person's choice, named with
  * --by, and shows every condition before it writes. Memory itself never

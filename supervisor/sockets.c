@@ -3,23 +3,13 @@
  * (connect, sendto with an address, sendmsg, sendmmsg; sandbox/sock.c
  * decodes them and says why the decision cannot be raced).
  *
- * A pathname Unix socket is inside the boundary when it lies in the
- * project's view or in one of the session's private directories (on that
- * very mount: a socket of the host cannot be renamed or linked onto it);
- * any other one is outside, and reachable only when the config's
- * "sockets": {"allow": [...]} lists it. An abstract Unix name is refused:
- * the kernel already refuses the ones made outside the agent's Landlock
- * domain, and warden cannot hand one to the kernel without either letting
- * the caller's memory name it again (a race) or connecting from outside
- * that domain. Everything else (an INET socket, a stream socket's send) is
- * passed on untouched by sock.c already.
- *
- * A refused call fails with EACCES (an abstract name with EPERM, the errno
- * Landlock's scope gives), the process is told on its stderr, and
- * the audit gets a row of kind "connect". An allowed outside socket gets a
- * row too; inside ones do not. An allowed call is done on the caller's
- * behalf on a thread of its own (it may block as long as the call would),
- * which answers the notification.
+ * A pathname Unix socket in the project's view or a private directory is
+ * inside the boundary; any other is reachable only when the config's
+ * "sockets": {"allow": [...]} lists it. An abstract name is refused. A
+ * refusal fails with EACCES (EPERM for an abstract name), is told on the
+ * caller's stderr and audited with kind "connect"; an allowed call is done
+ * on the caller's behalf on a thread of its own. docs/design.md, section
+ * "Socket calls".
  */
 #include "sup.h"
 

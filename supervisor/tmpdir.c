@@ -2,18 +2,13 @@
  * tmpdir.c: the session's private temporary directories, and what is
  * shared with the host inside them.
  *
- * Each run gets a fresh directory under the host's /tmp (mkdtemp: 0700,
- * the invoking user's), holding tmp/, var-tmp/ and shm/ (each 01777),
- * which the sandbox binds over /tmp, /var/tmp and /dev/shm. Nothing the
- * host keeps there (sockets of tmux, X11 or an ssh-agent, build trees,
- * scripts, a warden built under /tmp) is visible to the agent, and nothing
- * the agent leaves there reaches the host. What must be seen is bound at
- * its own path inside the private one (sup_tmp_setup says what and why).
- * At the end the directory is removed, by descriptors only and after every
- * process of the sandbox is gone (sup_tmp_finish), unless --keep-tmp.
- *
- * It does not decide what the agent may write: Landlock (the writable
- * list) and the read-only binds do.
+ * Each run gets a fresh directory under the host's /tmp holding tmp/,
+ * var-tmp/ and shm/, which the sandbox binds over /tmp, /var/tmp and
+ * /dev/shm; what must be seen is bound at its own path inside them
+ * (sup_tmp_setup). At the end the directory is removed by descriptors only,
+ * once every process of the sandbox is gone (sup_tmp_finish). It decides
+ * nothing about writes: Landlock and the read-only binds do.
+ * docs/design.md, section "Private temporary directories".
  */
 #include "sup.h"
 

@@ -1,27 +1,14 @@
 /*
  * tty.c: `--prompt tty`: asking the person at the controlling terminal.
  *
- * The agent usually owns the terminal (its process group is in the
- * foreground). To ask, the supervisor takes the foreground, shows one
- * pending request at a time, reads one line without blocking the loop (the
- * tty fd is in the event loop), then gives the terminal back and continues
- * any of the agent's processes that stopped on it meanwhile (SIGTTIN).
- *
- * Answers: "a" allow once, "A" allow always for this session, "r" reject;
- * a note may follow after a space ("r use make clean instead"). Anything
- * else asks again: no answer is read as an approval.
- *
- * The agent can write to the same terminal, so it could draw a question
- * of its own or paint over warden's. Two things make that detectable or
- * stop it: before the agent runs, warden prints a random session code on
- * the terminal, and every real question shows it (the agent never sees
- * it: it is written to the terminal only, and nothing in the sandbox can
- * read a terminal's screen); and while a question is shown warden holds
- * the foreground with TOSTOP set, so the agent's processes that write to
- * the terminal are stopped (SIGTTOU) until the answer. A process that
- * ignores SIGTTOU, or left the terminal's session but kept a descriptor of
- * it, can still write: the code tells a forged question, not a painted-over
- * one, which is why the desk (warden approvals) is the safe channel.
+ * The supervisor takes the terminal's foreground, shows one pending request
+ * at a time, reads one line without blocking the loop, then gives the
+ * terminal back. Answers: "a" allow once, "A" allow always for this
+ * session, "r" reject; a note may follow after a space. Anything else asks
+ * again. Every question shows the session code printed before the agent
+ * ran, and the agent's writes to the terminal are stopped while a question
+ * is shown. What that does and does not stop: docs/design.md, section
+ * "The terminal prompt" (the desk is the safe channel).
  */
 #include "sup.h"
 
