@@ -181,6 +181,24 @@ static void explain_text(const struct pol_request *req, const struct pol_decisio
 						 : "the judge, then the tier");
 }
 
+/* The project |project| (canonical, into |dir|, PATH_MAX bytes) and its
+ * config, set up as warden run would. 0, or -errno after saying why. */
+static int explain_config(const char *project, char *dir, struct pol_config **cfg)
+{
+	if (!realpath(project, dir)) {
+		int e = errno;
+		wd_err("project %s: %s", project, strerror(e));
+		return e ? -e : -ENOENT;
+	}
+	wd_autofree char *cfgpath = wd_asprintf("%s/.warden/permissions.json", dir);
+	int rc = sup_config_load(cfgpath, true, cfg);
+	if (rc < 0)
+		return rc;
+	const char *home = getenv("HOME");
+	pol_config_set_paths(*cfg, dir, home ? home : "/root");
+	return 0;
+}
+
 int sup_cmd_explain(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -223,17 +241,9 @@ int sup_cmd_explain(int argc, char **argv)
 		return SUP_EXIT_USAGE;
 	}
 	char dir[PATH_MAX];
-	if (!realpath(project, dir)) {
-		wd_err("project %s: %s", project, strerror(errno));
-		return SUP_EXIT_USAGE;
-	}
-	wd_autofree char *cfgpath = wd_asprintf("%s/.warden/permissions.json", dir);
 	struct pol_config *cfg = NULL;
-	if (sup_config_load(cfgpath, true, &cfg) < 0)
+	if (explain_config(project, dir, &cfg) < 0)
 		return SUP_EXIT_USAGE;
-	const char *home = getenv("HOME");
-	pol_config_set_paths(cfg, dir, home ? home : "/root");
-
 	struct pol_request *req;
 	wd_autofree char *identity = NULL; /* what explain says of the program */
 	if (open_path) {
