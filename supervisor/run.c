@@ -237,7 +237,7 @@ static int load_project(struct sup_run *r, struct launch *L)
 	if (!realpath(r->opts.project ? r->opts.project : ".", L->project)) {
 		int e = errno;
 		wd_err("project %s: %s", r->opts.project ? r->opts.project : ".", strerror(e));
-		return -e;
+		return e ? -e : -EIO;
 	}
 	r->opts.project = L->project;
 	L->cfgpath = wd_asprintf("%s/.warden/permissions.json", L->project);
@@ -256,7 +256,7 @@ static int load_project(struct sup_run *r, struct launch *L)
 	if (!getcwd(L->cwd, sizeof(L->cwd))) {
 		int e = errno;
 		wd_err("cannot read the current directory: %s", strerror(e));
-		return -e;
+		return e ? -e : -EIO;
 	}
 	L->audit_default = wd_asprintf("%s/.warden/audit.db", L->project);
 	if (!r->opts.audit_path)
@@ -407,7 +407,7 @@ static int setup_loop(struct sup_run *r)
 	if (r->sigfd < 0 || !r->loop) {
 		int e = errno;
 		wd_err("the event loop could not be set up: %s", strerror(e));
-		return -e;
+		return e ? -e : -EIO;
 	}
 	return 0;
 }
@@ -456,7 +456,7 @@ static int prepare_views(struct sup_run *r, struct launch *L)
 		if (r->backing_fd < 0 || r->view_efd < 0) {
 			int e = errno;
 			wd_err("%s: %s", L->project, strerror(e));
-			return -e;
+			return e ? -e : -EIO;
 		}
 	}
 	L->agent_nofile = raise_nofile();
