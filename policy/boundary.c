@@ -85,6 +85,12 @@ static const char *const *harness_env(enum pol_harness h)
 					    "FIREWORKS_API_KEY",
 					    "TOGETHERAI_API_KEY",
 					    NULL};
+	return pol_harness_table(h, claude, codex, aider);
+}
+
+const char *const *pol_harness_table(enum pol_harness h, const char *const *claude,
+				     const char *const *codex, const char *const *aider)
+{
 	static const char *const none[] = {NULL};
 	switch (h) {
 	case POL_HARNESS_CLAUDE_CODE:
