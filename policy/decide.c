@@ -36,8 +36,46 @@ const char *pol_source_name(enum pol_source s)
 		return "fast_path";
 	case POL_SRC_COVERED:
 		return "covered";
+	case POL_SRC_STARTUP:
+		return "startup";
+	case POL_SRC_HARNESS:
+		return "harness";
+	case POL_SRC_JUDGE:
+		return "judge";
+	case POL_SRC_JUDGE_CACHE:
+		return "judge_cache";
+	case POL_SRC_TIER:
+		return "tier";
+	case POL_SRC_USER:
+		return "user";
+	case POL_SRC_TIMEOUT:
+		return "timeout";
+	case POL_SRC_STOPPED:
+		return "stopped";
+	case POL_SRC_LIMIT:
+		return "limit";
+	case POL_SRC_DECODER:
+		return "decoder";
+	case POL_SRC_REPEAT:
+		return "repeat";
+	case POL_SRC_BOUNDARY:
+		return "boundary";
+	case POL_SRC_INTEGRITY:
+		return "integrity";
+	case POL_SRC_ERROR:
+		return "error";
 	}
 	return "unknown";
+}
+
+int pol_source_parse(const char *s, enum pol_source *out)
+{
+	for (int i = POL_SRC_NONE; s && i <= POL_SRC_ERROR; i++)
+		if (strcmp(s, pol_source_name((enum pol_source)i)) == 0) {
+			*out = (enum pol_source)i;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 static const char *const verdict_names[] = {

@@ -24,7 +24,15 @@ int pol_name_find(const char *const *names, size_t from, size_t n, const char *s
 
 const char *pol_kind_name(enum pol_kind k)
 {
-	return k == POL_OPEN ? "open" : "exec";
+	switch (k) {
+	case POL_OPEN:
+		return "open";
+	case POL_CONNECT:
+		return "connect";
+	case POL_EXEC:
+		break;
+	}
+	return "exec";
 }
 
 int pol_kind_parse(const char *s, enum pol_kind *out)
@@ -33,6 +41,8 @@ int pol_kind_parse(const char *s, enum pol_kind *out)
 		*out = POL_EXEC;
 	else if (s && strcmp(s, "open") == 0)
 		*out = POL_OPEN;
+	else if (s && strcmp(s, "connect") == 0)
+		*out = POL_CONNECT;
 	else
 		return -EINVAL;
 	return 0;

@@ -19,9 +19,11 @@
 
 /* ---- the request model ------------------------------------------------ */
 
-enum pol_kind { POL_EXEC, POL_OPEN };
+/* POL_CONNECT: a unix socket call the supervisor decides (no pol_request). */
+enum pol_kind { POL_EXEC, POL_OPEN, POL_CONNECT };
 
-/* The audit's name of a kind ("exec", "open"), and back. 0 or -EINVAL. */
+/* The audit's name of a kind ("exec", "open", "connect"), and back. 0 or
+ * -EINVAL. */
 const char *pol_kind_name(enum pol_kind k);
 int pol_kind_parse(const char *s, enum pol_kind *out);
 
@@ -235,10 +237,28 @@ enum pol_source {
 	POL_SRC_ACCEPTED_RULE, /* an accepted confirm rule */
 	POL_SRC_FAST_PATH,
 	POL_SRC_COVERED, /* inside the tree of an allowed command */
+	/* Decided by the supervisor, never by pol_decide(): */
+	POL_SRC_STARTUP,     /* the agent's own start-up, by the person who ran it */
+	POL_SRC_HARNESS,     /* the agent harness's own machinery */
+	POL_SRC_JUDGE,	     /* the judge's verdict */
+	POL_SRC_JUDGE_CACHE, /* the judge's verdict for the same request, reused */
+	POL_SRC_TIER,	     /* the unattended tier */
+	POL_SRC_USER,	     /* a person's answer */
+	POL_SRC_TIMEOUT,     /* nobody answered before the deadline */
+	POL_SRC_STOPPED,     /* the session or the caller stopped waiting */
+	POL_SRC_LIMIT,	     /* too many opens waiting on the view */
+	POL_SRC_DECODER,     /* the exec could not be read, or fails in the kernel */
+	POL_SRC_REPEAT,	     /* the same exec refused a moment ago */
+	POL_SRC_BOUNDARY,    /* a socket outside the sandbox */
+	POL_SRC_INTEGRITY,   /* an exec that is not what was decided */
+	POL_SRC_ERROR,	     /* the request could not be built */
 };
 
-/* The stable lower-case name of a source ("hard_deny", "fast_path", ...). */
+/* The stable lower-case name of a source ("hard_deny", "fast_path", ...):
+ * the audit's "source" column. pol_source_parse() reads one back: 0, or
+ * -EINVAL for a name no source has. */
 const char *pol_source_name(enum pol_source s);
+int pol_source_parse(const char *s, enum pol_source *out);
 const char *pol_verdict_name(enum pol_verdict v);
 
 /* What the supervisor knows about the caller's process tree. */

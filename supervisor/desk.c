@@ -1,21 +1,13 @@
 /*
- * desk.c: the approvals desk. Each `warden run` listens on a Unix socket
- * in a private runtime directory ($XDG_RUNTIME_DIR/warden or /run/warden,
- * mode 0700, owned by the user; the sandbox hides that directory). People
- * answer from another terminal with `warden approvals`, `warden approve`
- * and `warden deny`.
- *
- * Who answers is the peer's SO_PEERCRED uid: only the user who started the
- * run, or root, may see or answer anything. The protocol is one request
- * line and one answer per connection:
- *
- *   list json|table              -> the pending requests
- *   preview ID                   -> the project grant "approve --always
- *                                   --project" would write
- *   answer ID once|always|project|reject HEXNOTE -> "ok\t..." or "error\t..."
- *
- * Connections are non-blocking and in the event loop: a slow or silent
- * client never holds up a decision.
+ * desk.c: the approvals desk. Each `warden run` listens on a Unix socket in
+ * a private runtime directory ($XDG_RUNTIME_DIR/warden or /run/warden,
+ * 0700; hidden from the sandbox); people answer from another terminal with
+ * `warden approvals`, `warden approve` and `warden deny`. Only the user who
+ * started the run, or root (the peer's SO_PEERCRED uid), may see or answer.
+ * One request line and one answer per connection ("list json|table",
+ * "preview ID", "answer ID once|always|project|reject HEXNOTE"), served
+ * non-blocking in the event loop. docs/design.md, section "The approvals
+ * desk".
  */
 #include "sup.h"
 
@@ -235,8 +227,12 @@ static void handle(struct conn *c, char *line, struct wd_sb *out)
 	}
 	char *who = user_name(c->uid);
 	char *summary = wd_strdup(p->rq->summary);
-	char *msg = NULL;
-	sup_pending_answer(r, p, a, note, who, &msg);
+	char *written = NULL, *err = NULL;
+	sup_pending_answer(r, p, a, note, who, &written, &err);
+	char *msg = err	      ? wd_steal_pointer(&err)
+		    : written ? wd_asprintf("wrote .warden/permissions.json:\n%s", written)
+			      : NULL;
+	free(written);
 	wd_sb_printf(out, "ok\t%s %s: %s%s%s\n", a == SUP_ANSWER_REJECT ? "refused" : "approved",
 		     id, summary, msg ? "\n" : "", msg ? msg : "");
 	free(msg);

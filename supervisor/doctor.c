@@ -118,28 +118,10 @@ static int agent_notes(const char *agent)
 	return SUP_EXIT_USAGE;
 }
 
-int sup_cmd_doctor(int argc, char **argv)
+/* Checks the kernel's features warden needs into |checks| (7). Returns
+ * how many. */
+static size_t kernel_checks(struct check *checks)
 {
-	const char *agent = NULL;
-	const char *project = ".";
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--agent") == 0 && i + 1 < argc) {
-			agent = argv[++i];
-		} else if (strncmp(argv[i], "--agent=", 8) == 0) {
-			agent = argv[i] + 8;
-		} else if (strcmp(argv[i], "--project") == 0 && i + 1 < argc) {
-			project = argv[++i];
-		} else {
-			fputs("usage: warden doctor [--project DIR] [--agent "
-			      "claude-code|codex|aider]\n",
-			      stderr);
-			return SUP_EXIT_USAGE;
-		}
-	}
-	struct utsname u;
-	uname(&u);
-	printf("warden %s on Linux %s (%s)\n", WARDEN_VERSION, u.release, u.machine);
-	struct check checks[7] = {0};
 	size_t n = 0;
 
 	checks[n] = (struct check){"seccomp user notification", true, in_child(try_filter), "",
@@ -181,6 +163,32 @@ int sup_cmd_doctor(int argc, char **argv)
 				   "it nothing limits where the agent writes outside the view"};
 	snprintf(checks[n++].detail, 160, "ABI version %ld: the floor under writes", abi);
 
+	return n;
+}
+
+int sup_cmd_doctor(int argc, char **argv)
+{
+	const char *agent = NULL;
+	const char *project = ".";
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--agent") == 0 && i + 1 < argc) {
+			agent = argv[++i];
+		} else if (strncmp(argv[i], "--agent=", 8) == 0) {
+			agent = argv[i] + 8;
+		} else if (strcmp(argv[i], "--project") == 0 && i + 1 < argc) {
+			project = argv[++i];
+		} else {
+			fputs("usage: warden doctor [--project DIR] [--agent "
+			      "claude-code|codex|aider]\n",
+			      stderr);
+			return SUP_EXIT_USAGE;
+		}
+	}
+	struct utsname u;
+	uname(&u);
+	printf("warden %s on Linux %s (%s)\n", WARDEN_VERSION, u.release, u.machine);
+	struct check checks[7] = {0};
+	size_t n = kernel_checks(checks);
 	bool ok = true;
 	for (size_t i = 0; i < n; i++) {
 		print_check(&checks[i]);
