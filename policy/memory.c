@@ -7,6 +7,8 @@
  * an argument value, and never names a secret-named field. Proposals and
  * accepting are in memory_rules.c. Pure: no I/O, no clock (time is a
  * parameter).
+ *
+ * See docs/design.md, section "Approval memory".
  */
 #include "memory_int.h"
 

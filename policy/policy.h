@@ -1,12 +1,14 @@
 /*
  * policy: warden's pure decision library: the request model, the project
  * config (.warden/permissions.json), sensitive markers, command
- * classification, hard deny, grants and rules, the fast path and process-tree
- * coverage (DESIGN.md pipeline steps 1-3).
+ * classification, hard deny, grants and rules, the fast path, process-tree
+ * coverage, approval memory and the agent harnesses' shapes.
  *
  * It does no I/O beyond the text it is handed, reads no clock (time is a
  * parameter), never logs and never exits. Everything it returns is owned by
  * the caller unless a prototype says otherwise.
+ *
+ * See docs/design.md, section "Policy".
  */
 #ifndef WARDEN_POLICY_H
 #define WARDEN_POLICY_H
@@ -269,8 +271,8 @@ struct pol_context {
 struct pol_decision {
 	enum pol_verdict verdict;
 	enum pol_source source;
-	/* Whether an allowed exec covers the process tree it starts (DESIGN.md
-	 * "Process trees"): false for the fast path, for a shell that reads
+	/* Whether an allowed exec covers the process tree it starts (docs/design.md,
+	 * section "Process trees"): false for the fast path, for a shell that reads
 	 * commands from a terminal or pipe (no -c), and for a script. The
 	 * supervisor applies this to any later allowance of the same request
 	 * too (judge, tier, person). */
@@ -283,7 +285,7 @@ struct pol_decision {
 	char matched[160];
 };
 
-/* Decides |r| in DESIGN.md's order: hard deny; config deny rules; session
+/* Decides |r| in this order: hard deny; config deny rules; session
  * grants, project grants, accepted rules and allow/ask rules; coverage;
  * the fast path; otherwise undecided. |s| may be NULL. |now_us| is realtime
  * µs (review dates of accepted rules). Never fails: an internal problem
@@ -374,7 +376,7 @@ struct pol_judge_settings {
 };
 bool pol_config_judge(const struct pol_config *c, struct pol_judge_settings *out);
 
-/* ---- approval memory (issue 7) ----------------------------------------- */
+/* ---- approval memory --------------------------------------------------- */
 
 /*
  * Memory is advice: it shows a person what people decided before on similar
@@ -513,9 +515,10 @@ bool pol_accepted_covers_args(const struct pol_config *c, const char *tool, cons
 
 /* ---- end of approval memory --------------------------------------------- */
 
-/* ---- agent harnesses (issue 10) ----------------------------------------- */
+/* ---- agent harnesses --------------------------------------------------- */
 
-/* The wrapper shapes of agent harnesses (harness.c has the exact grammar):
+/* The wrapper shapes of agent harnesses (harness_claude.c and harness_codex.c
+ * have the exact grammar):
  *   POL_HARNESS_CLAUDE_CODE  bash -c "source HOME/.claude/shell-snapshots/
  *                            snapshot-bash-ID.sh 2>/dev/null || true &&
  *                            shopt -u extglob && eval 'CMD' < /dev/null &&
@@ -534,6 +537,28 @@ enum pol_harness {
 
 /* "none", "claude-code", "codex", "aider". */
 const char *pol_harness_name(enum pol_harness h);
+
+/* What warden knows of a harness (profiles.c): one row per enum
+ * pol_harness, static, never freed. */
+struct pol_harness_profile {
+	enum pol_harness harness;
+	const char *name; /* as pol_harness_name() */
+	/* The variables it needs to reach its model (its own API keys), kept
+	 * although they look like secrets; NULL-terminated. */
+	const char *const *env_keep;
+	/* The places in HOME (relative) it writes: its configuration and
+	 * session state; NULL-terminated. */
+	const char *const *home_writable;
+	/* The tail of its npm launcher script's canonical path, whose native
+	 * child becomes the agent (pol_harness_launcher_child()), or NULL. */
+	const char *launcher;
+	/* Whether it runs per-call machinery of its own (Codex's set-up
+	 * re-exec and wrapper: pol_codex_shape()) before a tool call. */
+	bool call_machinery;
+};
+/* The profile of |h|; POL_HARNESS_NONE's (nothing kept, nothing
+ * writable, no machinery) for a value out of range. */
+const struct pol_harness_profile *pol_harness_profile(enum pol_harness h);
 
 /* Which harness shape |argv| (NULL-terminated) is, by argv[0]'s program
  * name, with *inner set to the model's command (caller frees; NULL when
@@ -578,7 +603,7 @@ void pol_config_set_agent_binary(struct pol_config *c, const char *path);
  * does not replace pol_decide(): a hard deny still refuses. */
 bool pol_is_harness_startup(enum pol_harness kind, char *const argv[], const struct pol_config *c);
 
-/* What a Codex exec of its own machinery is (harness.c has the grammar):
+/* What a Codex exec of its own machinery is (harness_codex.c has the grammar):
  *   POL_CODEX_SETUP     X --codex-run-as-process-setup FD PID pipe "" CWD
  *                       PROG ARGV0 [ARG...]: Codex's binary re-run to set up
  *                       a tool call's process, which then execs PROG (decided
@@ -653,10 +678,6 @@ bool pol_env_name_is_secret(const char *name, size_t len);
 bool pol_env_keeps(const struct pol_config *c, enum pol_harness h, const char *name, size_t len);
 /* Whether |name| is a valid variable name ([A-Za-z_][A-Za-z0-9_]*). */
 bool pol_env_name_valid(const char *name);
-/* Of per-harness NULL-terminated tables, the one of |h| (an empty table
- * for POL_HARNESS_NONE or an unknown harness). */
-const char *const *pol_harness_table(enum pol_harness h, const char *const *claude,
-				     const char *const *codex, const char *const *aider);
 size_t pol_config_env_keep_count(const struct pol_config *c);
 const char *pol_config_env_keep(const struct pol_config *c, size_t i);
 

@@ -143,11 +143,7 @@ void sup_find_launcher(struct sup_run *r, const char *real)
  * /tmp, the session's own and writable. */
 const char *const *sup_profile_writable(enum pol_harness h)
 {
-	static const char *const claude[] = {".claude", ".claude.json", ".claude.json.backup",
-					     ".cache/claude", NULL};
-	static const char *const codex[] = {".codex", NULL};
-	static const char *const aider[] = {".aider", ".cache/aider", NULL};
-	return pol_harness_table(h, claude, codex, aider);
+	return pol_harness_profile(h)->home_writable;
 }
 
 /* Where Landlock lets the agent write: the project (through the view),

@@ -86,7 +86,7 @@ enum sup_machinery sup_harness_machinery(struct sup_run *r, const struct sup_pro
 					 const struct sbx_exec_event *ev,
 					 const struct pol_request *req)
 {
-	if (r->opts.agent != POL_HARNESS_CODEX || !p || p->startup || p->orphan ||
+	if (!pol_harness_profile(r->opts.agent)->call_machinery || !p || p->startup || p->orphan ||
 	    p->tool_call != 0 || pol_request_agent_writable(req, NULL))
 		return SUP_MACH_NONE;
 	switch (pol_codex_shape(req, r->config, NULL)) {

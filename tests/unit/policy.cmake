@@ -20,3 +20,9 @@ foreach(t test_policy_grammar test_policy_names test_policy_programs)
 		LIBS wd_policy
 		LABELS unit)
 endforeach()
+
+# The harness profile table and the enum name tables.
+wd_test(test_policy_profiles
+	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_policy_profiles.c
+	LIBS wd_policy
+	LABELS unit)
