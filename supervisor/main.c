@@ -17,6 +17,7 @@ static const char usage[] =
 	"commands:\n"
 	"  run [options] -- CMD [ARGS...]   run CMD under warden (warden run --help)\n"
 	"  audit [options]                  print the audit (warden audit --help)\n"
+	"  sessions [options]               one line per session (warden sessions --help)\n"
 	"  approvals [--watch] [--format F] requests waiting for a person, in your sessions\n"
 	"  approve ID [--always [--project]] [--note TEXT]\n"
 	"  deny ID [--note TEXT]            answer a waiting request\n"
@@ -27,8 +28,9 @@ static const char usage[] =
 	"  version                          print the version\n"
 	"\n"
 	"Exit status of warden run: the agent's (128+N when killed by signal N), 125 when\n"
-	"warden could not start it. Other commands: 0 ok, 1 a check failed, 2 bad usage or\n"
-	"an invalid config.\n";
+	"warden could not start it (a bad config, a damaged audit ...). Other commands:\n"
+	"0 ok, 1 a check failed or the audit could not be read, 2 bad usage or an invalid\n"
+	"config. man warden has the details.\n";
 
 int sup_open_audit(const char *dir, const char *audit, struct sto_db **db)
 {
@@ -61,6 +63,8 @@ int main(int argc, char **argv)
 		return sup_cmd_run(argc - 1, argv + 1);
 	if (strcmp(cmd, "audit") == 0)
 		return sup_cmd_audit(argc - 1, argv + 1);
+	if (strcmp(cmd, "sessions") == 0)
+		return sup_cmd_sessions(argc - 1, argv + 1);
 	if (strcmp(cmd, "approvals") == 0)
 		return sup_cmd_approvals(argc - 1, argv + 1);
 	if (strcmp(cmd, "approve") == 0)

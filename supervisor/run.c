@@ -1091,6 +1091,10 @@ int sup_cmd_run(int argc, char **argv)
 		free(err);
 		goto early;
 	}
+	if ((rc = sup_audit_sound(r.db)) < 0) {
+		sto_close(r.db);
+		goto early;
+	}
 	make_session_id(r.session_id, sizeof(r.session_id));
 	r.person = person_name();
 	r.grants = pol_session_new();
