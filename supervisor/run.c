@@ -1080,7 +1080,7 @@ int sup_cmd_run(int argc, char **argv)
 		add_warden_bind(&r, project);
 	rc = sup_own_files_check(&r, project, cfgpath, writable, &err);
 	if (rc < 0) {
-		wd_err("refusing to start: %s", err);
+		wd_err("refusing to start: %s", err ? err : strerror(-rc));
 		free(err);
 		err = NULL;
 		goto early;
