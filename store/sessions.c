@@ -134,7 +134,7 @@ int sto_session_find(struct sto_db *db, const char *spec, char **id, char **err)
 			   NULL, ids, &n);
 	else if (is_short_id(spec))
 		r = ids_of(db,
-			   "SELECT id FROM sessions WHERE substr(id, -5) = '-' || lower(?1)"
+			   "SELECT id FROM sessions WHERE lower(substr(id, -5)) = '-' || lower(?1)"
 			   " ORDER BY started_us DESC, id DESC",
 			   spec, ids, &n);
 	else
