@@ -80,9 +80,11 @@ int main(int argc, char **argv)
 		int r = sto_quick_check(db, pass ? budget : 0, &complete, &err);
 		int64_t t1 = wd_now_mono_ns();
 		printf("%d rows (%lld bytes): quick_check %s %lld ms: %.1f ms, %s\n", n,
-		       (long long)sb.st_size, pass ? "bounded at" : "unbounded,", pass ? (long long)budget : 0LL,
-		       (t1 - t0) / 1e6,
-		       r < 0 ? "damaged" : complete ? "complete" : "stopped at the bound");
+		       (long long)sb.st_size, pass ? "bounded at" : "unbounded,",
+		       pass ? (long long)budget : 0LL, (t1 - t0) / 1e6,
+		       r < 0	  ? "damaged"
+		       : complete ? "complete"
+				  : "stopped at the bound");
 		sto_close(db);
 	}
 	unlink(path);

@@ -153,18 +153,42 @@ struct table {
 	FILE *out;
 	bool measuring;
 	size_t width[NCOLS];
+	size_t fit; /* the terminal's width, 0: none */
 };
+
+/* Cuts |sb| (a line of cells: one column per code point) to |fit| columns,
+ * the last one "…". */
+static void cut_line(struct wd_sb *sb, size_t fit)
+{
+	size_t cols = 0;
+	for (size_t i = 0; fit && i < sb->len; i++) {
+		if (((unsigned char)sb->buf[i] & 0xc0) == 0x80)
+			continue;
+		if (++cols == fit) {
+			/* the rest, if more than this one column, becomes "…" */
+			size_t rest = 0;
+			for (size_t j = i; j < sb->len; j++)
+				rest += ((unsigned char)sb->buf[j] & 0xc0) != 0x80;
+			if (rest > 1) {
+				sb->len = i;
+				sb->buf[i] = '\0';
+				wd_sb_puts(sb, "\xe2\x80\xa6");
+			}
+			return;
+		}
+	}
+}
 
 /* Narrows the widest free-text columns so that a line fits in |fit|
  * columns: the reason first, then the summary, then who decided, each down
- * to a floor that keeps it readable. A table that cannot fit even then
- * wraps. */
+ * to a floor that keeps it readable. A line that cannot fit even then is
+ * cut at the terminal's edge (cut_line). */
 static void fit_widths(struct table *t, size_t fit)
 {
 	static const struct {
 		int col;
 		size_t floor;
-	} order[] = {{COL_REASON, 12}, {COL_SUMMARY, 20}, {COL_BY, 6}, {COL_SOURCE, 8}};
+	} order[] = {{COL_REASON, 10}, {COL_SUMMARY, 16}, {COL_BY, 6}, {COL_SOURCE, 8}};
 	size_t total = 2 * (NCOLS - 1);
 	for (int c = 0; c < NCOLS; c++)
 		total += t->width[c];
@@ -215,6 +239,7 @@ static int table_row(sqlite3_stmt *st, const struct sto_row *row, void *arg)
 			wd_sb_printf(&line, "%*s", (int)(t->width[c] - w + 2), "");
 	}
 	if (!t->measuring) {
+		cut_line(&line, t->fit);
 		wd_sb_putc(&line, '\n');
 		fwrite(line.buf, 1, line.len, t->out);
 	}
@@ -234,9 +259,14 @@ static int print_table(struct sto_db *db, const struct sto_filter *f, size_t fit
 	if (r < 0 && r != -EUCLEAN)
 		return r;
 	fit_widths(&t, fit);
+	t.fit = fit;
+	struct wd_sb head = {0};
 	for (int c = 0; c < NCOLS; c++)
-		fprintf(out, "%-*.*s%s", c + 1 < NCOLS ? (int)t.width[c] : 0, (int)t.width[c],
-			col_title[c], c + 1 < NCOLS ? "  " : "\n");
+		wd_sb_printf(&head, "%-*.*s%s", c + 1 < NCOLS ? (int)t.width[c] : 0,
+			     (int)t.width[c], col_title[c], c + 1 < NCOLS ? "  " : "");
+	cut_line(&head, fit);
+	fprintf(out, "%s\n", head.buf);
+	wd_sb_free(&head);
 	t.measuring = false;
 	return sto_query_stmt(db, f, table_row, &t);
 }

@@ -43,10 +43,11 @@ static int over_budget(void *arg)
 static void damaged_err(char **err, const char *path, const char *what)
 {
 	if (err)
-		*err = wd_asprintf("%s is damaged (%s): warden will not add to it; save what can be "
-				   "read with `sqlite3 %s .recover > saved.sql`, then move the file "
-				   "aside (warden then starts a new audit)",
-				   path, what, path);
+		*err = wd_asprintf(
+			"%s is damaged (%s): warden will not add to it; save what can be "
+			"read with `sqlite3 %s .recover > saved.sql`, then move the file "
+			"aside (warden then starts a new audit)",
+			path, what, path);
 }
 
 int sto_quick_check(struct sto_db *db, int64_t budget_ms, bool *complete, char **err)
@@ -144,7 +145,8 @@ static void bad_flush(struct bad *b)
 		if (b->first == b->last)
 			wd_sb_printf(&b->text, "%lld", (long long)b->first);
 		else
-			wd_sb_printf(&b->text, "%lld-%lld", (long long)b->first, (long long)b->last);
+			wd_sb_printf(&b->text, "%lld-%lld", (long long)b->first,
+				     (long long)b->last);
 	} else if (!wd_str_has_suffix(b->text.buf, "...")) {
 		wd_sb_puts(&b->text, ", ...");
 	}
@@ -202,8 +204,8 @@ static int look_up_all(struct sto_db *db, sqlite3_stmt *st, int64_t max, struct 
 				keys->cap = keys->cap ? keys->cap * 2 : 1024;
 				keys->v = wd_realloc(keys->v, keys->cap * sizeof(*keys->v));
 			}
-			keys->v[keys->n++] = (struct sto_key){
-				true, sqlite3_column_int64(st, STO_COL_TS), id};
+			keys->v[keys->n++] =
+				(struct sto_key){true, sqlite3_column_int64(st, STO_COL_TS), id};
 		} else if (rc != SQLITE_DONE) {
 			if (!sto_is_damage(rc)) {
 				int r = sto_fail(db, rc, "cannot read a row");
@@ -218,12 +220,12 @@ static int look_up_all(struct sto_db *db, sqlite3_stmt *st, int64_t max, struct 
 	return 0;
 }
 
-static void damage_message(struct sto_db *db, const struct bad *bad, bool max_complete,
-			   int64_t max)
+static void damage_message(struct sto_db *db, const struct bad *bad, bool max_complete, int64_t max)
 {
 	char more[96] = "";
 	if (!max_complete)
-		snprintf(more, sizeof(more), "; rows after id %lld may be lost too", (long long)max);
+		snprintf(more, sizeof(more), "; rows after id %lld may be lost too",
+			 (long long)max);
 	if (bad->count)
 		snprintf(db->errmsg, sizeof(db->errmsg),
 			 "audit database %s is damaged: %lld row%s could not be read (id%s %s)%s; "

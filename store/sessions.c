@@ -149,9 +149,10 @@ int sto_session_find(struct sto_db *db, const char *spec, char **id, char **err)
 		if (err)
 			*err = strcmp(spec, "last") == 0
 				       ? wd_asprintf("%s has no session yet", db->path)
-				       : wd_asprintf("%s has no session \"%s\" (warden sessions lists "
-						     "them)",
-						     db->path, spec);
+				       : wd_asprintf(
+						 "%s has no session \"%s\" (warden sessions lists "
+						 "them)",
+						 db->path, spec);
 		r = -ENOENT;
 	} else if (n > 1) {
 		if (err)

@@ -723,7 +723,7 @@ static char *query_sql(unsigned m)
 	wd_sb_puts(&sb, " WHERE 1");
 	filter_conds(&sb, m);
 	wd_sb_puts(&sb, (m & (STO_Q_NEWEST | STO_Q_LIMIT)) ? " ORDER BY ts_us DESC, id DESC"
-							    : " ORDER BY ts_us ASC, id ASC");
+							   : " ORDER BY ts_us ASC, id ASC");
 	wd_sb_puts(&sb, " LIMIT :limit");
 	if (latest)
 		wd_sb_puts(&sb, ") ORDER BY ts_us ASC, id ASC");

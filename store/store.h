@@ -133,7 +133,7 @@ struct sto_session_info {
 	int exit_status;
 	int64_t allowed, refused;
 	int64_t asked; /* put to a person: answered (source user) or not (timeout) */
-	/* The counts are -1 when the file is damaged and they could not be
+		       /* The counts are -1 when the file is damaged and they could not be
 	 * read; sto_sessions() then returns -EUCLEAN after the last session. */
 };
 typedef int (*sto_session_cb)(const struct sto_session_info *s, void *arg);

@@ -40,10 +40,9 @@ static const char audit_usage[] =
 
 /* The sources of the audit's rows (store.h, struct sto_row). */
 static const char *const known_sources[] = {
-	"hard_deny", "rule",	"grant",   "session_grant", "accepted_rule", "fast_path",
-	"covered",   "startup", "harness", "judge",	    "judge_cache",   "tier",
-	"user",	     "timeout", "stopped", "error",	    "decoder",	     "limit",
-	"integrity", "boundary",
+	"hard_deny", "rule",	"grant",   "session_grant", "accepted_rule", "fast_path", "covered",
+	"startup",   "harness", "judge",   "judge_cache",   "tier",	     "user",	  "timeout",
+	"stopped",   "error",	"decoder", "limit",	    "integrity",     "boundary",
 };
 static const char *const known_kinds[] = {"exec", "open", "connect"};
 
@@ -204,7 +203,8 @@ static void call_json(const struct call *k, const char *t, bool first)
 	wd_sb_json_str(&sb, k->source);
 	wd_sb_puts(&sb, ",\"summary\":");
 	wd_sb_json_str(&sb, k->summary);
-	wd_sb_printf(&sb, ",\"execs\":%zu,\"opens\":%zu,\"connects\":%zu,\"refused\":%zu,\"under\":",
+	wd_sb_printf(&sb,
+		     ",\"execs\":%zu,\"opens\":%zu,\"connects\":%zu,\"refused\":%zu,\"under\":",
 		     k->execs, k->opens, k->connects, k->refused);
 	wd_sb_json_str(&sb, k->under.buf ? k->under.buf : "");
 	wd_sb_puts(&sb, "}");
@@ -340,7 +340,8 @@ static int audit_options(int argc, char **argv, struct audit_opts *o)
 			break;
 		case 'o':
 			if (!one_of(optarg, known_sources, WD_ARRAY_SIZE(known_sources))) {
-				wd_err("--source: \"%s\" is not a source of the audit (warden audit "
+				wd_err("--source: \"%s\" is not a source of the audit (warden "
+				       "audit "
 				       "--help lists them)",
 				       optarg);
 				return -EINVAL;

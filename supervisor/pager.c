@@ -74,6 +74,11 @@ void sup_pager_start(struct sup_pager *pg, bool allow)
 	/* A person who quits the pager early ends the output: writes then fail
 	 * with EPIPE, which the caller does not report. */
 	signal(SIGPIPE, SIG_IGN);
+	/* Ctrl-C at the pager is the pager's (less ignores it while it
+	 * waits for input): warden must not die under it and hand the
+	 * terminal back to the shell while the pager still runs. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
 	if (dup2(p[1], STDOUT_FILENO) < 0) {
 		close(p[1]);
 		kill(pid, SIGTERM);

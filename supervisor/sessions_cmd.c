@@ -50,8 +50,8 @@ static int session_line(const struct sto_session_info *s, void *arg)
 	duration(s, dur, sizeof(dur));
 	snprintf(exit_s, sizeof(exit_s), "%d", s->exit_status);
 	const char *agent = s->role && strcmp(s->role, "review") == 0 ? "review"
-			    : s->agent				       ? s->agent
-								       : "-";
+			    : s->agent				      ? s->agent
+								      : "-";
 	if (l->json) {
 		struct wd_sb sb = {0};
 		wd_sb_puts(&sb, l->rows ? ",\n{\"id\":" : "\n{\"id\":");
@@ -79,18 +79,17 @@ static int session_line(const struct sto_session_info *s, void *arg)
 		wd_sb_free(&sb);
 	} else {
 		if (l->rows == 0)
-			printf("%-22s %-20s %8s  %-12s %-10s %8s %8s %6s %5s\n", "SESSION",
-			       "START", "DURATION", "AGENT", "TIER", "ALLOWED", "REFUSED", "ASKED",
-			       "EXIT");
+			printf("%-22s %-20s %8s  %-12s %-10s %8s %8s %6s %5s\n", "SESSION", "START",
+			       "DURATION", "AGENT", "TIER", "ALLOWED", "REFUSED", "ASKED", "EXIT");
 		char n[3][24];
 		const int64_t counts[3] = {s->allowed, s->refused, s->asked};
 		for (int i = 0; i < 3; i++)
 			snprintf(n[i], sizeof(n[i]), counts[i] < 0 ? "?" : "%lld",
 				 (long long)counts[i]);
-		wd_autofree char *line = wd_asprintf(
-			"%-22s %-20s %8s  %-12s %-10s %8s %8s %6s %5s", s->id ? s->id : "-", start,
-			dur, agent, s->tier ? s->tier : "-", n[0], n[1], n[2],
-			s->has_exit ? exit_s : "-");
+		wd_autofree char *line =
+			wd_asprintf("%-22s %-20s %8s  %-12s %-10s %8s %8s %6s %5s",
+				    s->id ? s->id : "-", start, dur, agent, s->tier ? s->tier : "-",
+				    n[0], n[1], n[2], s->has_exit ? exit_s : "-");
 		wd_autofree char *fit = sup_fit_line(line, l->width);
 		printf("%s\n", fit);
 	}

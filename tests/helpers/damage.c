@@ -62,8 +62,8 @@ int dmg_decisions_leaf(const char *path, int64_t *first_id)
 	if (sqlite3_open(path, &h) != SQLITE_OK)
 		die("cannot open", path);
 	sqlite3_exec(h, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
-	int64_t root = one_int(h, "SELECT rootpage FROM sqlite_schema WHERE name = 'decisions'",
-			       path);
+	int64_t root =
+		one_int(h, "SELECT rootpage FROM sqlite_schema WHERE name = 'decisions'", path);
 	int64_t psize = one_int(h, "PRAGMA page_size", path);
 	sqlite3_close(h);
 
@@ -80,7 +80,8 @@ int dmg_decisions_leaf(const char *path, int64_t *first_id)
 	int64_t child = root;
 	while (page[0] == 0x05) {
 		unsigned cells = be16(page + 3);
-		child = cells >= 2 ? be32(page + be16(page + 12 + 2 * (cells / 2))) : be32(page + 8);
+		child = cells >= 2 ? be32(page + be16(page + 12 + 2 * (cells / 2)))
+				   : be32(page + 8);
 		if (pread(fd, page, (size_t)psize, (child - 1) * psize) != psize)
 			die("cannot read a page", path);
 	}

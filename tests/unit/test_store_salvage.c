@@ -82,7 +82,8 @@ static void fill(struct sto_db *db, const char *session, int n, int64_t t0)
 				.pid = 100 + (i + j) % 50,
 				.ppid = 1,
 				.kind = "exec",
-				.request = "{\"argv\":[\"cc\",\"-c\",\"src/file.c\"],\"cwd\":\".\"}",
+				.request =
+					"{\"argv\":[\"cc\",\"-c\",\"src/file.c\"],\"cwd\":\".\"}",
 				.summary = sum[j],
 				.decision = (i + j) % 7 == 0 ? "deny" : "allow",
 				.source = (i + j) % 11 == 0 ? "user" : "fast_path",
@@ -310,8 +311,11 @@ static void test_sessions_counts_and_short_ids(void **state)
 	struct sto_db *db = open_ok(fx->path);
 	begin(db, "20261201-100000-4f2a", 1000);
 	fill(db, "20261201-100000-4f2a", 22, 2000); /* deny: 0 7 14 21; user: 0 11 */
-	struct sto_row t = {.ts_us = 3000, .session = "20261201-100000-4f2a", .kind = "exec",
-			    .decision = "deny", .source = "timeout"};
+	struct sto_row t = {.ts_us = 3000,
+			    .session = "20261201-100000-4f2a",
+			    .kind = "exec",
+			    .decision = "deny",
+			    .source = "timeout"};
 	assert_int_equal(sto_append(db, &t), 0);
 	assert_int_equal(sto_session_end(db, "20261201-100000-4f2a", 61000000 + 1000, 3), 0);
 	begin(db, "20261202-110000-beef", 5000);
