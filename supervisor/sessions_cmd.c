@@ -78,9 +78,13 @@ static int session_line(const struct sto_session_info *s, void *arg)
 		fwrite(sb.buf, 1, sb.len, stdout);
 		wd_sb_free(&sb);
 	} else {
-		if (l->rows == 0)
-			printf("%-22s %-20s %8s  %-12s %-10s %8s %8s %6s %5s\n", "SESSION", "START",
-			       "DURATION", "AGENT", "TIER", "ALLOWED", "REFUSED", "ASKED", "EXIT");
+		if (l->rows == 0) {
+			wd_autofree char *head = wd_asprintf(
+				"%-22s %-20s %8s  %-12s %-10s %8s %8s %6s %5s", "SESSION", "START",
+				"DURATION", "AGENT", "TIER", "ALLOWED", "REFUSED", "ASKED", "EXIT");
+			wd_autofree char *fit_head = sup_fit_line(head, l->width);
+			printf("%s\n", fit_head);
+		}
 		char n[3][24];
 		const int64_t counts[3] = {s->allowed, s->refused, s->asked};
 		for (int i = 0; i < 3; i++)
