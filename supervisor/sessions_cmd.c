@@ -69,8 +69,16 @@ static int session_line(const struct sto_session_info *s, void *arg)
 		wd_sb_json_str(&sb, agent);
 		wd_sb_puts(&sb, ",\"tier\":");
 		wd_sb_json_str(&sb, s->tier ? s->tier : "");
-		wd_sb_printf(&sb, ",\"allowed\":%lld,\"refused\":%lld,\"asked\":%lld,",
-			     (long long)s->allowed, (long long)s->refused, (long long)s->asked);
+		/* Counts a damaged file could not give are null. */
+		const char *names[3] = {"allowed", "refused", "asked"};
+		const int64_t counts[3] = {s->allowed, s->refused, s->asked};
+		for (int i = 0; i < 3; i++) {
+			if (counts[i] < 0)
+				wd_sb_printf(&sb, ",\"%s\":null", names[i]);
+			else
+				wd_sb_printf(&sb, ",\"%s\":%lld", names[i], (long long)counts[i]);
+		}
+		wd_sb_putc(&sb, ',');
 		if (s->has_exit)
 			wd_sb_printf(&sb, "\"exit_status\":%d}", s->exit_status);
 		else

@@ -194,6 +194,10 @@ static void test_audit_prints_every_readable_row(void **state)
 	assert_non_null(strstr(s.out, "20261201-100000-4f2a"));
 	assert_non_null(strstr(s.err, "damaged"));
 	wt_result_free(&s);
+	wt_warden(f->proj, &s, "sessions", "--format", "json", NULL);
+	assert_int_equal(s.status, 1);
+	assert_non_null(strstr(s.out, "\"allowed\":null,\"refused\":null,\"asked\":null,"));
+	wt_result_free(&s);
 }
 
 /* ---- a terminal --------------------------------------------------------- */
