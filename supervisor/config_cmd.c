@@ -1,7 +1,7 @@
 /*
- * config_cmd.c: `warden config check [PATH]` and `warden explain`: policy's
- * answers, printed for people tuning their config. Nothing here runs
- * anything.
+ * config_cmd.c: `warden explain`: policy's answers, printed for people
+ * tuning their config (config check is in config_check.c). Nothing here
+ * runs anything.
  */
 #include "sup.h"
 
@@ -192,7 +192,7 @@ int sup_cmd_explain(int argc, char **argv)
 	bool json = false, write = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			project = optarg;
@@ -214,7 +214,7 @@ int sup_cmd_explain(int argc, char **argv)
 			fputs(explain_usage, stdout);
 			return 0;
 		default:
-			fputs(explain_usage, stderr);
+			sup_opt_error("explain", c, argv);
 			return SUP_EXIT_USAGE;
 		}
 	}
