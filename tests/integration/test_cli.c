@@ -590,7 +590,8 @@ static void test_cli_help_says_tier(void **state)
 					   "doctor", "rules", "config",	 "help"};
 	for (size_t i = 0; i < WD_ARRAY_SIZE(cmds); i++) {
 		struct wt_result r;
-		wt_warden(f->proj, &r, "help", cmds[i], NULL);
+		wt_warden(f->proj, &r, cmds[i], "--help", NULL);
+		assert_non_null(strstr(r.out, "usage: warden"));
 		assert_null(strstr(r.out, "standard mode"));
 		assert_null(strstr(r.out, "passive mode"));
 		assert_null(strstr(r.out, "aggressive mode"));
