@@ -167,10 +167,11 @@ static void explain_text(const struct pol_request *req, const struct pol_decisio
  * config, set up as warden run would. 0, or -errno after saying why. */
 static int explain_config(const char *project, char *dir, struct pol_config **cfg)
 {
-	if (!realpath(project, dir)) {
-		int e = errno;
-		wd_err("project %s: %s", project, strerror(e));
-		return e ? -e : -ENOENT;
+	wd_autofree char *err = NULL;
+	int prc = sup_project_dir(project, dir, &err);
+	if (prc < 0) {
+		wd_err("%s", err);
+		return prc;
 	}
 	wd_autofree char *cfgpath = wd_asprintf("%s/.warden/permissions.json", dir);
 	int rc = sup_config_load(cfgpath, true, cfg);

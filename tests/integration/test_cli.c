@@ -357,6 +357,11 @@ static void test_cli_project_not_a_directory(void **state)
 	assert_non_null(strstr(r.err, "not a directory"));
 	assert_null(strstr(r.err, "config"));
 	wt_result_free(&r);
+	wt_warden(f->top, &r, "explain", "--project", file, "--", "ls", NULL);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "not a directory"));
+	assert_null(strstr(r.err, "permissions.json"));
+	wt_result_free(&r);
 	/* A project warden's user cannot read: the project is named, not
 	 * its config. */
 	chmod(f->proj, 0700);
