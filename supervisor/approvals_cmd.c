@@ -145,7 +145,7 @@ int sup_cmd_approvals(int argc, char **argv)
 	bool watch = false, json = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			session = optarg;
@@ -166,6 +166,7 @@ int sup_cmd_approvals(int argc, char **argv)
 			     "  lists the requests waiting for a person in your running sessions");
 			return 0;
 		default:
+			sup_opt_error("approvals", c, argv);
 			return SUP_EXIT_USAGE;
 		}
 	}
@@ -253,7 +254,7 @@ int sup_cmd_answer(int argc, char **argv, bool approve)
 	const char *note = "";
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			always = true;
@@ -273,6 +274,7 @@ int sup_cmd_answer(int argc, char **argv, bool approve)
 				     : "usage: warden deny ID [--note TEXT]");
 			return 0;
 		default:
+			sup_opt_error(approve ? "approve" : "deny", c, argv);
 			return SUP_EXIT_USAGE;
 		}
 	}

@@ -299,7 +299,7 @@ static int audit_options(int argc, char **argv, struct audit_opts *o)
 	};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->project = optarg;
@@ -374,7 +374,7 @@ static int audit_options(int argc, char **argv, struct audit_opts *o)
 			fputs(audit_usage, stdout);
 			return 1;
 		default:
-			fputs("warden: see warden audit --help\n", stderr);
+			sup_opt_error("audit", c, argv);
 			return -EINVAL;
 		}
 	}

@@ -1,7 +1,7 @@
 /*
- * config_cmd.c: `warden config check [PATH]` and `warden explain`: policy's
- * answers, printed for people tuning their config. Nothing here runs
- * anything.
+ * config_cmd.c: `warden explain`: policy's answers, printed for people
+ * tuning their config (config check is in config_check.c). Nothing here
+ * runs anything.
  */
 #include "sup.h"
 
@@ -9,24 +9,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <string.h>
-
-int sup_cmd_config(int argc, char **argv)
-{
-	if (argc < 2 || strcmp(argv[1], "check") != 0) {
-		fputs("usage: warden config check [PATH]\n"
-		      "  validates PATH (default: .warden/permissions.json); exit 0 when valid,\n"
-		      "  2 with every problem (file:line: key: what to do) when not\n",
-		      argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);
-		return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : SUP_EXIT_USAGE;
-	}
-	const char *path = argc > 2 ? argv[2] : ".warden/permissions.json";
-	struct pol_config *c = NULL;
-	int rc = sup_config_load(path, false, &c);
-	if (rc == 0)
-		printf("%s: ok\n", path);
-	pol_config_free(c);
-	return rc < 0 ? SUP_EXIT_USAGE : 0;
-}
 
 static void json_str(FILE *out, const char *s)
 {
@@ -185,10 +167,11 @@ static void explain_text(const struct pol_request *req, const struct pol_decisio
  * config, set up as warden run would. 0, or -errno after saying why. */
 static int explain_config(const char *project, char *dir, struct pol_config **cfg)
 {
-	if (!realpath(project, dir)) {
-		int e = errno;
-		wd_err("project %s: %s", project, strerror(e));
-		return e ? -e : -ENOENT;
+	wd_autofree char *err = NULL;
+	int prc = sup_project_dir(project, dir, &err);
+	if (prc < 0) {
+		wd_err("%s", err);
+		return prc;
 	}
 	wd_autofree char *cfgpath = wd_asprintf("%s/.warden/permissions.json", dir);
 	int rc = sup_config_load(cfgpath, true, cfg);
@@ -210,7 +193,7 @@ int sup_cmd_explain(int argc, char **argv)
 	bool json = false, write = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			project = optarg;
@@ -232,7 +215,7 @@ int sup_cmd_explain(int argc, char **argv)
 			fputs(explain_usage, stdout);
 			return 0;
 		default:
-			fputs(explain_usage, stderr);
+			sup_opt_error("explain", c, argv);
 			return SUP_EXIT_USAGE;
 		}
 	}

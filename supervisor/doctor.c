@@ -171,6 +171,15 @@ int sup_cmd_doctor(int argc, char **argv)
 	const char *agent = NULL;
 	const char *project = ".";
 	for (int i = 1; i < argc; i++) {
+		if (sup_is_help(argv[i])) {
+			fputs("usage: warden doctor [--project DIR] [--agent "
+			      "claude-code|codex|aider]\n"
+			      "  checks that this machine (and the project's config) can run "
+			      "warden\n"
+			      "  run; exit 0 when it can, 1 when something blocks it\n",
+			      stdout);
+			return 0;
+		}
 		if (strcmp(argv[i], "--agent") == 0 && i + 1 < argc) {
 			agent = argv[++i];
 		} else if (strncmp(argv[i], "--agent=", 8) == 0) {

@@ -55,6 +55,17 @@ static bool parse_count(const char *s, long lo, long hi, long *out)
 	return true;
 }
 
+/* Says which range option |c| (named |name|) takes, |arg| being outside it. */
+static void count_error(int c, const char *name, const char *arg)
+{
+	if (c == 'r')
+		wd_err("%s: \"%s\" is not a number of days from 1 to 3650", name, arg);
+	else if (c == 'm')
+		wd_err("%s: \"%s\" is not a count from 0 to 1000000", name, arg);
+	else
+		wd_err("%s: \"%s\" is not a count from 1 to 1000000", name, arg);
+}
+
 /* Parses the options of both verbs. Returns -1 to go on, else an exit code. */
 static int parse_opts(int argc, char **argv, struct rules_opts *o)
 {
@@ -73,7 +84,7 @@ static int parse_opts(int argc, char **argv, struct rules_opts *o)
 	int c;
 	long v;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		const char *name = c == 'c'   ? "--min-count"
 				   : c == 'd' ? "--min-deciders"
 				   : c == 'm' ? "--max-denied"
@@ -100,9 +111,7 @@ static int parse_opts(int argc, char **argv, struct rules_opts *o)
 		case 'm':
 		case 'r':
 			if (!parse_count(optarg, c == 'm' ? 0 : 1, c == 'r' ? 3650 : 1000000, &v)) {
-				wd_err("%s: \"%s\" is not a count in range (review days: 1 to "
-				       "3650)",
-				       name, optarg);
+				count_error(c, name, optarg);
 				return SUP_EXIT_USAGE;
 			}
 			if (c == 'c')
@@ -118,7 +127,7 @@ static int parse_opts(int argc, char **argv, struct rules_opts *o)
 			fputs(rules_usage, stdout);
 			return 0;
 		default:
-			fputs(rules_usage, stderr);
+			sup_opt_error("rules", c, argv);
 			return SUP_EXIT_USAGE;
 		}
 	}

@@ -204,6 +204,7 @@ static int run_loop(struct sup_run *r)
 struct launch {
 	char project[PATH_MAX]; /* canonical; r->opts.project points here */
 	char cwd[PATH_MAX];
+	char agent_cwd[PATH_MAX]; /* where the agent starts: cwd, or the project */
 	char *cfgpath;
 	char *audit_default, *audit_abs;
 	char *prog; /* the agent's program, found in PATH */
@@ -230,15 +231,41 @@ static void run_init(struct sup_run *r)
 	r->child.init_pidfd = -1;
 }
 
+/* The project: a directory warden can read, and not / or a home (the agent
+ * would see all of it) unless --force. 0, or -errno after saying why. */
+static int check_project(struct sup_run *r, struct launch *L)
+{
+	char *err = NULL;
+	int rc = sup_project_dir(r->opts.project ? r->opts.project : ".", L->project, &err);
+	if (rc == 0 && !r->opts.force)
+		rc = sup_project_guard(L->project, &err);
+	if (rc < 0) {
+		wd_err("%s", err ? err : strerror(-rc));
+		free(err);
+	}
+	return rc;
+}
+
+/* The agent starts in the current directory when it is in the project,
+ * else in the project itself. (The current directory outside the project
+ * is still shown read-only in a private /tmp, as before: sup_tmp_setup.) */
+static void agent_cwd(struct launch *L)
+{
+	bool within = sup_path_within(L->cwd, L->project);
+	snprintf(L->agent_cwd, sizeof(L->agent_cwd), "%s", within ? L->cwd : L->project);
+	if (!within)
+		wd_info("the agent starts in the project, %s (the current directory is outside "
+			"it)",
+			L->project);
+}
+
 /* The project, its config, the homes, the current directory and where the
  * audit is. 0, or -errno after saying why. */
 static int load_project(struct sup_run *r, struct launch *L)
 {
-	if (!realpath(r->opts.project ? r->opts.project : ".", L->project)) {
-		int e = errno;
-		wd_err("project %s: %s", r->opts.project ? r->opts.project : ".", strerror(e));
-		return e ? -e : -EIO;
-	}
+	int rc = check_project(r, L);
+	if (rc < 0)
+		return rc;
 	r->opts.project = L->project;
 	L->cfgpath = wd_asprintf("%s/.warden/permissions.json", L->project);
 	if (sup_config_load(L->cfgpath, true, &r->config) < 0) {
@@ -264,6 +291,7 @@ static int load_project(struct sup_run *r, struct launch *L)
 	else if (r->opts.audit_path[0] != '/')
 		r->opts.audit_path = L->audit_abs =
 			wd_asprintf("%s/%s", L->cwd, r->opts.audit_path);
+	agent_cwd(L);
 	return 0;
 }
 
@@ -294,6 +322,8 @@ static int prepare_files(struct sup_run *r, struct launch *L)
 {
 	int rc;
 	char *err = NULL;
+	if (r->opts.no_view || strcmp(r->opts.audit_path, L->audit_default) == 0)
+		sup_warden_dir_prepare(L->project);
 	if (r->opts.no_view && (rc = prepare_no_view(L->project)) < 0)
 		return rc;
 	if ((rc = sup_tmp_setup(r, L->project, L->cwd, L->prog, L->writable)) < 0)
@@ -512,7 +542,7 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 		.path = L->prog,
 		.argv = r->opts.argv,
 		.envp = L->env,
-		.cwd = L->cwd,
+		.cwd = L->agent_cwd,
 		.take_terminal = true,
 		.view_dir = r->opts.no_view ? NULL : L->project,
 		.on_view = sup_start_view,
@@ -578,6 +608,8 @@ static int end_run(struct sup_run *r, int rc)
 		sto_session_end(r->db, r->session_id, wd_now_real_us(), code);
 		if (r->opts.stats)
 			print_stats(r);
+		if (r->agent_started && !r->opts.quiet)
+			sup_print_summary(r);
 		sto_close(r->db);
 	}
 	if (r->audit_failures)
@@ -656,6 +688,12 @@ int sup_cmd_run(int argc, char **argv)
 	run_init(&r);
 	if (sup_run_options(argc, argv, &r.opts) < 0)
 		return SUP_EXIT_NOSTART;
+	/* -q: the informational lines of the start-up are not printed (the
+	 * level comes back once the agent runs: a request waiting for a
+	 * person is still announced). */
+	enum wd_log_level level = wd_log_get_level();
+	if (r.opts.quiet && level == WD_LOG_INFO)
+		wd_log_set_level(WD_LOG_WARN);
 	if (load_project(&r, &L) < 0 || find_agent(&r, &L) < 0 || prepare_files(&r, &L) < 0) {
 		/* Nothing was started: no session, no loop, no view. */
 		sup_tmp_finish(&r, true);
@@ -672,6 +710,7 @@ int sup_cmd_run(int argc, char **argv)
 	if (rc == 0)
 		rc = sup_judge_init(&r);
 	if (rc == 0 && (rc = spawn_agent(&r, &L)) == 0) {
+		wd_log_set_level(level);
 		rc = run_loop(&r);
 		wind_down(&r);
 	}

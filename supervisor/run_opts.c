@@ -14,21 +14,22 @@ static const char run_usage[] =
 	"Runs CMD under warden: every exec of its process tree is decided (hard deny,\n"
 	"rules and grants, the fast path, then the tier) and audited before it runs.\n"
 	"\n"
-	"  --project DIR     the project the agent works on (default: the current directory)\n"
+	"  --project DIR     the project the agent works on (default: the current directory);\n"
+	"                    the agent starts in DIR unless the current directory is in it\n"
 	"  --audit PATH      the audit database (default: DIR/.warden/audit.db)\n"
 	"  --tier T          what happens to requests nothing else decided:\n"
 	"                    aggressive (allow), standard (ask a person), passive (refuse);\n"
 	"                    default: the config's \"tier\", else standard\n"
-	"  --prompt P        how a person is asked in standard mode: desk (the default:\n"
+	"  --prompt P        how a person is asked in the standard tier: desk (the default:\n"
 	"                    answer from another terminal with warden approvals / approve /\n"
 	"                    deny), tty (the desk, and inline on this terminal), or none\n"
 	"                    (refuse: nobody can be asked)\n"
 	"  --approval-timeout T\n"
 	"                    refuse a request nobody answered within T (30s, 10m, 1h;\n"
-	"                    default 10m), audited as timed out\n"
+	"                    default 10m, at most 24h), audited as timed out\n"
 	"  --role R          agent (default) or review: a review run sees the project\n"
 	"                    read-only, reads sensitive files without asking, and never\n"
-	"                    waits for a person (standard mode refuses escalations)\n"
+	"                    waits for a person (the standard tier refuses escalations)\n"
 	"  --task TEXT       what the agent was asked to do (recorded with the session and\n"
 	"                    shown to the judge; at most 800 characters)\n"
 	"  --parent ID       a sub-session of session ID: its judge reads ID's rules too\n"
@@ -45,6 +46,10 @@ static const char run_usage[] =
 	"  --share-tmp PATH  show the host's PATH (under /tmp, /var/tmp or /dev/shm) in\n"
 	"                    the session's private one, read-only (as the config's\n"
 	"                    \"tmp\": {\"share\"}); may be repeated\n"
+	"  --force           run even when the project is / or your home directory (or a\n"
+	"                    directory above it), which the agent would then see whole\n"
+	"  -q, --quiet       no informational lines at start and no summary at exit\n"
+	"                    (warnings and errors are still printed)\n"
 	"  -v, --verbose     log every decision on stderr\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -86,17 +91,33 @@ static int opt_share_tmp(const char *arg, struct sup_opts *o)
 	return 0;
 }
 
+/* A person's answer is waited for at most a day: a longer wait keeps the
+ * agent's call blocked for longer than anyone watches a session, and a
+ * number past this bound must not wrap around to a deadline in the past. */
+#define SUP_APPROVAL_TIMEOUT_MAX_S (24 * 3600)
+
 static int opt_approval_timeout(const char *arg, struct sup_opts *o)
 {
-	int64_t us = 0;
-	char *rel = wd_asprintf("%s%s", arg, strspn(arg, "0123456789") == strlen(arg) ? "s" : "");
-	int bad = wd_parse_time(rel, 0, &us);
-	free(rel);
-	if (bad < 0 || us >= 0) {
+	char *end = NULL;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	unsigned long long unit = 0;
+	if (end != arg && arg[0] >= '0' && arg[0] <= '9' && errno != ERANGE && (!end[0] || !end[1]))
+		unit = !end[0] || end[0] == 's' ? 1
+		       : end[0] == 'm'		? 60
+		       : end[0] == 'h'		? 3600
+		       : end[0] == 'd'		? 86400
+						: 0;
+	if (unit == 0 || v == 0) {
 		wd_err("--approval-timeout: \"%s\" is not a duration (30s, 10m, 1h)", arg);
 		return -EINVAL;
 	}
-	o->approval_timeout_ms = -us / 1000;
+	/* Compared before multiplying: no product can overflow. */
+	if (v > SUP_APPROVAL_TIMEOUT_MAX_S / unit) {
+		wd_err("--approval-timeout: \"%s\" is longer than the maximum, 24h", arg);
+		return -EINVAL;
+	}
+	o->approval_timeout_ms = (int64_t)(v * unit * 1000);
 	return 0;
 }
 
@@ -169,7 +190,6 @@ static int opt_value(int c, const char *arg, struct sup_opts *o)
 	case 'G':
 		return opt_agent(arg, o);
 	default:
-		fputs(run_usage, stderr);
 		return -EINVAL;
 	}
 }
@@ -192,12 +212,14 @@ int sup_run_options(int argc, char **argv, struct sup_opts *o)
 		{"parent", required_argument, NULL, 'Q'},
 		{"agent", required_argument, NULL, 'G'},
 		{"verbose", no_argument, NULL, 'v'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"force", no_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:vqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->project = optarg;
@@ -220,9 +242,19 @@ int sup_run_options(int argc, char **argv, struct sup_opts *o)
 		case 'v':
 			wd_log_set_level(WD_LOG_DEBUG);
 			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'F':
+			o->force = true;
+			break;
 		case 'h':
 			fputs(run_usage, stdout);
 			exit(0);
+		case '?':
+		case ':':
+			sup_opt_error("run", c, argv);
+			return -EINVAL;
 		default:
 			if (opt_value(c, optarg, o) < 0)
 				return -EINVAL;

@@ -125,7 +125,7 @@ int sup_cmd_sessions(int argc, char **argv)
 	bool json = false, no_pager = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			project = optarg;
@@ -151,7 +151,7 @@ int sup_cmd_sessions(int argc, char **argv)
 			fputs(sessions_usage, stdout);
 			return 0;
 		default:
-			fputs("warden: see warden sessions --help\n", stderr);
+			sup_opt_error("sessions", c, argv);
 			return SUP_EXIT_USAGE;
 		}
 	}

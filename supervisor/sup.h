@@ -38,7 +38,7 @@ int sup_loop_once(struct sup_loop *l, int timeout_ms);
 
 /* ---- the run's state -------------------------------------------------- */
 
-/* How a person is asked in standard mode: never, on the desk only (warden
+/* How a person is asked in the standard tier: never, on the desk only (warden
  * approvals / approve / deny from another terminal), or on the desk and
  * inline on this terminal. */
 enum sup_prompt { SUP_PROMPT_NONE, SUP_PROMPT_DESK, SUP_PROMPT_TTY };
@@ -65,6 +65,8 @@ struct sup_opts {
 	enum pol_harness agent; /* --agent: the harness profile (POL_HARNESS_NONE: none) */
 	bool agent_auto;	/* --agent auto (the default): from the program */
 	bool agent_set;
+	bool quiet;  /* -q: no informational start lines, no summary at exit */
+	bool force;  /* --force: the project may be / or a home (or above one) */
 	char **argv; /* the agent's command */
 };
 
@@ -608,12 +610,47 @@ void sup_records_free(struct sup_records *rs);
 int sup_memory_advice(struct sto_db *db, const struct pol_request *req, char **summary,
 		      char **json);
 
+/* ---- command lines (cli.c) ---------------------------------------------- */
+
+/* After getopt_long (opterr = 0, optstring starting with ':') returned |c|,
+ * '?' or ':': one line on stderr, "warden CMD: unknown option --x; try
+ * warden CMD --help" (or "option --x needs a value"). */
+void sup_opt_error(const char *cmd, int c, char *const *argv);
+/* Whether |arg| is -h or --help. */
+bool sup_is_help(const char *arg);
+
+/* ---- the project of warden run (project.c) ----------------------------- */
+
+/* Canonicalises |arg| into |out| (PATH_MAX bytes) and checks that it is a directory warden
+ * can read. 0, or -errno with a sentence naming the project in *err. */
+int sup_project_dir(const char *arg, char *out, char **err);
+/* -EPERM with a sentence in *err when |project| is / or a home directory
+ * of the person (or a directory above one): the agent would see all of it. */
+int sup_project_guard(const char *project, char **err);
+/* Creates |project|'s .warden/ (0700) when it is missing, and a .gitignore
+ * in it that keeps the audit out of git when warden created .warden/ or is
+ * about to create its first audit.db there and there is none. Never
+ * replaces a file; a failure is only warned about (the caller's own steps
+ * say what is wrong with .warden/). */
+void sup_warden_dir_prepare(const char *project);
+/* Whether the canonical directory |cwd| is |project| or inside it. */
+bool sup_path_within(const char *cwd, const char *project);
+
+/* ---- the summary at exit (summary.c) ------------------------------------ */
+
+/* "warden: 41 allowed, 3 refused, 1 asked; warden audit --session ID" on
+ * stderr, counted from the session's rows in the audit (asked: put to a
+ * person). */
+void sup_print_summary(struct sup_run *r);
+
 /* ---- commands ------------------------------------------------------------ */
 
 int sup_cmd_run(int argc, char **argv);
 int sup_cmd_audit(int argc, char **argv);
 int sup_cmd_doctor(int argc, char **argv);
-int sup_cmd_config(int argc, char **argv);
+int sup_cmd_config(int argc, char **argv); /* config_check.c */
+/* warden config check [PATH]: argv[0] is "check". */
+int sup_config_check(int argc, char **argv);
 int sup_cmd_explain(int argc, char **argv);
 
 int sup_cmd_rules(int argc, char **argv); /* rules_cmd.c: rules propose|accept */
