@@ -77,7 +77,7 @@ _warden()
 	local opts
 	case $cmd in
 	run)
-		opts="--project --audit --tier --prompt --approval-timeout --role --task --parent --agent --turn-idle --stats --no-view --keep-tmp --share-tmp --verbose --help --"
+		opts="--project --audit --tier --prompt --approval-timeout --role --task --parent --agent --turn-idle --stats --no-view --keep-tmp --share-tmp --quiet --force --verbose --help --"
 		;;
 	audit)
 		opts="--project --audit --session --last --since --decision --source --kind --limit --format --tool-calls --no-pager --help"
