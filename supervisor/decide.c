@@ -1177,3 +1177,16 @@ void sup_pending_refuse_all(struct sup_run *r, const char *why)
 		free(p);
 	}
 }
+
+void sup_pending_refuse(struct sup_run *r, struct sup_pending *p, const char *why, int err)
+{
+	struct outcome o = {.allow = false,
+			    .source = "stopped",
+			    .reason = why,
+			    .decided_by = "warden",
+			    .err = err};
+	pending_unlink(r, p);
+	finish(r, p->rq, o);
+	finish_followers(r, p, o);
+	free(p);
+}
