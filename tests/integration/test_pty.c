@@ -124,32 +124,45 @@ static void test_pty_answer_keeps_keyboard_in_agent(void **state)
 		_exit(127);
 	}
 	char *acc = NULL;
+	const char *stage = "the outer shell's prompt";
 	/* "\$" shows as "#" for root, "$" otherwise: the typed text never
 	 * matches a prompt. */
 	bool ok = wt_expect(master, "outer", 10000, &acc);
-	reset(&acc);
-	/* PS1 given on the command line is exported to warden, and the
-	 * agent inherits it (the outer shell's is its own). */
-	dprintf(master,
-		"PS1='inner\\$ ' %s run --tier standard --prompt tty -- bash --norc "
-		"--noprofile -i\n",
-		wt_bin());
-	ok = ok && wt_expect(master, "inner# ", 20000, &acc);
-	if (!ok)
-		ok = strstr(acc ? acc : "", "inner$ ") != NULL;
-	reset(&acc);
-	dprintf(master, "touch x\n");
-	ok = ok && wt_expect(master, "[r] reject", 10000, &acc);
-	reset(&acc);
-	dprintf(master, "a\n");
-	ok = ok && (wt_expect(master, "inner# ", 10000, &acc) || strstr(acc, "inner$ "));
-	reset(&acc);
-	/* Which shell reads the next line: only the agent has
-	 * WARDEN_SESSION. The typed text shows IN""SIDE, never INSIDE. */
-	dprintf(master, "test -n \"$WARDEN_SESSION\" && echo IN\"\"SIDE || echo OUT\"\"SIDE\n");
-	bool inside = ok && wt_expect(master, "INSIDE", 8000, &acc);
+	if (ok) {
+		reset(&acc);
+		/* PS1 given on the command line is exported to warden, and the
+		 * agent inherits it (the outer shell's is its own). */
+		dprintf(master,
+			"PS1='inner\\$ ' %s run --tier standard --prompt tty -- bash --norc "
+			"--noprofile -i\n",
+			wt_bin());
+		stage = "the agent's prompt";
+		ok = wt_expect(master, "inner# ", 20000, &acc) || strstr(acc, "inner$ ");
+	}
+	if (ok) {
+		reset(&acc);
+		dprintf(master, "touch x\n");
+		stage = "warden's question";
+		ok = wt_expect(master, "[r] reject", 10000, &acc);
+	}
+	if (ok) {
+		reset(&acc);
+		dprintf(master, "a\n");
+		stage = "the agent's prompt after the answer";
+		ok = wt_expect(master, "inner# ", 10000, &acc) || strstr(acc, "inner$ ");
+	}
+	bool inside = false;
+	if (ok) {
+		reset(&acc);
+		/* Which shell reads the next line: only the agent has
+		 * WARDEN_SESSION. The typed text shows IN""SIDE, never INSIDE. */
+		dprintf(master,
+			"test -n \"$WARDEN_SESSION\" && echo IN\"\"SIDE || echo OUT\"\"SIDE\n");
+		stage = "the line after the answer";
+		inside = wt_expect(master, "INSIDE", 8000, &acc);
+	}
 	if (!inside)
-		print_message("the terminal showed: %s\n", acc ? acc : "");
+		print_message("waiting for %s, the terminal showed: %s\n", stage, acc ? acc : "");
 	bool outside = acc && strstr(acc, "OUTSIDE");
 	bool stopped = acc && strstr(acc, "Stopped");
 	reset(&acc);
