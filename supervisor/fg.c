@@ -50,8 +50,11 @@ void sup_fg_take(struct sup_fg *fg, int fd, bool move)
 	if (fg->held || fd < 0)
 		return;
 	fg->saved_pgrp = tcgetpgrp(fd);
-	fg->have_modes = tcgetattr(fd, &fg->modes) == 0;
 	fg->moved = move && fg->saved_pgrp != getpgrp() && tcsetpgrp(fd, getpgrp()) == 0;
+	/* The modes are changed only on a terminal warden now holds: never
+	 * under the feet of whoever has it (warden started in the
+	 * background). */
+	fg->have_modes = sup_fg_ours(fd) && tcgetattr(fd, &fg->modes) == 0;
 	if (fg->have_modes) {
 		struct termios t = fg->modes;
 		t.c_lflag |= ICANON | ECHO | ECHOE | ECHOK | ISIG | IEXTEN | TOSTOP;
