@@ -1,7 +1,9 @@
 /*
  * pts.c: the agent's own terminal under the sandbox's /dev/pts.
  *
- * The sandbox's /dev/pts is a devpts instance of its own (jail_dev): the
+ * The sandbox's /dev/pts is a devpts instance of its own (jail_dev as
+ * root; jail_pts_private over the host's /dev in a user namespace, where
+ * the user's other terminals would otherwise be the agent's to open): the
  * ptys the agent opens are made there, and no pty of the host is. But the
  * terminal the agent was started on is a pty of the host's instance, and
  * ttyname() (tty, GPG_TTY=$(tty), ssh, pinentry) finds a terminal by the
@@ -36,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -98,6 +101,16 @@ void jail_pts_collect(struct jail_pts *pts)
 		pts->rdev[pts->n] = st.st_rdev;
 		pts->n++;
 	}
+}
+
+int jail_pts_private(void)
+{
+	/* As jail_dev's; /dev/ptmx (a node or a link to pts/ptmx) opens the
+	 * instance mounted on the "pts" beside it: this one. */
+	if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=0620") < 0)
+		return -errno;
+	return 0;
 }
 
 int jail_pts_attach(struct jail_pts *pts)

@@ -22,6 +22,9 @@ struct jail_pts {
  * node of each of fds 0-2 that is a pty of the host shown at /dev/pts/K
  * (checked to be that descriptor's inode). Finds none on any doubt. */
 void jail_pts_collect(struct jail_pts *pts);
+/* In a user namespace, where /dev is the host's: a devpts instance of the
+ * sandbox's own over /dev/pts (jail_dev makes it as root). 0 or -errno. */
+int jail_pts_private(void);
 /* After the private devpts is mounted on /dev/pts: attaches each node at
  * /dev/pts/K, K reserved in the private instance by a master kept in
  * pts->hold. 0 or -errno (the nodes not attached are then not shown). */

@@ -428,7 +428,12 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
 			fail(sock, "setting up /dev", -rc);
 		jail_pts_attach(&pts);
 	} else {
-		jail_pts_drop(&pts); /* the host's /dev, its own pty among them */
+		/* The host's /dev: its /dev/pts is replaced as jail_dev's, or, if
+		 * the kernel refuses, left as it is, the agent's pty among them. */
+		if (jail_pts_private() == 0)
+			jail_pts_attach(&pts);
+		else
+			jail_pts_drop(&pts);
 		if (shm >= 0 && (rc = jail_bind_attach(shm, "/dev/shm", false)) < 0)
 			fail(sock, "binding the private /dev/shm", -rc);
 	}

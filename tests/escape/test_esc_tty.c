@@ -6,6 +6,10 @@
  * not by the host pty's name, not by making ptys of its own until one has
  * that number, not through the descriptors init keeps.
  *
+ * The same holds without root (a user namespace, where the sandbox's /dev
+ * is otherwise the host's): there the host's other pty belongs to the
+ * user, as the user's other terminal windows do.
+ *
  * A test that finds a real escape fails with "ESCAPE FOUND: ...".
  */
 #include <setjmp.h>
@@ -19,10 +23,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #define MARK "WARDEN_TTY_ESCAPE_a41c9e"
@@ -164,6 +171,106 @@ static void test_esc_tty_no_other_host_pty(void **state)
 	close(m);
 }
 
+#define NOBODY 65534
+
+/* A directory only root can change, holding copies of warden and the
+ * agent that nobody can run (warden refuses to run from a place the agent
+ * could write). Caller frees and removes. */
+static char *nobody_bin(void)
+{
+	char t[] = "/tmp/warden-esc-ttybin-XXXXXX";
+	char *dir = wd_strdup(mkdtemp(t));
+	assert_int_equal(chmod(dir, 0755), 0);
+	const char *src[] = {wt_bin(), NULL};
+	char *prog = agent();
+	src[1] = prog;
+	const char *dst[] = {"warden", "esc_tty"};
+	for (size_t i = 0; i < 2; i++) {
+		char *text = NULL;
+		size_t len = 0;
+		assert_int_equal(wd_read_file(src[i], 64 << 20, &text, &len), 0);
+		char *to = wd_asprintf("%s/%s", dir, dst[i]);
+		int fd = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+		assert_true(fd >= 0);
+		assert_int_equal(wd_write_all(fd, text, len), 0);
+		close(fd);
+		free(to);
+		free(text);
+	}
+	free(prog);
+	return dir;
+}
+
+/* The user's other terminal: a pty of the host that nobody owns. */
+static void test_esc_tty_no_other_host_pty_userns(void **state)
+{
+	struct fx *f = *state;
+	unsigned other, own;
+	int slave;
+	int m = host_pty(&other, &slave);
+	assert_int_equal(fchown(slave, NOBODY, (gid_t)-1), 0);
+	assert_int_equal(chown(f->proj, NOBODY, NOBODY), 0);
+	char *bin = nobody_bin();
+	char *warden = wd_asprintf("%s/warden", bin), *prog = wd_asprintf("%s/esc_tty", bin);
+	char num[16];
+	snprintf(num, sizeof(num), "%u", other);
+	int master;
+	pid_t w = forkpty(&master, NULL, NULL, NULL);
+	assert_true(w >= 0);
+	if (w == 0) {
+		/* The terminal is the user's, as a login gives it. */
+		if (fchown(0, NOBODY, (gid_t)-1) < 0 || chdir(f->proj) < 0 ||
+		    setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+		    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+			_exit(126);
+		setenv("HOME", f->proj, 1);
+		execl(warden, warden, "run", "--no-view", "--tier", "aggressive", "--", prog, num,
+		      (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(ioctl(master, TIOCGPTN, &own), 0);
+	char *out = NULL;
+	bool end = wt_expect(master, "END", 20000, &out);
+	int status = 0;
+	for (int i = 0; i < 500 && waitpid(w, &status, WNOHANG) == 0; i++)
+		usleep(10000);
+	if (waitpid(w, &status, WNOHANG) == 0) {
+		kill(w, SIGKILL);
+		waitpid(w, &status, 0);
+	}
+	close(master);
+	if (!end)
+		print_message("the agent said: %s\n", out ? out : "");
+	assert_true(end);
+	char *host = wd_asprintf("HOST /dev/pts/%u=opened", other);
+	char *pts = wd_asprintf("PTS=%u,ptmx", own);
+	char *name = wd_asprintf("TTYNAME=/dev/pts/%u", own);
+	if (strstr(out, host) || !has_line(out, pts) || !has_line(out, name))
+		print_message("the agent said: %s\n", out);
+	if (strstr(out, host))
+		fail_msg("ESCAPE FOUND: the agent opened the user's other terminal (%s)", host);
+	char buf[4096];
+	ssize_t n = read(m, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	if (strstr(buf, MARK))
+		fail_msg("ESCAPE FOUND: the agent wrote to the user's other terminal");
+	assert_true(has_line(out, pts));
+	assert_true(has_line(out, name));
+	assert_true(has_line(out, "OWN=same"));
+	free(name);
+	free(pts);
+	free(host);
+	free(out);
+	unlink(warden);
+	unlink(prog);
+	rmdir(bin);
+	free(prog);
+	free(warden);
+	free(bin);
+	close(slave);
+	close(m);
+}
+
 int main(void)
 {
 	wt_require_sandbox();
@@ -176,6 +283,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_esc_tty_own_terminal_is_named, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tty_no_other_host_pty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_esc_tty_no_other_host_pty_userns, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
