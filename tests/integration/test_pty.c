@@ -165,6 +165,32 @@ static void test_pty_answer_keeps_keyboard_in_agent(void **state)
 		print_message("waiting for %s, the terminal showed: %s\n", stage, acc ? acc : "");
 	bool outside = acc && strstr(acc, "OUTSIDE");
 	bool stopped = acc && strstr(acc, "Stopped");
+	/* A second question, refused: taken and given back once more. */
+	bool again = false;
+	if (inside) {
+		reset(&acc);
+		dprintf(master, "touch x2\n");
+		stage = "the second question";
+		again = wt_expect(master, "[r] reject", 10000, &acc);
+		if (again) {
+			reset(&acc);
+			dprintf(master, "r\n");
+			stage = "the agent's prompt after the refusal";
+			again = wt_expect(master, "inner# ", 10000, &acc) || strstr(acc, "inner$ ");
+		}
+		if (again) {
+			reset(&acc);
+			dprintf(master, "test -n \"$WARDEN_SESSION\" && echo ST\"\"ILL || echo "
+					"OUT\"\"SIDE\n");
+			stage = "the line after the refusal";
+			again = wt_expect(master, "STILL", 8000, &acc);
+		}
+		if (!again)
+			print_message("waiting for %s, the terminal showed: %s\n", stage,
+				      acc ? acc : "");
+		outside = outside || (acc && strstr(acc, "OUTSIDE"));
+		stopped = stopped || (acc && strstr(acc, "Stopped"));
+	}
 	reset(&acc);
 	if (inside) {
 		dprintf(master, "exit\n");
@@ -183,6 +209,7 @@ static void test_pty_answer_keeps_keyboard_in_agent(void **state)
 	assert_false(outside);
 	assert_false(stopped);
 	assert_true(inside);
+	assert_true(again);
 	char *x = wd_asprintf("%s/x", f->proj);
 	assert_int_equal(access(x, F_OK), 0);
 	free(x);
@@ -297,6 +324,56 @@ static void test_pty_ctrl_c_ends_waiting_open(void **state)
 	assert_int_equal(wt_audit_count(f->db, "deny", "stopped", ".env", "SIGINT"), 1);
 }
 
+/* An interactive shell as the agent runs each command as a job of its own
+ * (its own process group, the terminal's foreground): Ctrl-C reaches that
+ * job only, and must end the job's wait as well. */
+static void test_pty_ctrl_c_ends_wait_of_agent_job(void **state)
+{
+	struct fx *f = *state;
+	if (access("/bin/bash", X_OK) != 0)
+		skip();
+	char *argv[] = {
+		"run", "--tier", "standard",  "--prompt", "desk",	 "--approval-timeout",
+		"60s", "--",	 "/bin/bash", "--norc",	  "--noprofile", "-i",
+		NULL};
+	setenv("PS1", "agent\\$ ", 1);
+	int master;
+	pid_t w = wt_warden_pty(f->proj, argv, &master);
+	unsetenv("PS1");
+	char *acc = NULL;
+	const char *stage = "the agent's prompt";
+	bool ok = wt_expect(master, "agent# ", 20000, &acc) || strstr(acc, "agent$ ");
+	if (ok) {
+		reset(&acc);
+		dprintf(master, "touch j\n");
+		stage = "the request to wait";
+		ok = wt_expect(master, "waiting for a person", 10000, &acc);
+	}
+	if (ok) {
+		reset(&acc);
+		usleep(200000);
+		(void)!write(master, "\003", 1);
+		dprintf(master, "echo al\"\"ive\n");
+		stage = "the agent after Ctrl-C";
+		ok = wt_expect(master, "alive", 5000, &acc);
+	}
+	if (!ok)
+		print_message("waiting for %s, the terminal showed: %s\n", stage, acc ? acc : "");
+	reset(&acc);
+	dprintf(master, "exit\n");
+	int status = wait_ms(w, 5000);
+	if (status == -1) {
+		kill(w, SIGKILL);
+		waitpid(w, &status, 0);
+	}
+	wt_expect(master, "(drain)", 200, &acc);
+	free(acc);
+	close(master);
+	assert_true(ok);
+	assert_int_equal(
+		wt_audit_count(f->db, "deny", "stopped", "=touch j", "the process got SIGINT"), 1);
+}
+
 /* kill -TERM of warden while a request waits: refused at once, the agent
  * gets the signal, warden exits with the agent's status. */
 static void test_pty_sigterm_to_warden_ends_waiting(void **state)
@@ -366,6 +443,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pty_ctrl_c_ends_waiting_exec, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pty_ctrl_c_ends_waiting_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pty_ctrl_c_ends_wait_of_agent_job, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_pty_sigterm_to_warden_ends_waiting, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pty_ctrl_c_at_question_refuses, setup,
