@@ -274,13 +274,14 @@ void sup_prompt_close(struct sup_run *r)
 void sup_prompt_refuse(struct sup_run *r, struct sup_pending *p, const char *why, int err)
 {
 	struct sup_prompt_state *ps = r->prompt;
-	if (ps && ps->shown == p) {
+	bool shown = ps && ps->shown == p;
+	if (shown) {
 		ps->shown = NULL;
 		dprintf(r->tty_fd, "\nwarden: refused: %s\n", why);
 		give_back(r);
 	}
 	sup_pending_refuse(r, p, why, err);
-	if (ps)
+	if (shown) /* the next question, if any */
 		show(r);
 }
 
