@@ -19,8 +19,10 @@
  * terminal to the shell), and TOSTOP, so that the agent's processes that
  * write stop (SIGTTOU) until the answer. Give back: the modes exactly as
  * they were, the foreground to the group that had it (or, when that group
- * is gone, the agent's), and SIGCONT to both for the processes that
- * stopped on the terminal meanwhile.
+ * is gone, the agent's), SIGCONT to both for the processes that stopped
+ * on the terminal meanwhile, and, to a group that kept the terminal raw (a
+ * full-screen program), SIGWINCH so that it redraws what the question
+ * covered.
  *
  * tcsetpgrp() from a group that is not the foreground raises SIGTTOU:
  * warden ignores SIGTTOU and SIGTTIN (run.c), so that moving the
@@ -94,6 +96,10 @@ void sup_fg_give_back(struct sup_fg *fg, int fd, pid_t agent_pgrp)
 	kill(-to, SIGCONT);
 	if (agent_pgrp > 0 && agent_pgrp != to)
 		kill(-agent_pgrp, SIGCONT);
+	/* A full-screen program (the terminal was raw) does not know the
+	 * question was drawn over it: a size change makes it redraw. */
+	if (fg->have_modes && !(fg->modes.c_lflag & ICANON))
+		kill(-to, SIGWINCH);
 }
 
 void sup_fg_release(struct sup_fg *fg, int fd)

@@ -219,7 +219,7 @@ static void test_pty_answer_keeps_keyboard_in_agent(void **state)
 /*
  * A TUI keeps the terminal raw (no line editing, Enter sends CR): the
  * question is still answered with a line, and the agent gets its terminal
- * back in exactly the modes it set.
+ * back in exactly the modes it set, with a SIGWINCH to redraw.
  */
 static void test_pty_question_while_agent_is_raw(void **state)
 {
@@ -234,8 +234,8 @@ static void test_pty_question_while_agent_is_raw(void **state)
 			"--",
 			"/bin/sh",
 			"-c",
-			"stty raw -echo; stty -g > before; touch y; stty -g > after; stty sane; "
-			"echo fi\"\"nished",
+			"trap 'echo redr\"\"awn' WINCH; stty raw -echo; stty -g > before; touch y; "
+			"stty -g > after; stty sane; echo fi\"\"nished",
 			NULL};
 	int master;
 	pid_t w = wt_warden_pty(f->proj, argv, &master);
@@ -244,6 +244,8 @@ static void test_pty_question_while_agent_is_raw(void **state)
 	reset(&acc);
 	dprintf(master, "a\r"); /* Enter on a raw terminal */
 	bool done = asked && wt_expect(master, "finished", 10000, &acc);
+	/* Told to redraw what the question covered. */
+	bool redrawn = acc && strstr(acc, "redrawn");
 	if (!done)
 		print_message("the terminal showed: %s\n", acc ? acc : "");
 	int status = wait_ms(w, 10000);
@@ -255,6 +257,7 @@ static void test_pty_question_while_agent_is_raw(void **state)
 	close(master);
 	assert_true(asked);
 	assert_true(done);
+	assert_true(redrawn);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	char *bpath = wd_asprintf("%s/before", f->proj), *apath = wd_asprintf("%s/after", f->proj);
 	char *b = NULL, *a = NULL;
