@@ -43,6 +43,7 @@
 
 #include "common.h"
 #include "jail_int.h"
+#include "pts_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -417,12 +418,24 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
 	rc = jail_proc();
 	if (rc < 0)
 		fail(sock, "mounting /proc", -rc);
+	/* The agent's own terminal, under the private /dev/pts (pts.c). A
+	 * node that cannot be shown leaves only its name unknown. */
+	struct jail_pts pts;
+	jail_pts_collect(&pts);
 	if (!userns) {
 		rc = jail_dev(shm);
 		if (rc < 0)
 			fail(sock, "setting up /dev", -rc);
-	} else if (shm >= 0 && (rc = jail_bind_attach(shm, "/dev/shm", false)) < 0) {
-		fail(sock, "binding the private /dev/shm", -rc);
+		jail_pts_attach(&pts);
+	} else {
+		/* The host's /dev: its /dev/pts is replaced as jail_dev's, or, if
+		 * the kernel refuses, left as it is, the agent's pty among them. */
+		if (jail_pts_private() == 0)
+			jail_pts_attach(&pts);
+		else
+			jail_pts_drop(&pts);
+		if (shm >= 0 && (rc = jail_bind_attach(shm, "/dev/shm", false)) < 0)
+			fail(sock, "binding the private /dev/shm", -rc);
 	}
 	if (shm >= 0)
 		close(shm);
@@ -441,8 +454,13 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
 	 * (sbx_child_exit). */
 	if (sock != 3 && dup2(sock, 3) < 0)
 		_exit(1);
-	if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
-		for (int fd = 4; fd < 1024; fd++)
+	/* And the masters that keep the agent's terminal nodes' indices
+	 * reserved in the private /dev/pts (pts.c), as fds 4 and on. */
+	int from = jail_pts_keep(&pts, 4);
+	if (from < 0)
+		_exit(1);
+	if (syscall(SYS_close_range, (unsigned)from, ~0U, 0U) < 0)
+		for (int fd = from; fd < 1024; fd++)
 			close(fd);
 	for (;;) {
 		int status;

@@ -262,3 +262,16 @@ void sup_pending_refuse_all(struct sup_run *r, const char *why)
 		free(p);
 	}
 }
+
+void sup_pending_refuse(struct sup_run *r, struct sup_pending *p, const char *why, int err)
+{
+	struct sup_outcome o = {.allow = false,
+				.source = POL_SRC_STOPPED,
+				.reason = why,
+				.decided_by = "warden",
+				.err = err};
+	pending_unlink(r, p);
+	sup_finish(r, p->rq, o);
+	finish_followers(r, p, o);
+	free(p);
+}

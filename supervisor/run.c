@@ -55,9 +55,9 @@ static void on_signal(struct sup_loop *l, int fd, uint32_t events, void *arg)
 				continue;
 			}
 			/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: the agent's group
-			 * gets them, and warden follows the agent's fate. */
-			if (r->child.pid > 0)
-				kill(-r->child.pid, (int)si[i].ssi_signo);
+			 * gets them, what waits is refused, and warden follows
+			 * the agent's fate (interrupt.c). */
+			sup_interrupt_signal(r, &si[i]);
 		}
 		if (chld)
 			sup_trace_reap(r);
@@ -184,7 +184,7 @@ static int run_loop(struct sup_run *r)
 		return rc;
 	}
 	while (!r->agent_exited) {
-		int wait = sup_pending_expire(r);
+		int wait = sup_interrupt_poll(r, sup_pending_expire(r));
 		rc = sup_loop_once(r->loop, wait < 0 || wait > 1000 ? 1000 : wait);
 		if (rc < 0) {
 			wd_err("the event loop failed: %s", strerror(-rc));
@@ -438,6 +438,7 @@ static int setup_loop(struct sup_run *r)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTTOU, SIG_IGN); /* so that the supervisor can move the terminal */
+	signal(SIGTTIN, SIG_IGN); /* a read from the background fails, never stops warden */
 	r->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	r->loop = sup_loop_new();
 	if (r->sigfd < 0 || !r->loop) {

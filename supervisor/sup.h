@@ -14,7 +14,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/signalfd.h>
 #include <sys/types.h>
+#include <termios.h>
 
 /* Exit codes of warden itself (the agent's own status passes through). */
 enum {
@@ -453,6 +455,9 @@ void sup_pending_refuse_all(struct sup_run *r, const char *why);
  * drops those whose caller is gone. Returns ms until the next deadline, or
  * -1 when nothing waits. */
 int sup_pending_expire(struct sup_run *r);
+/* Refuses |p| and its followers as stopped: |why| audited, |err| the
+ * errno the callers get (0: EACCES). */
+void sup_pending_refuse(struct sup_run *r, struct sup_pending *p, const char *why, int err);
 /* The pending request with desk number |id|, or NULL. */
 struct sup_pending *sup_pending_find(struct sup_run *r, unsigned id);
 /* Queues |rq| for a person (desk and, with --prompt tty, the terminal). */
@@ -531,6 +536,45 @@ void sup_tty_enqueue(struct sup_run *r, struct sup_pending *p);
 /* |p| was decided elsewhere (desk, deadline): stop showing it. */
 void sup_tty_forget(struct sup_run *r, struct sup_pending *p);
 void sup_tty_close(struct sup_run *r);
+/* Refuses |p| as stopped (|why| audited, |err| the errno the caller gets;
+ * 0: EACCES), saying so on the terminal when it is the question shown. */
+void sup_tty_refuse(struct sup_run *r, struct sup_pending *p, const char *why, int err);
+/* Ctrl-C at a question: refuses the request shown. False when no question
+ * holds the terminal. */
+bool sup_tty_cancel(struct sup_run *r);
+
+/* ---- the terminal's foreground (fg.c) ---------------------------------- */
+
+/* What a question on the terminal took, to be given back. */
+struct sup_fg {
+	pid_t saved_pgrp;     /* the foreground group before the question */
+	struct termios modes; /* the terminal's modes before it */
+	bool have_modes;
+	bool moved; /* warden moved the foreground to its own group */
+	bool held;
+};
+/* Takes terminal |fd| for a question; |move|: warden may move the
+ * foreground (it gave the agent the terminal at start). */
+void sup_fg_take(struct sup_fg *fg, int fd, bool move);
+/* Gives it back: modes, then the foreground to the group that had it, or
+ * to |agent_pgrp| when that group is gone; continues both. */
+void sup_fg_give_back(struct sup_fg *fg, int fd, pid_t agent_pgrp);
+/* At exit: restores the modes of a terminal still held. */
+void sup_fg_release(struct sup_fg *fg, int fd);
+/* Whether warden's process group is the foreground of terminal |fd|: the
+ * only time warden may read it. */
+bool sup_fg_ours(int fd);
+
+/* ---- interrupts while requests wait (interrupt.c) ---------------------- */
+
+/* warden got |si| (SIGINT, SIGTERM, SIGHUP, SIGQUIT): passes it to the
+ * agent's group and refuses every waiting request; Ctrl-C typed at a
+ * question cancels that question instead. */
+void sup_interrupt_signal(struct sup_run *r, const struct signalfd_siginfo *si);
+/* Refuses each waiting request whose caller has an interrupt pending (a
+ * Ctrl-C reached its group). Returns how long the loop may sleep: |wait|,
+ * shortened while requests wait. */
+int sup_interrupt_poll(struct sup_run *r, int wait);
 
 /* ---- the judge (judging.c) --------------------------------------------- */
 

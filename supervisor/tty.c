@@ -1,10 +1,12 @@
 /*
  * tty.c: `--prompt tty`: asking the person at the controlling terminal.
  *
- * The supervisor takes the terminal's foreground, shows one pending request
- * at a time, reads one line without blocking the loop, then gives the
- * terminal back. Answers: "a" allow once, "A" allow always for this
- * session, "r" reject; a note may follow after a space. Anything else asks
+ * The supervisor takes the terminal's foreground (fg.c), shows one pending
+ * request at a time, reads one line without blocking the loop (the tty is
+ * in the loop only while warden holds the foreground), then gives the
+ * terminal back completely. Ctrl-C at a question refuses it. Answers: "a"
+ * allow once, "A" allow always for this session, "r" reject; a note may
+ * follow after a space. Anything else asks
  * again. Every question shows the session code printed before the agent
  * ran, and the agent's writes to the terminal are stopped while a question
  * is shown. What that does and does not stop: docs/design.md, section
@@ -26,53 +28,35 @@ struct sup_tty {
 	struct sup_pending *shown;
 	char line[4096];
 	size_t len;
-	char code[8];	 /* this session's code, shown in every question */
-	bool held;	 /* warden holds the foreground, TOSTOP set */
-	bool had_tostop; /* TOSTOP was set before we held it */
+	char code[8];	  /* this session's code, shown in every question */
+	struct sup_fg fg; /* the foreground and modes taken for a question */
+	bool reading;	  /* the tty fd is in the loop */
 };
 
 static void show(struct sup_run *r);
 
-/* Sets or clears TOSTOP on the terminal. */
-static void set_tostop(int fd, bool on)
-{
-	struct termios t;
-	if (tcgetattr(fd, &t) < 0)
-		return;
-	if (on)
-		t.c_lflag |= TOSTOP;
-	else
-		t.c_lflag &= ~(tcflag_t)TOSTOP;
-	tcsetattr(fd, TCSANOW, &t);
-}
+static void on_tty(struct sup_loop *l, int fd, uint32_t events, void *arg);
 
+/* Out of the loop first: nothing reads the terminal once it is the
+ * agent's again. */
 static void give_back(struct sup_run *r)
 {
 	struct sup_tty *ps = r->tty;
-	if (ps->held) {
-		if (!ps->had_tostop)
-			set_tostop(r->tty_fd, false);
-		ps->held = false;
+	if (ps->reading) {
+		sup_loop_del(r->loop, r->tty_fd);
+		ps->reading = false;
 	}
-	if (r->child.has_terminal && r->child.pid > 0) {
-		tcsetpgrp(r->tty_fd, r->child.pid);
-		kill(-r->child.pid, SIGCONT);
-	}
+	sup_fg_give_back(&ps->fg, r->tty_fd, r->child.pid);
 }
 
-/* Takes the foreground, and sets TOSTOP so that the agent's writes to the
- * terminal stop (SIGTTOU) until give_back(). */
+/* Takes the foreground (TOSTOP set: the agent's writes to the terminal
+ * stop until give_back()) and only then watches the terminal. */
 static void take(struct sup_run *r)
 {
 	struct sup_tty *ps = r->tty;
-	if (r->child.has_terminal)
-		tcsetpgrp(r->tty_fd, getpgrp());
-	if (!ps->held) {
-		struct termios t;
-		ps->had_tostop = tcgetattr(r->tty_fd, &t) == 0 && (t.c_lflag & TOSTOP);
-		set_tostop(r->tty_fd, true);
-		ps->held = true;
-	}
+	sup_fg_take(&ps->fg, r->tty_fd, r->child.has_terminal);
+	if (!ps->reading && sup_loop_add(r->loop, r->tty_fd, EPOLLIN, on_tty, r) == 0)
+		ps->reading = true;
 }
 
 static bool still_pending(struct sup_run *r, struct sup_pending *p)
@@ -88,12 +72,18 @@ static void on_tty(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	(void)l;
 	struct sup_run *r = arg;
 	struct sup_tty *ps = r->tty;
-	if (events & (EPOLLHUP | EPOLLERR)) {
+	/* Never read from the background: the line is someone else's. */
+	if ((events & (EPOLLHUP | EPOLLERR)) || !ps->fg.held || !sup_fg_ours(fd)) {
 		sup_loop_del(r->loop, fd);
+		ps->reading = false;
 		return;
 	}
 	char buf[512];
 	ssize_t n = read(fd, buf, sizeof(buf));
+	if (n < 0 && errno == EIO) { /* the foreground moved meanwhile */
+		sup_loop_del(r->loop, fd);
+		ps->reading = false;
+	}
 	if (n <= 0)
 		return;
 	for (ssize_t i = 0; i < n; i++) {
@@ -120,16 +110,19 @@ static void on_tty(struct sup_loop *l, int fd, uint32_t events, void *arg)
 			continue;
 		}
 		ps->shown = NULL;
+		/* The terminal goes back before the caller goes on. */
+		give_back(r);
 		if (still_pending(r, p))
 			sup_pending_answer(r, p, a, note, r->person, NULL, NULL);
-		give_back(r);
 		show(r);
+		return; /* what followed the answer is the agent's */
 	}
 }
 
 int sup_tty_watch(struct sup_run *r)
 {
-	return r->tty_fd >= 0 ? sup_loop_add(r->loop, r->tty_fd, EPOLLIN, on_tty, r) : 0;
+	(void)r; /* the terminal is watched only while a question holds it (take) */
+	return 0;
 }
 
 int sup_tty_open(struct sup_run *r)
@@ -255,12 +248,34 @@ void sup_tty_forget(struct sup_run *r, struct sup_pending *p)
 
 void sup_tty_close(struct sup_run *r)
 {
-	if (r->tty && r->tty->held && !r->tty->had_tostop && r->tty_fd >= 0)
-		set_tostop(r->tty_fd, false);
 	if (r->tty) {
+		sup_fg_release(&r->tty->fg, r->tty_fd);
 		free(r->tty->queue);
 		free(r->tty);
 		r->tty = NULL;
 	}
 	wd_close(&r->tty_fd);
+}
+
+void sup_tty_refuse(struct sup_run *r, struct sup_pending *p, const char *why, int err)
+{
+	struct sup_tty *ps = r->tty;
+	bool shown = ps && ps->shown == p;
+	if (shown) {
+		ps->shown = NULL;
+		dprintf(r->tty_fd, "\nwarden: refused: %s\n", why);
+		give_back(r);
+	}
+	sup_pending_refuse(r, p, why, err);
+	if (shown) /* the next question, if any */
+		show(r);
+}
+
+bool sup_tty_cancel(struct sup_run *r)
+{
+	struct sup_tty *ps = r->tty;
+	if (!ps || !ps->shown || !ps->fg.held)
+		return false;
+	sup_tty_refuse(r, ps->shown, "cancelled at warden's question (Ctrl-C)", 0);
+	return true;
 }

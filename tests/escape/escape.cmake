@@ -93,3 +93,13 @@ add_dependencies(test_esc_sockets warden esc_sock)
 wd_test(test_esc_review SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_review.c
 	LIBS wt wd_policy LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_review warden)
+
+# The agent's terminal under the sandbox's /dev/pts (test_esc_tty), with
+# its agent esc_tty.
+add_executable(esc_tty ${CMAKE_SOURCE_DIR}/tests/escape/esc_tty.c)
+set_target_properties(esc_tty PROPERTIES
+	RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+wd_agent_program(esc_tty)
+wd_test(test_esc_tty SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_tty.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_tty warden esc_tty)

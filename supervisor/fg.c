@@ -1,0 +1,112 @@
+/*
+ * fg.c: who owns the terminal while warden asks a question on it.
+ *
+ * warden runs in the job the user's shell started; the agent runs in a
+ * process group of its own (spawn.c), made the terminal's foreground at
+ * start, and may move the foreground among its own groups (an interactive
+ * shell's jobs). The terminal driver lets only the foreground group read:
+ * a read from any other group stops it (SIGTTIN), and a job that stops
+ * hands the terminal back to the user's shell, whose next line then runs
+ * outside the sandbox. So warden reads the terminal only between
+ * sup_fg_take() and sup_fg_give_back(): the caller watches the terminal
+ * only then, and checks sup_fg_ours() before each read.
+ *
+ * Take: remember which group had the foreground and the terminal's modes
+ * (a TUI agent keeps it raw), move the foreground to warden's group, and
+ * set the modes a question needs: line editing, echo, CR read as newline,
+ * Ctrl-C delivered (it cancels the question, interrupt.c), no suspend or
+ * quit character (nothing to suspend; warden stopped would hand the
+ * terminal to the shell), and TOSTOP, so that the agent's processes that
+ * write stop (SIGTTOU) until the answer. Give back: the modes exactly as
+ * they were, the foreground to the group that had it (or, when that group
+ * is gone, the agent's), SIGCONT to both for the processes that stopped
+ * on the terminal meanwhile, and, to a group that kept the terminal raw (a
+ * full-screen program), SIGWINCH so that it redraws what the question
+ * covered.
+ *
+ * tcsetpgrp() from a group that is not the foreground raises SIGTTOU:
+ * warden ignores SIGTTOU and SIGTTIN (run.c), so that moving the
+ * foreground works and a read attempted from the background fails (EIO)
+ * instead of stopping warden.
+ *
+ * The group given the terminal back is one the terminal named a moment
+ * before: only a process of warden's session can set it, the user's shell
+ * waits while warden runs, and the sandbox's processes can name only
+ * groups of the sandbox's PID namespace. warden's own group is never
+ * "given back" (the agent's is used instead).
+ */
+#include "sup.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <termios.h>
+#include <unistd.h>
+
+bool sup_fg_ours(int fd)
+{
+	return fd >= 0 && tcgetpgrp(fd) == getpgrp();
+}
+
+void sup_fg_take(struct sup_fg *fg, int fd, bool move)
+{
+	if (fg->held || fd < 0)
+		return;
+	fg->saved_pgrp = tcgetpgrp(fd);
+	fg->moved = move && fg->saved_pgrp != getpgrp() && tcsetpgrp(fd, getpgrp()) == 0;
+	/* The modes are changed only on a terminal warden now holds: never
+	 * under the feet of whoever has it (warden started in the
+	 * background). */
+	fg->have_modes = sup_fg_ours(fd) && tcgetattr(fd, &fg->modes) == 0;
+	if (fg->have_modes) {
+		struct termios t = fg->modes;
+		t.c_lflag |= ICANON | ECHO | ECHOE | ECHOK | ISIG | IEXTEN | TOSTOP;
+		t.c_iflag |= ICRNL;
+		t.c_iflag &= ~(tcflag_t)(INLCR | IGNCR | ISTRIP);
+		t.c_oflag |= OPOST | ONLCR;
+		t.c_cc[VSUSP] = _POSIX_VDISABLE;
+		t.c_cc[VQUIT] = _POSIX_VDISABLE;
+		if (t.c_cc[VINTR] == _POSIX_VDISABLE)
+			t.c_cc[VINTR] = 003; /* ^C */
+		if (t.c_cc[VERASE] == _POSIX_VDISABLE)
+			t.c_cc[VERASE] = 0177;
+		if (t.c_cc[VEOF] == _POSIX_VDISABLE)
+			t.c_cc[VEOF] = 004; /* ^D */
+		tcsetattr(fd, TCSANOW, &t);
+	}
+	fg->held = true;
+}
+
+void sup_fg_give_back(struct sup_fg *fg, int fd, pid_t agent_pgrp)
+{
+	if (!fg->held || fd < 0)
+		return;
+	fg->held = false;
+	if (fg->have_modes)
+		tcsetattr(fd, TCSANOW, &fg->modes);
+	if (!fg->moved)
+		return;
+	fg->moved = false;
+	pid_t to = fg->saved_pgrp > 0 && fg->saved_pgrp != getpgrp() ? fg->saved_pgrp : agent_pgrp;
+	if (to <= 0)
+		return;
+	if (tcsetpgrp(fd, to) < 0 && to != agent_pgrp && agent_pgrp > 0) {
+		to = agent_pgrp; /* the group that had it is gone */
+		tcsetpgrp(fd, to);
+	}
+	kill(-to, SIGCONT);
+	if (agent_pgrp > 0 && agent_pgrp != to)
+		kill(-agent_pgrp, SIGCONT);
+	/* A full-screen program (the terminal was raw) does not know the
+	 * question was drawn over it: a size change makes it redraw. */
+	if (fg->have_modes && !(fg->modes.c_lflag & ICANON))
+		kill(-to, SIGWINCH);
+}
+
+void sup_fg_release(struct sup_fg *fg, int fd)
+{
+	/* At the end of the run: the modes as they were; the foreground is
+	 * the user's shell's business once warden exits (run.c). */
+	if (fg->held && fg->have_modes && fd >= 0)
+		tcsetattr(fd, TCSANOW, &fg->modes);
+	fg->held = false;
+}
