@@ -223,9 +223,10 @@ static void test_esc_tty_no_other_host_pty_userns(void **state)
 		    setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
 		    setresuid(NOBODY, NOBODY, NOBODY) < 0)
 			_exit(126);
+		/* The project is this user's home here: --force says so. */
 		setenv("HOME", f->proj, 1);
-		execl(warden, warden, "run", "--no-view", "--tier", "aggressive", "--", prog, num,
-		      (char *)NULL);
+		execl(warden, warden, "run", "--force", "--no-view", "--tier", "aggressive", "--",
+		      prog, num, (char *)NULL);
 		_exit(127);
 	}
 	assert_int_equal(ioctl(master, TIOCGPTN, &own), 0);
