@@ -1,0 +1,68 @@
+/*
+ * proc.c: small readers of /proc shared by the decoders.
+ */
+#include "notify_int.h"
+
+#include "common.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+char *proc_link(pid_t pid, const char *what)
+{
+	char p[64], buf[4096];
+	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
+	ssize_t n = readlink(p, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return wd_strdup(buf);
+}
+
+int open_proc(pid_t pid, const char *what)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
+	return open(p, O_PATH | O_CLOEXEC);
+}
+
+/* The path the kernel gives the object behind |fd| (as the supervisor
+ * sees it), or NULL. */
+char *fd_path(int fd)
+{
+	char link[64], buf[4096];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return wd_strdup(buf);
+}
+
+/* |len| bytes of NUL-separated arguments (buf[len] is a NUL), shell-quoted
+ * and joined by spaces, as a command line is shown. */
+char *quote_args(const char *buf, size_t len)
+{
+	struct wd_sb sb = {0};
+	size_t i = 0;
+	while (i < len) {
+		const char *s = buf + i;
+		if (sb.len)
+			wd_sb_putc(&sb, ' ');
+		wd_sb_shell_quote(&sb, s);
+		i += strlen(s) + 1;
+	}
+	return wd_sb_steal(&sb);
+}
+
+char *sbx_proc_cmdline(pid_t pid, size_t max)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/cmdline", pid);
+	/* Read on the stack, like the decoder's pages (see there). */
+	char buf[SBX_CMDLINE_MAX + 1];
+	ssize_t n = wd_read_proc_into(p, buf, max < SBX_CMDLINE_MAX ? max : SBX_CMDLINE_MAX);
+	return n < 0 ? NULL : quote_args(buf, (size_t)n);
+}
