@@ -173,14 +173,14 @@ bool sbx_pidfd_ids(int pidfd, pid_t *tgid, pid_t *ppid)
  * likes into its own arguments either way: the command line is what the
  * caller says it is, shown to the decision, never enforced.
  */
-static char *caller_cmdline(struct rmem *m, pid_t pid, const struct sbx_args *hint)
+static char *caller_cmdline(struct sbx_rmem *m, pid_t pid, const struct sbx_args *hint)
 {
 	char buf[SBX_CMDLINE_MAX + 1];
 	if (hint && hint->bytes && hint->len > 0 && hint->len <= SBX_CMDLINE_MAX &&
-	    rmem_read(m, hint->at, buf, hint->len) == 0 &&
+	    sbx_rmem_read(m, hint->at, buf, hint->len) == 0 &&
 	    memcmp(buf, hint->bytes, hint->len) == 0) {
 		buf[hint->len] = '\0';
-		return quote_args(buf, hint->len);
+		return sbx_quote_args(buf, hint->len);
 	}
 	return sbx_proc_cmdline(pid, SBX_CMDLINE_MAX);
 }
@@ -234,46 +234,46 @@ int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 	uint64_t args_at = args && args->bytes ? args->at : 0;
 	uint64_t args_end = args_at ? args->at + args->len - 1 : 0;
 	size_t budget = 4096, envbytes = 0;
-	/* On the stack (RPAGES pages): a heap block this size, taken and given back
+	/* On the stack (SBX_RMEM_PAGES pages): a heap block this size, taken and given back
 	 * for every exec, costs malloc a consolidation each time. */
-	struct rmem mem, *m = &mem;
-	rmem_init(m, read_pid_page, &ev->pid);
+	struct sbx_rmem mem, *m = &mem;
+	sbx_rmem_init(m, sbx_read_pid_page, &ev->pid);
 	m->batch_pid = ev->pid;
 	uint64_t first[] = {path_a, argv_a, envp_a, args_at, args_end};
-	rmem_prefetch(m, first, WD_ARRAY_SIZE(first));
+	sbx_rmem_prefetch(m, first, WD_ARRAY_SIZE(first));
 	/* Then the pages of the strings of both vectors, in one more read
-	 * (peek_vector() finds them cached and reads nothing itself). */
-	uint64_t strs[PREFETCH_MAX * 8] = {0};
-	size_t nstrs = string_pages(m, argv_a, strs, WD_ARRAY_SIZE(strs) / 2);
-	nstrs += string_pages(m, envp_a, strs + nstrs, WD_ARRAY_SIZE(strs) - nstrs);
-	rmem_prefetch(m, strs, nstrs);
-	rc = peek_string(m, path_a, 4096, &budget, &ev->path_arg);
+	 * (sbx_rmem_vector() finds them cached and reads nothing itself). */
+	uint64_t strs[SBX_PREFETCH_MAX * 8] = {0};
+	size_t nstrs = sbx_rmem_string_pages(m, argv_a, strs, WD_ARRAY_SIZE(strs) / 2);
+	nstrs += sbx_rmem_string_pages(m, envp_a, strs + nstrs, WD_ARRAY_SIZE(strs) - nstrs);
+	sbx_rmem_prefetch(m, strs, nstrs);
+	rc = sbx_rmem_string(m, path_a, 4096, &budget, &ev->path_arg);
 	if (rc < 0) {
 		ev->path_arg = wd_strdup("");
-		set_refusal(ev, rc == -E2BIG ? ENAMETOOLONG : EFAULT,
+		sbx_exec_refuse(ev, rc == -E2BIG ? ENAMETOOLONG : EFAULT,
 			    rc == -E2BIG ? "the program path is longer than 4096 bytes"
 					 : "the program path could not be read");
 	}
-	rc = peek_vector(m, argv_a, SBX_ARGV_MAX, &ev->argv, &ev->argv_bytes);
+	rc = sbx_rmem_vector(m, argv_a, SBX_ARGV_MAX, &ev->argv, &ev->argv_bytes);
 	if (rc < 0) {
 		ev->argv = wd_calloc(1, sizeof(char *));
-		set_refusal(ev, rc == -E2BIG ? E2BIG : EFAULT,
+		sbx_exec_refuse(ev, rc == -E2BIG ? E2BIG : EFAULT,
 			    rc == -E2BIG ? "its argv is over 256 KiB in all"
 					 : "its argv could not be read");
 	} else if (!ev->argv[0]) {
-		set_refusal(ev, EINVAL, "an exec with an empty argv hides what it runs");
+		sbx_exec_refuse(ev, EINVAL, "an exec with an empty argv hides what it runs");
 	}
-	rc = peek_vector(m, envp_a, SBX_ENV_MAX, &ev->envp, &envbytes);
+	rc = sbx_rmem_vector(m, envp_a, SBX_ENV_MAX, &ev->envp, &envbytes);
 	if (rc < 0) {
 		ev->envp = wd_calloc(1, sizeof(char *));
-		set_refusal(ev, rc == -E2BIG ? E2BIG : EFAULT,
+		sbx_exec_refuse(ev, rc == -E2BIG ? E2BIG : EFAULT,
 			    rc == -E2BIG ? "its environment is over 1 MiB in all"
 					 : "its environment could not be read");
 	}
-	ev->cwd = proc_link(ev->pid, "cwd");
+	ev->cwd = sbx_proc_link(ev->pid, "cwd");
 	/* A thread's cmdline is its process's (one mm). */
 	ev->parent_cmdline = caller_cmdline(m, ev->pid, args);
-	resolve(ev, root_fd, dirfd, flags, have_ids ? ids : NULL);
+	sbx_exec_resolve(ev, root_fd, dirfd, flags, have_ids ? ids : NULL);
 	ev->digest = digest_of(ev);
 
 	/* Everything above may have read a recycled pid if the caller died:

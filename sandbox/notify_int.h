@@ -45,44 +45,44 @@ bool sbx_parse_shebang(const char *buf, size_t n, char **interp, char **arg);
  * pages of the caller's stack, so whole pages are read once and kept in a
  * small cache for the rest of this decode. The cache lives only for one
  * notification. Pages come from a sbx_page_reader: the caller's memory
- * (read_pid_page) here, a made-up address space in the fuzz target.
+ * (sbx_read_pid_page) here, a made-up address space in the fuzz target.
  */
-#define RPAGES 12
+#define SBX_RMEM_PAGES 12
 
-struct rmem {
+struct sbx_rmem {
 	sbx_page_reader read;
 	void *ctx;
-	pid_t batch_pid; /* > 0: rmem_prefetch() may read this pid's pages */
+	pid_t batch_pid; /* > 0: sbx_rmem_prefetch() may read this pid's pages */
 	unsigned next;
 	struct {
 		uint64_t base; /* page address, or 1 when empty */
 		char data[SBX_PAGE_SIZE];
-	} page[RPAGES];
+	} page[SBX_RMEM_PAGES];
 };
 
-/* How many pages rmem_prefetch() reads at the most in one call. */
-#define PREFETCH_MAX 6
+/* How many pages sbx_rmem_prefetch() reads at the most in one call. */
+#define SBX_PREFETCH_MAX 6
 
 /* rmem.c */
-int read_pid_page(void *ctx, uint64_t base, char *page);
-void rmem_init(struct rmem *m, sbx_page_reader read, void *ctx);
-void rmem_prefetch(struct rmem *m, const uint64_t *addrs, size_t n);
-int rmem_read(struct rmem *m, uint64_t addr, void *out, size_t n);
-int peek_string(struct rmem *m, uint64_t addr, size_t max, size_t *budget, char **out);
-size_t string_pages(const struct rmem *m, uint64_t addr, uint64_t *want, size_t max);
-int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out, size_t *bytes);
+int sbx_read_pid_page(void *ctx, uint64_t base, char *page);
+void sbx_rmem_init(struct sbx_rmem *m, sbx_page_reader read, void *ctx);
+void sbx_rmem_prefetch(struct sbx_rmem *m, const uint64_t *addrs, size_t n);
+int sbx_rmem_read(struct sbx_rmem *m, uint64_t addr, void *out, size_t n);
+int sbx_rmem_string(struct sbx_rmem *m, uint64_t addr, size_t max, size_t *budget, char **out);
+size_t sbx_rmem_string_pages(const struct sbx_rmem *m, uint64_t addr, uint64_t *want, size_t max);
+int sbx_rmem_vector(struct sbx_rmem *m, uint64_t addr, size_t budget, char ***out, size_t *bytes);
 
 /* proc.c */
-char *proc_link(pid_t pid, const char *what);
-int open_proc(pid_t pid, const char *what);
-char *fd_path(int fd);
-char *quote_args(const char *buf, size_t len);
+char *sbx_proc_link(pid_t pid, const char *what);
+int sbx_proc_open(pid_t pid, const char *what);
+char *sbx_fd_path(int fd);
+char *sbx_quote_args(const char *buf, size_t len);
 
 /* shebang.c */
-bool shebang_of(int fd, const struct stat *st, char **interp, char **arg);
+bool sbx_shebang_of(int fd, const struct stat *st, char **interp, char **arg);
 
 /* program.c */
-void set_refusal(struct sbx_exec_event *ev, int err, const char *why);
-void resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags, const uint32_t *ids);
+void sbx_exec_refuse(struct sbx_exec_event *ev, int err, const char *why);
+void sbx_exec_resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags, const uint32_t *ids);
 
 #endif

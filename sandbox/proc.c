@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-char *proc_link(pid_t pid, const char *what)
+char *sbx_proc_link(pid_t pid, const char *what)
 {
 	char p[64], buf[4096];
 	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
@@ -21,7 +21,7 @@ char *proc_link(pid_t pid, const char *what)
 	return wd_strdup(buf);
 }
 
-int open_proc(pid_t pid, const char *what)
+int sbx_proc_open(pid_t pid, const char *what)
 {
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
@@ -30,7 +30,7 @@ int open_proc(pid_t pid, const char *what)
 
 /* The path the kernel gives the object behind |fd| (as the supervisor
  * sees it), or NULL. */
-char *fd_path(int fd)
+char *sbx_fd_path(int fd)
 {
 	char link[64], buf[4096];
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -43,7 +43,7 @@ char *fd_path(int fd)
 
 /* |len| bytes of NUL-separated arguments (buf[len] is a NUL), shell-quoted
  * and joined by spaces, as a command line is shown. */
-char *quote_args(const char *buf, size_t len)
+char *sbx_quote_args(const char *buf, size_t len)
 {
 	struct wd_sb sb = {0};
 	size_t i = 0;
@@ -64,5 +64,5 @@ char *sbx_proc_cmdline(pid_t pid, size_t max)
 	/* Read on the stack, like the decoder's pages (see there). */
 	char buf[SBX_CMDLINE_MAX + 1];
 	ssize_t n = wd_read_proc_into(p, buf, max < SBX_CMDLINE_MAX ? max : SBX_CMDLINE_MAX);
-	return n < 0 ? NULL : quote_args(buf, (size_t)n);
+	return n < 0 ? NULL : sbx_quote_args(buf, (size_t)n);
 }

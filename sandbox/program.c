@@ -119,7 +119,7 @@ static int find_as_caller(struct sbx_exec_event *ev, int root, int base, const c
 	struct sbx_creds_saved sv;
 	if (caller_creds(ev->pid, ids, &cr) < 0 || sbx_creds_enter(&cr, &sv) < 0) {
 		/* Not the kernel's answer: refused, and the reason says why. */
-		set_refusal(
+		sbx_exec_refuse(
 			ev, EACCES,
 			"warden could not take on the caller's credentials to find its program");
 		return -EACCES;
@@ -148,7 +148,7 @@ static int find_as_caller(struct sbx_exec_event *ev, int root, int base, const c
 static int caller_cwd(pid_t pid, int *cwdfd)
 {
 	if (*cwdfd < 0)
-		*cwdfd = open_proc(pid, "cwd");
+		*cwdfd = sbx_proc_open(pid, "cwd");
 	return *cwdfd;
 }
 
@@ -173,7 +173,7 @@ static void predict_image(struct sbx_exec_event *ev, int root, int fd, struct st
 	struct sbx_walk iw = {.fd = -1, .dirfd = -1};
 	for (int depth = 0; depth < SCRIPT_DEPTH; depth++) {
 		char *interp = NULL, *arg = NULL;
-		if (!shebang_of(cur, &st, &interp, &arg))
+		if (!sbx_shebang_of(cur, &st, &interp, &arg))
 			break;
 		/* binfmt_script: argv[0] is replaced by interp [arg] filename. */
 		size_t n = 0;
@@ -216,7 +216,7 @@ static void predict_image(struct sbx_exec_event *ev, int root, int fd, struct st
 	ev->expect_argv = argv;
 }
 
-void set_refusal(struct sbx_exec_event *ev, int err, const char *why)
+void sbx_exec_refuse(struct sbx_exec_event *ev, int err, const char *why)
 {
 	if (!ev->refuse_errno) {
 		ev->refuse_errno = err;
@@ -232,7 +232,7 @@ void set_refusal(struct sbx_exec_event *ev, int err, const char *why)
  * exec event compares identities and kills the difference (sbx_verify_exec),
  * so a lookup that is right when nothing races is all the decision needs.
  */
-void resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags, const uint32_t *ids)
+void sbx_exec_resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags, const uint32_t *ids)
 {
 	wd_autoclose int cwdfd = -1;
 	wd_autoclose int dirbase = -1; /* execveat's dirfd, as the caller has it */
@@ -242,8 +242,8 @@ void resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags, const ui
 	if (ev->syscall_nr == __NR_execveat && dirfd != AT_FDCWD && ev->path_arg[0] != '/') {
 		char what[32];
 		snprintf(what, sizeof(what), "fd/%d", dirfd);
-		base = dirbase = open_proc(ev->pid, what);
-		base_path = proc_link(ev->pid, what);
+		base = dirbase = sbx_proc_open(ev->pid, what);
+		base_path = sbx_proc_link(ev->pid, what);
 	} else {
 		if (ev->path_arg[0] != '/')
 			base = caller_cwd(ev->pid, &cwdfd);
@@ -257,7 +257,7 @@ void resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags, const ui
 		ev->path = wd_asprintf("%s/%s", base_path ? base_path : "?", ev->path_arg);
 	free(base_path);
 	if (root < 0)
-		root = own_root = open_proc(ev->pid, "root");
+		root = own_root = sbx_proc_open(ev->pid, "root");
 
 	struct sbx_walk w;
 	int rc = -ENOENT;
@@ -270,7 +270,7 @@ void resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags, const ui
 		ev->open_errno = -rc;
 		return;
 	}
-	ev->resolved = fd_path(w.fd);
+	ev->resolved = sbx_fd_path(w.fd);
 	note_writable(ev, root, &w);
 	predict_image(ev, root, w.fd, w.st, dirfd, flags, &cwdfd, ids);
 	sbx_walk_free(&w);
@@ -296,7 +296,7 @@ int sbx_program_identity(const struct sbx_places *pl, const char *path, char **r
 		sbx_walk_free(&w);
 		return rc;
 	}
-	*resolved = fd_path(w.fd);
+	*resolved = sbx_fd_path(w.fd);
 	struct sbx_exec_event ev = {0};
 	const struct sbx_places *saved = notify_places;
 	notify_places = pl;

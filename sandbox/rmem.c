@@ -12,7 +12,7 @@
 
 /* process_vm_readv of one aligned page either succeeds whole or fails: a
  * page is mapped or not. |ctx| points to the pid. */
-int read_pid_page(void *ctx, uint64_t base, char *page)
+int sbx_read_pid_page(void *ctx, uint64_t base, char *page)
 {
 	pid_t pid = *(const pid_t *)ctx;
 	struct iovec l = {.iov_base = page, .iov_len = SBX_PAGE_SIZE};
@@ -20,24 +20,24 @@ int read_pid_page(void *ctx, uint64_t base, char *page)
 	return process_vm_readv(pid, &l, 1, &r, 1, 0) == SBX_PAGE_SIZE ? 0 : -EFAULT;
 }
 
-void rmem_init(struct rmem *m, sbx_page_reader read, void *ctx)
+void sbx_rmem_init(struct sbx_rmem *m, sbx_page_reader read, void *ctx)
 {
 	m->read = read;
 	m->ctx = ctx;
 	m->batch_pid = 0;
 	m->next = 0;
-	for (unsigned i = 0; i < RPAGES; i++)
+	for (unsigned i = 0; i < SBX_RMEM_PAGES; i++)
 		m->page[i].base = 1;
 }
 
 /* The cached page holding |addr|, or NULL when it is not mapped. */
-static const char *rmem_page(struct rmem *m, uint64_t addr)
+static const char *rmem_page(struct sbx_rmem *m, uint64_t addr)
 {
 	uint64_t base = addr & ~(uint64_t)(SBX_PAGE_SIZE - 1);
-	for (unsigned i = 0; i < RPAGES; i++)
+	for (unsigned i = 0; i < SBX_RMEM_PAGES; i++)
 		if (m->page[i].base == base)
 			return m->page[i].data;
-	unsigned slot = m->next++ % RPAGES;
+	unsigned slot = m->next++ % SBX_RMEM_PAGES;
 	if (m->read(m->ctx, base, m->page[slot].data) < 0) {
 		m->page[slot].base = 1;
 		return NULL;
@@ -47,10 +47,10 @@ static const char *rmem_page(struct rmem *m, uint64_t addr)
 }
 
 /* The cached page holding |addr|, or NULL when it is not cached (no read). */
-static const char *rmem_cached(const struct rmem *m, uint64_t addr)
+static const char *rmem_cached(const struct sbx_rmem *m, uint64_t addr)
 {
 	uint64_t base = addr & ~(uint64_t)(SBX_PAGE_SIZE - 1);
-	for (unsigned i = 0; i < RPAGES; i++)
+	for (unsigned i = 0; i < SBX_RMEM_PAGES; i++)
 		if (m->page[i].base == base)
 			return m->page[i].data;
 	return NULL;
@@ -63,21 +63,21 @@ static const char *rmem_cached(const struct rmem *m, uint64_t addr)
  * the decode reads the same bytes with or without it. The kernel stops at
  * the first page that fails, so the count it returns says which succeeded.
  */
-void rmem_prefetch(struct rmem *m, const uint64_t *addrs, size_t n)
+void sbx_rmem_prefetch(struct sbx_rmem *m, const uint64_t *addrs, size_t n)
 {
 	if (m->batch_pid <= 0)
 		return;
-	struct iovec l[PREFETCH_MAX], rv[PREFETCH_MAX];
-	unsigned slot[PREFETCH_MAX];
+	struct iovec l[SBX_PREFETCH_MAX], rv[SBX_PREFETCH_MAX];
+	unsigned slot[SBX_PREFETCH_MAX];
 	size_t k = 0;
-	for (size_t i = 0; i < n && k < PREFETCH_MAX; i++) {
+	for (size_t i = 0; i < n && k < SBX_PREFETCH_MAX; i++) {
 		uint64_t base = addrs[i] & ~(uint64_t)(SBX_PAGE_SIZE - 1);
 		bool dup = addrs[i] == 0 || rmem_cached(m, base);
 		for (size_t j = 0; j < k && !dup; j++)
 			dup = (uint64_t)(uintptr_t)rv[j].iov_base == base;
 		if (dup)
 			continue;
-		slot[k] = m->next++ % RPAGES;
+		slot[k] = m->next++ % SBX_RMEM_PAGES;
 		m->page[slot[k]].base = 1;
 		l[k] = (struct iovec){.iov_base = m->page[slot[k]].data, .iov_len = SBX_PAGE_SIZE};
 		rv[k] = (struct iovec){.iov_base = (void *)(uintptr_t)base,
@@ -101,7 +101,7 @@ static bool past_top(uint64_t addr, uint64_t n)
 }
 
 /* Reads exactly |n| bytes at |addr|. 0 or -EFAULT. */
-int rmem_read(struct rmem *m, uint64_t addr, void *out, size_t n)
+int sbx_rmem_read(struct sbx_rmem *m, uint64_t addr, void *out, size_t n)
 {
 	size_t got = 0;
 	if (past_top(addr, n))
@@ -121,7 +121,7 @@ int rmem_read(struct rmem *m, uint64_t addr, void *out, size_t n)
 
 /* Reads a NUL-terminated string of at most |max| bytes. *budget is the
  * remaining byte budget of the whole argv or envp. */
-int peek_string(struct rmem *m, uint64_t addr, size_t max, size_t *budget, char **out)
+int sbx_rmem_string(struct sbx_rmem *m, uint64_t addr, size_t max, size_t *budget, char **out)
 {
 	struct wd_sb sb = {0};
 	for (;;) {
@@ -148,9 +148,9 @@ int peek_string(struct rmem *m, uint64_t addr, size_t max, size_t *budget, char 
 
 /* Puts in |want| (room for |max|) the addresses of the first strings of
  * the vector at |addr| whose pointers are in the cache already, for
- * rmem_prefetch(): argv, envp and their strings usually sit in a few pages.
+ * sbx_rmem_prefetch(): argv, envp and their strings usually sit in a few pages.
  * Returns how many. */
-size_t string_pages(const struct rmem *m, uint64_t addr, uint64_t *want, size_t max)
+size_t sbx_rmem_string_pages(const struct sbx_rmem *m, uint64_t addr, uint64_t *want, size_t max)
 {
 	size_t n = 0;
 	for (uint64_t a = addr; a && n < max && !past_top(a, sizeof(uint64_t));
@@ -169,7 +169,7 @@ size_t string_pages(const struct rmem *m, uint64_t addr, uint64_t *want, size_t 
 
 /* Reads a NULL-terminated array of string pointers (argv or envp) within
  * |budget| bytes in all (strings plus pointers, as the kernel counts). */
-int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out, size_t *bytes)
+int sbx_rmem_vector(struct sbx_rmem *m, uint64_t addr, size_t budget, char ***out, size_t *bytes)
 {
 	size_t cap = 16, n = 0, start = budget;
 	char **v = wd_calloc(cap, sizeof(char *));
@@ -179,8 +179,8 @@ int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out, size_
 		*bytes = 0;
 		return 0;
 	}
-	uint64_t want[PREFETCH_MAX * 4] = {0};
-	rmem_prefetch(m, want, string_pages(m, addr, want, WD_ARRAY_SIZE(want)));
+	uint64_t want[SBX_PREFETCH_MAX * 4] = {0};
+	sbx_rmem_prefetch(m, want, sbx_rmem_string_pages(m, addr, want, WD_ARRAY_SIZE(want)));
 	for (;;) {
 		uint64_t p;
 		if (n >= SBX_VECTOR_MAX_PTRS || budget < sizeof(p)) {
@@ -188,7 +188,7 @@ int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out, size_
 			return -E2BIG;
 		}
 		if (past_top(addr, (n + 1) * sizeof(p)) ||
-		    rmem_read(m, addr + n * sizeof(p), &p, sizeof(p)) < 0) {
+		    sbx_rmem_read(m, addr + n * sizeof(p), &p, sizeof(p)) < 0) {
 			wd_strv_free(v);
 			return -EFAULT;
 		}
@@ -200,7 +200,7 @@ int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out, size_
 			v = wd_realloc(v, cap * sizeof(char *));
 		}
 		v[n + 1] = NULL;
-		int rc = peek_string(m, p, budget, &budget, &v[n]);
+		int rc = sbx_rmem_string(m, p, budget, &budget, &v[n]);
 		if (rc < 0) {
 			v[n] = NULL;
 			wd_strv_free(v);
@@ -217,9 +217,9 @@ int peek_vector(struct rmem *m, uint64_t addr, size_t budget, char ***out, size_
 int sbx_decode_vector(sbx_page_reader read, void *ctx, uint64_t addr, size_t budget, char ***out,
 		      size_t *bytes)
 {
-	struct rmem *m = wd_malloc(sizeof(*m));
-	rmem_init(m, read, ctx);
-	int rc = peek_vector(m, addr, budget, out, bytes);
+	struct sbx_rmem *m = wd_malloc(sizeof(*m));
+	sbx_rmem_init(m, read, ctx);
+	int rc = sbx_rmem_vector(m, addr, budget, out, bytes);
 	free(m);
 	return rc;
 }

@@ -126,7 +126,7 @@ static bool memo_key_equal(const struct shebang_memo *m, const struct stat *st)
 }
 
 /* read_shebang() through the memo. |st| is fstat() of |fd|. */
-bool shebang_of(int fd, const struct stat *st, char **interp, char **arg)
+bool sbx_shebang_of(int fd, const struct stat *st, char **interp, char **arg)
 {
 	struct shebang_memo *m =
 		&shebang_memo[((uint64_t)st->st_ino * 31 + (uint64_t)st->st_dev) % SHEBANG_MEMO];

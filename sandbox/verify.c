@@ -193,7 +193,7 @@ int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, struct sbx_args 
 		return -EPERM;
 	}
 	if (!ev->found || st.st_dev != ev->exe_dev || st.st_ino != ev->exe_ino) {
-		char *exe = proc_link(pid, "exe");
+		char *exe = sbx_proc_link(pid, "exe");
 		*why = wd_asprintf("the program that started (%s) is not the one decided (%s)",
 				   exe ? exe : "?", ev->resolved ? ev->resolved : ev->path);
 		free(exe);
