@@ -187,8 +187,63 @@ void view_identity_gone(struct sbx_view *v, int fd);
 /* Remembers |n|'s identity as sensitive (under lock). */
 void view_mark_sensitive(struct sbx_view *v, struct vnode *n);
 
+/* ---- shared between the view's files ---------------------------------- */
+
+#define VIEW_DEFAULT_THREADS 4
+#define VIEW_EVICT_BATCH     4096 /* at most this many per round */
+#define VIEW_SCAN_MAX_DEPTH  256
+#define VIEW_PARENT_MAX	     100000 /* bound on parent chains (no cycles) */
+
+/* view_node.c */
+/* Whether |path| (relative to the view's root) carries a sensitive marker. */
+bool path_sensitive(const struct sbx_view *v, const char *path);
+/* The vnode of (dev, ino), or NULL. Under lock. */
+struct vnode *table_find(struct sbx_view *v, dev_t dev, ino_t ino);
+void node_release(struct sbx_view *v, struct vnode *n);
+void set_name(struct sbx_view *v, struct vnode *n, struct vnode *parent, const char *name);
+
+/* view_check.c */
+unsigned ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino);
+bool ident_known(const struct sbx_view *v, dev_t dev, ino_t ino);
+void ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned flags);
+void ident_add(struct sbx_view *v, dev_t dev, ino_t ino);
+bool path_write_protected(const struct sbx_view *v, const char *path);
+
+/* view_evict.c */
+void *evictor_loop(void *arg);
+
 /* ---- view_ops.c ------------------------------------------------------ */
 
-extern const struct fuse_lowlevel_ops view_ops;
+/* view_ops.c: what every callback shares */
+#define PROC_FD_LEN 32
+
+/* The view's own fs credentials while it makes an object for a caller. */
+struct as_caller {
+	bool switched;
+	uid_t uid;
+	gid_t gid;
+};
+
+struct sbx_view *req_view(fuse_req_t req);
+struct vnode *req_node(fuse_req_t req, fuse_ino_t ino);
+void proc_fd(char buf[PROC_FD_LEN], int fd);
+void reply_err(fuse_req_t req, int err);
+int neg_errno(void);
+int check_node_write(struct sbx_view *v, struct vnode *n, const char *path);
+int check_new(struct sbx_view *v, struct vnode *parent, const char *name, const char *path,
+	      bool *sens);
+mode_t safe_mode(mode_t mode, mode_t type);
+void caller_begin(fuse_req_t req, struct as_caller *c);
+void caller_end(const struct as_caller *c);
+int caller_may_open(fuse_req_t req, const struct stat *st, int mask);
+bool cache_still_valid(struct sbx_view *v, struct vnode *n, const struct stat *st);
+
+/* The callbacks of each file, put into |ops|. */
+void view_names_ops(struct fuse_lowlevel_ops *ops);
+void view_attr_ops(struct fuse_lowlevel_ops *ops);
+void view_files_ops(struct fuse_lowlevel_ops *ops);
+void view_dirs_ops(struct fuse_lowlevel_ops *ops);
+/* The whole table of the view's callbacks. */
+void view_ops_fill(struct fuse_lowlevel_ops *ops);
 
 #endif
