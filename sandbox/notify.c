@@ -49,7 +49,6 @@
 #include <sys/user.h>
 #include <time.h>
 
-
 static size_t notif_size, resp_size;
 
 static int load_sizes(void)
@@ -251,15 +250,15 @@ int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 	if (rc < 0) {
 		ev->path_arg = wd_strdup("");
 		sbx_exec_refuse(ev, rc == -E2BIG ? ENAMETOOLONG : EFAULT,
-			    rc == -E2BIG ? "the program path is longer than 4096 bytes"
-					 : "the program path could not be read");
+				rc == -E2BIG ? "the program path is longer than 4096 bytes"
+					     : "the program path could not be read");
 	}
 	rc = sbx_rmem_vector(m, argv_a, SBX_ARGV_MAX, &ev->argv, &ev->argv_bytes);
 	if (rc < 0) {
 		ev->argv = wd_calloc(1, sizeof(char *));
 		sbx_exec_refuse(ev, rc == -E2BIG ? E2BIG : EFAULT,
-			    rc == -E2BIG ? "its argv is over 256 KiB in all"
-					 : "its argv could not be read");
+				rc == -E2BIG ? "its argv is over 256 KiB in all"
+					     : "its argv could not be read");
 	} else if (!ev->argv[0]) {
 		sbx_exec_refuse(ev, EINVAL, "an exec with an empty argv hides what it runs");
 	}
@@ -267,8 +266,8 @@ int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 	if (rc < 0) {
 		ev->envp = wd_calloc(1, sizeof(char *));
 		sbx_exec_refuse(ev, rc == -E2BIG ? E2BIG : EFAULT,
-			    rc == -E2BIG ? "its environment is over 1 MiB in all"
-					 : "its environment could not be read");
+				rc == -E2BIG ? "its environment is over 1 MiB in all"
+					     : "its environment could not be read");
 	}
 	ev->cwd = sbx_proc_link(ev->pid, "cwd");
 	/* A thread's cmdline is its process's (one mm). */

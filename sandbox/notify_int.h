@@ -83,6 +83,7 @@ bool sbx_shebang_of(int fd, const struct stat *st, char **interp, char **arg);
 
 /* program.c */
 void sbx_exec_refuse(struct sbx_exec_event *ev, int err, const char *why);
-void sbx_exec_resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags, const uint32_t *ids);
+void sbx_exec_resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags,
+		      const uint32_t *ids);
 
 #endif

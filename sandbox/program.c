@@ -232,7 +232,8 @@ void sbx_exec_refuse(struct sbx_exec_event *ev, int err, const char *why)
  * exec event compares identities and kills the difference (sbx_verify_exec),
  * so a lookup that is right when nothing races is all the decision needs.
  */
-void sbx_exec_resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags, const uint32_t *ids)
+void sbx_exec_resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags,
+		      const uint32_t *ids)
 {
 	wd_autoclose int cwdfd = -1;
 	wd_autoclose int dirbase = -1; /* execveat's dirfd, as the caller has it */
@@ -275,7 +276,6 @@ void sbx_exec_resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags,
 	predict_image(ev, root, w.fd, w.st, dirfd, flags, &cwdfd, ids);
 	sbx_walk_free(&w);
 }
-
 
 int sbx_program_identity(const struct sbx_places *pl, const char *path, char **resolved,
 			 bool *agent_writable, char **why)

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BINPRM_BUF   256
+#define BINPRM_BUF 256
 
 static bool spacetab(char c)
 {

@@ -21,7 +21,7 @@
  * reference to its parent, so its project-relative path can be rebuilt at
  * any time. Lookups and renames made through the view update the name; a
  * rename is followed by a stat of the new name to find the moved object.
- * Parent links never form a cycle (set_name refuses a parent that is a
+ * Parent links never form a cycle (view_set_name refuses a parent that is a
  * descendant). Sensitivity is sticky: an object once reached through a
  * sensitive name, or under a sensitive directory, stays sensitive under any
  * name, and its (dev, ino) is remembered so that a later vnode for the same
@@ -263,7 +263,7 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 	v->root.dev = st.st_dev;
 	v->root.ino = st.st_ino;
 	v->root.type = st.st_mode & S_IFMT;
-	v->root.wprot = path_write_protected(v, "");
+	v->root.wprot = view_path_write_protected(v, "");
 	if (cfg->prefix)
 		v->prefix = wd_strdup(cfg->prefix);
 	/* Sticky and inherited: every object under the root is sensitive. */
@@ -292,7 +292,7 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 		goto fail_session; /* the session owns fuse_fd now */
 	}
 	v->thread_started = true;
-	if (pthread_create(&v->evictor, NULL, evictor_loop, v) == 0)
+	if (pthread_create(&v->evictor, NULL, view_evictor_loop, v) == 0)
 		v->evictor_started = true;
 	else
 		wd_warn("the view's evictor could not start: a tree with more files than %zu "

@@ -25,7 +25,7 @@
 
 /* What (dev, ino) is known as: VIEW_SENSITIVE, VIEW_CONTROL or 0. Under
  * lock. */
-unsigned ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino)
+unsigned view_ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino)
 {
 	for (size_t i = 0; i < v->nidents; i++)
 		if (v->idents[i].dev == dev && v->idents[i].ino == ino)
@@ -33,13 +33,13 @@ unsigned ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino)
 	return 0;
 }
 
-bool ident_known(const struct sbx_view *v, dev_t dev, ino_t ino)
+bool view_ident_known(const struct sbx_view *v, dev_t dev, ino_t ino)
 {
-	return ident_flags(v, dev, ino) & VIEW_SENSITIVE;
+	return view_ident_flags(v, dev, ino) & VIEW_SENSITIVE;
 }
 
 /* Under lock. */
-void ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned flags)
+void view_ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned flags)
 {
 	for (size_t i = 0; i < v->nidents; i++)
 		if (v->idents[i].dev == dev && v->idents[i].ino == ino) {
@@ -53,9 +53,9 @@ void ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned flags)
 	v->idents[v->nidents++] = (struct view_ident){dev, ino, flags};
 }
 
-void ident_add(struct sbx_view *v, dev_t dev, ino_t ino)
+void view_ident_add(struct sbx_view *v, dev_t dev, ino_t ino)
 {
-	ident_add_flags(v, dev, ino, VIEW_SENSITIVE);
+	view_ident_add_flags(v, dev, ino, VIEW_SENSITIVE);
 }
 
 void view_identity_gone(struct sbx_view *v, int fd)
@@ -77,7 +77,7 @@ void view_mark_sensitive(struct sbx_view *v, struct vnode *n)
 {
 	pthread_mutex_lock(&v->lock);
 	n->sensitive = true;
-	ident_add(v, n->dev, n->ino);
+	view_ident_add(v, n->dev, n->ino);
 	pthread_mutex_unlock(&v->lock);
 }
 
@@ -98,7 +98,7 @@ static void scan_dir(struct sbx_view *v, int fd, const char *path, bool sens, in
 			continue;
 		char *child =
 			*path ? wd_asprintf("%s/%s", path, de->d_name) : wd_strdup(de->d_name);
-		bool csens = sens || path_sensitive(v, child);
+		bool csens = sens || view_path_sensitive(v, child);
 		bool cctl = pol_is_control(v->policy, child, NULL);
 		unsigned char type = de->d_type;
 		struct stat st;
@@ -118,8 +118,9 @@ static void scan_dir(struct sbx_view *v, int fd, const char *path, bool sens, in
 				scan_dir(v, cfd, child, csens, depth + 1);
 		} else if (type == DT_REG && (csens || cctl) && st.st_nlink > 1) {
 			pthread_mutex_lock(&v->lock);
-			ident_add_flags(v, st.st_dev, st.st_ino,
-					(csens ? VIEW_SENSITIVE : 0) | (cctl ? VIEW_CONTROL : 0));
+			view_ident_add_flags(v, st.st_dev, st.st_ino,
+					     (csens ? VIEW_SENSITIVE : 0) |
+						     (cctl ? VIEW_CONTROL : 0));
 			pthread_mutex_unlock(&v->lock);
 		}
 		free(child);
@@ -152,7 +153,7 @@ unsigned view_node_flags(struct sbx_view *v, struct vnode *n, const char *path,
 	bool ctl;
 
 	pthread_mutex_lock(&v->lock);
-	ctl = n->control || (ident_flags(v, st->st_dev, st->st_ino) & VIEW_CONTROL);
+	ctl = n->control || (view_ident_flags(v, st->st_dev, st->st_ino) & VIEW_CONTROL);
 	pthread_mutex_unlock(&v->lock);
 	if (!ctl && pol_is_control(v->policy, path, NULL))
 		ctl = true;
@@ -161,14 +162,14 @@ unsigned view_node_flags(struct sbx_view *v, struct vnode *n, const char *path,
 	if (!ctl && S_ISREG(st->st_mode) && st->st_nlink > 1) {
 		ensure_scanned(v);
 		pthread_mutex_lock(&v->lock);
-		ctl = ident_flags(v, st->st_dev, st->st_ino) & VIEW_CONTROL;
+		ctl = view_ident_flags(v, st->st_dev, st->st_ino) & VIEW_CONTROL;
 		pthread_mutex_unlock(&v->lock);
 	}
 	if (ctl) {
 		pthread_mutex_lock(&v->lock);
 		n->control = true;
 		if (S_ISREG(st->st_mode))
-			ident_add_flags(v, st->st_dev, st->st_ino, VIEW_CONTROL);
+			view_ident_add_flags(v, st->st_dev, st->st_ino, VIEW_CONTROL);
 		pthread_mutex_unlock(&v->lock);
 		flags |= VIEW_CONTROL;
 	}
@@ -182,9 +183,10 @@ bool view_name_control(struct sbx_view *v, struct vnode *parent, const char *nam
 
 	if (!ctl && fstatat(parent->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		pthread_mutex_lock(&v->lock);
-		struct vnode *n = table_find(v, st.st_dev, st.st_ino);
+		struct vnode *n = view_table_find(v, st.st_dev, st.st_ino);
 
-		ctl = (n && n->control) || (ident_flags(v, st.st_dev, st.st_ino) & VIEW_CONTROL);
+		ctl = (n && n->control) ||
+		      (view_ident_flags(v, st.st_dev, st.st_ino) & VIEW_CONTROL);
 		pthread_mutex_unlock(&v->lock);
 	}
 	return ctl;
@@ -196,9 +198,9 @@ bool view_node_sensitive(struct sbx_view *v, struct vnode *n, const char *path,
 	bool known;
 
 	pthread_mutex_lock(&v->lock);
-	known = n->sensitive || ident_known(v, st->st_dev, st->st_ino);
+	known = n->sensitive || view_ident_known(v, st->st_dev, st->st_ino);
 	pthread_mutex_unlock(&v->lock);
-	if (!known && path_sensitive(v, path))
+	if (!known && view_path_sensitive(v, path))
 		known = true;
 	/* A markers view (a home) is not walked: it may hold millions of
 	 * files, and its hard links to a sensitive file under an ordinary
@@ -206,7 +208,7 @@ bool view_node_sensitive(struct sbx_view *v, struct vnode *n, const char *path,
 	if (!known && !v->prefix && S_ISREG(st->st_mode) && st->st_nlink > 1) {
 		ensure_scanned(v);
 		pthread_mutex_lock(&v->lock);
-		known = ident_known(v, st->st_dev, st->st_ino);
+		known = view_ident_known(v, st->st_dev, st->st_ino);
 		pthread_mutex_unlock(&v->lock);
 	}
 	if (known)
@@ -222,15 +224,15 @@ void view_name_flags(struct sbx_view *v, struct vnode *parent, const char *name,
 	struct stat st;
 	bool exists = fstatat(parent->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 
-	*sens = path_sensitive(v, path);
-	*wprot = path_write_protected(v, path);
+	*sens = view_path_sensitive(v, path);
+	*wprot = view_path_write_protected(v, path);
 	pthread_mutex_lock(&v->lock);
 	*sens |= parent->sensitive;
 	*wprot |= parent->wprot;
 	if (exists) {
-		struct vnode *n = table_find(v, st.st_dev, st.st_ino);
+		struct vnode *n = view_table_find(v, st.st_dev, st.st_ino);
 
-		*sens |= ident_known(v, st.st_dev, st.st_ino) || (n && n->sensitive);
+		*sens |= view_ident_known(v, st.st_dev, st.st_ino) || (n && n->sensitive);
 		*wprot |= n && n->wprot;
 	}
 	pthread_mutex_unlock(&v->lock);
@@ -249,7 +251,7 @@ bool view_is_hidden(const struct sbx_view *v, const char *path)
 	return false;
 }
 
-bool path_write_protected(const struct sbx_view *v, const char *path)
+bool view_path_write_protected(const struct sbx_view *v, const char *path)
 {
 	/* .warden/ is warden's own state: protected even if the policy
 	 * module's list were to change. */
@@ -268,7 +270,7 @@ bool path_write_protected(const struct sbx_view *v, const char *path)
 
 int view_check_write(const struct sbx_view *v, const char *path)
 {
-	if (v->read_only || path_write_protected(v, path))
+	if (v->read_only || view_path_write_protected(v, path))
 		return -EROFS;
 	if (!v->writable)
 		return 0;

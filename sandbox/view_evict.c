@@ -77,7 +77,7 @@ static size_t pick_victims(struct sbx_view *v, struct victim **out)
 	return n;
 }
 
-void *evictor_loop(void *arg)
+void *view_evictor_loop(void *arg)
 {
 	struct sbx_view *v = arg;
 	sigset_t mask;
@@ -99,7 +99,7 @@ void *evictor_loop(void *arg)
 		pthread_mutex_lock(&v->lock);
 		for (size_t i = 0; i < n; i++) {
 			c[i].parent->refs--;
-			node_release(v, c[i].parent);
+			view_node_release(v, c[i].parent);
 			free(c[i].name);
 		}
 		free(c);

@@ -196,47 +196,47 @@ void view_mark_sensitive(struct sbx_view *v, struct vnode *n);
 
 /* view_node.c */
 /* Whether |path| (relative to the view's root) carries a sensitive marker. */
-bool path_sensitive(const struct sbx_view *v, const char *path);
+bool view_path_sensitive(const struct sbx_view *v, const char *path);
 /* The vnode of (dev, ino), or NULL. Under lock. */
-struct vnode *table_find(struct sbx_view *v, dev_t dev, ino_t ino);
-void node_release(struct sbx_view *v, struct vnode *n);
-void set_name(struct sbx_view *v, struct vnode *n, struct vnode *parent, const char *name);
+struct vnode *view_table_find(struct sbx_view *v, dev_t dev, ino_t ino);
+void view_node_release(struct sbx_view *v, struct vnode *n);
+void view_set_name(struct sbx_view *v, struct vnode *n, struct vnode *parent, const char *name);
 
 /* view_check.c */
-unsigned ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino);
-bool ident_known(const struct sbx_view *v, dev_t dev, ino_t ino);
-void ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned flags);
-void ident_add(struct sbx_view *v, dev_t dev, ino_t ino);
-bool path_write_protected(const struct sbx_view *v, const char *path);
+unsigned view_ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino);
+bool view_ident_known(const struct sbx_view *v, dev_t dev, ino_t ino);
+void view_ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned flags);
+void view_ident_add(struct sbx_view *v, dev_t dev, ino_t ino);
+bool view_path_write_protected(const struct sbx_view *v, const char *path);
 
 /* view_evict.c */
-void *evictor_loop(void *arg);
+void *view_evictor_loop(void *arg);
 
 /* ---- view_ops.c ------------------------------------------------------ */
 
 /* view_ops.c: what every callback shares */
-#define PROC_FD_LEN 32
+#define VIEW_PROC_FD_LEN 32
 
 /* The view's own fs credentials while it makes an object for a caller. */
-struct as_caller {
+struct view_as_caller {
 	bool switched;
 	uid_t uid;
 	gid_t gid;
 };
 
-struct sbx_view *req_view(fuse_req_t req);
-struct vnode *req_node(fuse_req_t req, fuse_ino_t ino);
-void proc_fd(char buf[PROC_FD_LEN], int fd);
-void reply_err(fuse_req_t req, int err);
-int neg_errno(void);
-int check_node_write(struct sbx_view *v, struct vnode *n, const char *path);
-int check_new(struct sbx_view *v, struct vnode *parent, const char *name, const char *path,
-	      bool *sens);
-mode_t safe_mode(mode_t mode, mode_t type);
-void caller_begin(fuse_req_t req, struct as_caller *c);
-void caller_end(const struct as_caller *c);
-int caller_may_open(fuse_req_t req, const struct stat *st, int mask);
-bool cache_still_valid(struct sbx_view *v, struct vnode *n, const struct stat *st);
+struct sbx_view *view_of_req(fuse_req_t req);
+struct vnode *view_req_node(fuse_req_t req, fuse_ino_t ino);
+void view_proc_fd(char buf[VIEW_PROC_FD_LEN], int fd);
+void view_reply_err(fuse_req_t req, int err);
+int view_neg_errno(void);
+int view_check_node_write(struct sbx_view *v, struct vnode *n, const char *path);
+int view_check_new(struct sbx_view *v, struct vnode *parent, const char *name, const char *path,
+		   bool *sens);
+mode_t view_safe_mode(mode_t mode, mode_t type);
+void view_caller_begin(fuse_req_t req, struct view_as_caller *c);
+void view_caller_end(const struct view_as_caller *c);
+int view_caller_may_open(fuse_req_t req, const struct stat *st, int mask);
+bool view_cache_still_valid(struct sbx_view *v, struct vnode *n, const struct stat *st);
 
 /* The callbacks of each file, put into |ops|. */
 void view_names_ops(struct fuse_lowlevel_ops *ops);

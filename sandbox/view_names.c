@@ -25,7 +25,7 @@
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct sbx_view *v = req_view(req);
+	struct sbx_view *v = view_of_req(req);
 	struct fuse_entry_param e;
 	int rc = view_lookup(v, view_node(v, parent), name, &e);
 
@@ -36,7 +36,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.entry_timeout = VIEW_ENTRY_TIMEOUT;
 		fuse_reply_entry(req, &e);
 	} else if (rc) {
-		reply_err(req, -rc);
+		view_reply_err(req, -rc);
 	} else {
 		fuse_reply_entry(req, &e);
 	}
@@ -44,13 +44,13 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	view_forget(req_view(req), req_node(req, ino), nlookup);
+	view_forget(view_of_req(req), view_req_node(req, ino), nlookup);
 	fuse_reply_none(req);
 }
 
 static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
-	struct sbx_view *v = req_view(req);
+	struct sbx_view *v = view_of_req(req);
 
 	for (size_t i = 0; i < count; i++)
 		view_forget(v, view_node(v, forgets[i].ino), forgets[i].nlookup);
@@ -60,12 +60,12 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	char buf[PATH_MAX + 1];
-	ssize_t len = readlinkat(req_node(req, ino)->fd, "", buf, sizeof(buf));
+	ssize_t len = readlinkat(view_req_node(req, ino)->fd, "", buf, sizeof(buf));
 
 	if (len < 0)
-		reply_err(req, errno);
+		view_reply_err(req, errno);
 	else if (len == sizeof(buf))
-		reply_err(req, ENAMETOOLONG);
+		view_reply_err(req, ENAMETOOLONG);
 	else {
 		buf[len] = '\0';
 		fuse_reply_readlink(req, buf);
@@ -77,12 +77,12 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 static int do_make(fuse_req_t req, fuse_ino_t pino, const char *name, mode_t mode, dev_t rdev,
 		   const char *link, struct fuse_entry_param *e)
 {
-	struct sbx_view *v = req_view(req);
+	struct sbx_view *v = view_of_req(req);
 	struct vnode *parent = view_node(v, pino);
 	char *path = view_path(v, parent, name);
-	struct as_caller cred;
+	struct view_as_caller cred;
 	bool sens;
-	int rc = check_new(v, parent, name, path, &sens);
+	int rc = view_check_new(v, parent, name, path, &sens);
 	/* An empty directory runs nothing: what appears in it is decided by
 	 * its own name. Any other object under a control file's name is. */
 	bool ctl = !rc && !S_ISDIR(mode) && view_name_control(v, parent, name, path);
@@ -98,15 +98,15 @@ static int do_make(fuse_req_t req, fuse_ino_t pino, const char *name, mode_t mod
 	free(path);
 	if (rc)
 		return rc;
-	caller_begin(req, &cred);
+	view_caller_begin(req, &cred);
 	if (link)
 		rc = symlinkat(link, parent->fd, name);
 	else if (S_ISDIR(mode))
-		rc = mkdirat(parent->fd, name, safe_mode(mode, S_IFDIR));
+		rc = mkdirat(parent->fd, name, view_safe_mode(mode, S_IFDIR));
 	else
-		rc = mknodat(parent->fd, name, (mode & S_IFMT) | safe_mode(mode, mode), rdev);
-	rc = rc < 0 ? neg_errno() : 0;
-	caller_end(&cred);
+		rc = mknodat(parent->fd, name, (mode & S_IFMT) | view_safe_mode(mode, mode), rdev);
+	rc = rc < 0 ? view_neg_errno() : 0;
+	view_caller_end(&cred);
 	if (rc)
 		return rc;
 	return view_lookup(v, parent, name, e);
@@ -115,7 +115,7 @@ static int do_make(fuse_req_t req, fuse_ino_t pino, const char *name, mode_t mod
 static void reply_made(fuse_req_t req, int rc, const struct fuse_entry_param *e)
 {
 	if (rc)
-		reply_err(req, -rc);
+		view_reply_err(req, -rc);
 	else
 		fuse_reply_entry(req, e);
 }
@@ -143,7 +143,7 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 
 static int do_remove(fuse_req_t req, fuse_ino_t pino, const char *name, int flags)
 {
-	struct sbx_view *v = req_view(req);
+	struct sbx_view *v = view_of_req(req);
 	struct vnode *parent = view_node(v, pino);
 	char *path = view_path(v, parent, name);
 	bool sens, wprot;
@@ -165,7 +165,7 @@ static int do_remove(fuse_req_t req, fuse_ino_t pino, const char *name, int flag
 	int ofd = flags & AT_REMOVEDIR ? -1
 				       : openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
-	rc = unlinkat(parent->fd, name, flags) < 0 ? neg_errno() : 0;
+	rc = unlinkat(parent->fd, name, flags) < 0 ? view_neg_errno() : 0;
 	if (!rc)
 		view_identity_gone(v, ofd);
 	if (ofd >= 0)
@@ -175,12 +175,12 @@ static int do_remove(fuse_req_t req, fuse_ino_t pino, const char *name, int flag
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	reply_err(req, -do_remove(req, parent, name, 0));
+	view_reply_err(req, -do_remove(req, parent, name, 0));
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	reply_err(req, -do_remove(req, parent, name, AT_REMOVEDIR));
+	view_reply_err(req, -do_remove(req, parent, name, AT_REMOVEDIR));
 }
 
 /*
@@ -207,7 +207,7 @@ static bool rename_below(struct sbx_view *v, struct vnode *p1, const char *n1, s
 static int do_rename(fuse_req_t req, struct vnode *p1, const char *n1, struct vnode *p2,
 		     const char *n2, unsigned flags)
 {
-	struct sbx_view *v = req_view(req);
+	struct sbx_view *v = view_of_req(req);
 	char *path1 = view_path(v, p1, n1), *path2 = view_path(v, p2, n2);
 	bool s1 = false, s2 = false, w1 = false, w2 = false;
 	int rc = 0;
@@ -247,7 +247,7 @@ static int do_rename(fuse_req_t req, struct vnode *p1, const char *n1, struct vn
 		flags & RENAME_EXCHANGE ? -1 : openat(p2->fd, n2, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
 	if (renameat2(p1->fd, n1, p2->fd, n2, flags) < 0) {
-		rc = neg_errno();
+		rc = view_neg_errno();
 		if (ofd >= 0)
 			close(ofd);
 		return rc;
@@ -264,25 +264,25 @@ static int do_rename(fuse_req_t req, struct vnode *p1, const char *n1, struct vn
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		      const char *newname, unsigned int flags)
 {
-	reply_err(req, -do_rename(req, req_node(req, parent), name, req_node(req, newparent),
-				  newname, flags));
+	view_reply_err(req, -do_rename(req, view_req_node(req, parent), name,
+				       view_req_node(req, newparent), newname, flags));
 }
 
 static int do_link(fuse_req_t req, struct vnode *n, struct vnode *parent, const char *name,
 		   struct fuse_entry_param *e)
 {
-	struct sbx_view *v = req_view(req);
+	struct sbx_view *v = view_of_req(req);
 	char *src = view_path(v, n, NULL), *dst = view_path(v, parent, name);
-	char proc[PROC_FD_LEN];
+	char proc[VIEW_PROC_FD_LEN];
 	struct stat st;
 	bool sens;
-	int rc = check_new(v, parent, name, dst, &sens);
+	int rc = view_check_new(v, parent, name, dst, &sens);
 
 	/* A second name of a protected file would be writable under it. */
 	if (!rc)
-		rc = check_node_write(v, n, src);
+		rc = view_check_node_write(v, n, src);
 	if (!rc && fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-		rc = neg_errno();
+		rc = view_neg_errno();
 	if (!rc &&
 	    (view_node_flags(v, n, src, &st) || sens || view_name_control(v, parent, name, dst)))
 		rc = view_decide(v, req, src, dst, POL_ACC_LINK);
@@ -291,9 +291,9 @@ static int do_link(fuse_req_t req, struct vnode *n, struct vnode *parent, const 
 	if (rc)
 		return rc;
 	if (linkat(n->fd, "", parent->fd, name, AT_EMPTY_PATH) < 0) {
-		proc_fd(proc, n->fd);
+		view_proc_fd(proc, n->fd);
 		if (linkat(AT_FDCWD, proc, parent->fd, name, AT_SYMLINK_FOLLOW) < 0)
-			return neg_errno();
+			return view_neg_errno();
 	}
 	return view_lookup(v, parent, name, e);
 }
@@ -302,8 +302,10 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 {
 	struct fuse_entry_param e;
 
-	reply_made(req, do_link(req, req_node(req, ino), req_node(req, newparent), newname, &e),
-		   &e);
+	reply_made(
+		req,
+		do_link(req, view_req_node(req, ino), view_req_node(req, newparent), newname, &e),
+		&e);
 }
 
 void view_names_ops(struct fuse_lowlevel_ops *ops)

@@ -26,7 +26,7 @@
 
 /* Whether |path| (relative to the view's root) carries a sensitive marker:
  * never under an unmarked place (a markers view's harness places). */
-bool path_sensitive(const struct sbx_view *v, const char *path)
+bool view_path_sensitive(const struct sbx_view *v, const char *path)
 {
 	for (char **u = v->unmarked; u && *u; u++)
 		if (wd_path_within(path, *u))
@@ -42,7 +42,7 @@ static size_t hash_ident(dev_t dev, ino_t ino, size_t size)
 	return (size_t)(h >> 17) & (size - 1);
 }
 
-struct vnode *table_find(struct sbx_view *v, dev_t dev, ino_t ino)
+struct vnode *view_table_find(struct sbx_view *v, dev_t dev, ino_t ino)
 {
 	struct vnode *n = v->table[hash_ident(dev, ino, v->table_size)];
 
@@ -92,7 +92,7 @@ static void table_remove(struct sbx_view *v, struct vnode *n)
 
 /* Frees |n| and then its ancestors while nothing references them. Under
  * lock. */
-void node_release(struct sbx_view *v, struct vnode *n)
+void view_node_release(struct sbx_view *v, struct vnode *n)
 {
 	while (n && n != &v->root && n->nlookup == 0 && n->refs == 0) {
 		struct vnode *parent = n->parent;
@@ -122,7 +122,7 @@ fuse_ino_t view_ino(struct sbx_view *v, struct vnode *n)
 /* Records that |n| is called |name| in |parent|. Refuses (keeps the old
  * name) when |parent| is |n| or below it, which only a stale view of a tree
  * changed outside could suggest: parent chains stay acyclic. Under lock. */
-void set_name(struct sbx_view *v, struct vnode *n, struct vnode *parent, const char *name)
+void view_set_name(struct sbx_view *v, struct vnode *n, struct vnode *parent, const char *name)
 {
 	if (n == &v->root)
 		return;
@@ -140,7 +140,7 @@ void set_name(struct sbx_view *v, struct vnode *n, struct vnode *parent, const c
 	n->name = copy;
 	if (old) {
 		old->refs--;
-		node_release(v, old);
+		view_node_release(v, old);
 	}
 }
 
@@ -207,12 +207,12 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 		close(fd);
 		goto out_path;
 	}
-	bool sens = path_sensitive(v, path);
-	bool wprot = path_write_protected(v, path);
+	bool sens = view_path_sensitive(v, path);
+	bool wprot = view_path_write_protected(v, path);
 	bool ctl = pol_is_control(v->policy, path, NULL);
 
 	pthread_mutex_lock(&v->lock);
-	n = table_find(v, st.st_dev, st.st_ino);
+	n = view_table_find(v, st.st_dev, st.st_ino);
 	if (n) {
 		close(fd);
 	} else {
@@ -223,7 +223,7 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 		n->type = st.st_mode & S_IFMT;
 		table_insert(v, n);
 	}
-	set_name(v, n, parent, name);
+	view_set_name(v, n, parent, name);
 	n->nlookup++;
 	n->used = ++v->tick;
 	n->evicting = false;
@@ -233,13 +233,13 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 	 * evictor runs its rounds on its own clock. */
 	if (v->count == v->fd_budget + 1)
 		pthread_cond_signal(&v->evict_cond);
-	n->sensitive |= sens || parent->sensitive || ident_known(v, st.st_dev, st.st_ino);
+	n->sensitive |= sens || parent->sensitive || view_ident_known(v, st.st_dev, st.st_ino);
 	n->wprot |= wprot || parent->wprot;
-	n->control |= ctl || (ident_flags(v, st.st_dev, st.st_ino) & VIEW_CONTROL);
+	n->control |= ctl || (view_ident_flags(v, st.st_dev, st.st_ino) & VIEW_CONTROL);
 	if (n->sensitive && S_ISREG(st.st_mode))
-		ident_add(v, st.st_dev, st.st_ino);
+		view_ident_add(v, st.st_dev, st.st_ino);
 	if (n->control && S_ISREG(st.st_mode))
-		ident_add_flags(v, st.st_dev, st.st_ino, VIEW_CONTROL);
+		view_ident_add_flags(v, st.st_dev, st.st_ino, VIEW_CONTROL);
 	pthread_mutex_unlock(&v->lock);
 
 	e->ino = view_ino(v, n);
@@ -257,7 +257,7 @@ void view_forget(struct sbx_view *v, struct vnode *n, uint64_t count)
 		return;
 	pthread_mutex_lock(&v->lock);
 	n->nlookup -= count < n->nlookup ? count : n->nlookup;
-	node_release(v, n);
+	view_node_release(v, n);
 	pthread_mutex_unlock(&v->lock);
 }
 
@@ -278,21 +278,21 @@ void view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newna
 	if (fstatat(newparent->fd, newname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
 	char *path = view_path(v, newparent, newname);
-	bool sens = path_sensitive(v, path) || newparent->sensitive;
+	bool sens = view_path_sensitive(v, path) || newparent->sensitive;
 	bool ctl = pol_is_control(v->policy, path, NULL);
 
 	pthread_mutex_lock(&v->lock);
-	struct vnode *n = table_find(v, st.st_dev, st.st_ino);
+	struct vnode *n = view_table_find(v, st.st_dev, st.st_ino);
 
 	if (n) {
-		set_name(v, n, newparent, newname);
+		view_set_name(v, n, newparent, newname);
 		n->sensitive |= sens;
 		n->control |= ctl;
 	}
 	if (sens && S_ISREG(st.st_mode))
-		ident_add(v, st.st_dev, st.st_ino);
+		view_ident_add(v, st.st_dev, st.st_ino);
 	if (ctl && S_ISREG(st.st_mode))
-		ident_add_flags(v, st.st_dev, st.st_ino, VIEW_CONTROL);
+		view_ident_add_flags(v, st.st_dev, st.st_ino, VIEW_CONTROL);
 	pthread_mutex_unlock(&v->lock);
 	free(path);
 }
