@@ -550,76 +550,99 @@ static int next(int sock, char type, struct msg *m, char **err)
 	return -EPERM;
 }
 
-int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **err)
+/* One sbx_spawn() call: what its phases share. */
+struct spawn {
+	const struct sbx_spawn_config *cfg;
+	struct sbx_child *out;
+	uid_t uid;
+	gid_t gid;
+	bool userns;
+	struct view_slot views[SBX_MAX_VIEWS];
+	size_t nviews, nmarkers;
+	pid_t init;
+};
+
+/* The set-up socket: the supervisor's end passes credentials, and waits at
+ * most 30 s for a message (a sandbox stuck before exec is a failure). */
+static int open_channel(int sv[2], char **err)
 {
-	int sv[2];
-	*err = NULL;
-	memset(out, 0, sizeof(*out));
-	out->notify_fd = out->pidfd = out->root_fd = out->exit_fd = out->init_pidfd = -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		*err = wd_asprintf("socketpair: %s", strerror(errno));
 		return -errno;
 	}
 	int one = 1;
 	setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
-	/* A bound on set-up: a sandbox stuck before exec is a failure. */
 	struct timeval tv = {.tv_sec = 30};
 	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	uid_t uid = getuid();
-	gid_t gid = getgid();
-	bool userns = geteuid() != 0;
-	long flags = CLONE_NEWNS | CLONE_NEWPID | SIGCHLD | (userns ? CLONE_NEWUSER : 0);
-	struct view_slot views[SBX_MAX_VIEWS];
-	size_t nviews = 0;
-	size_t nmarkers = 0, ngates = 0;
-	while (cfg->marker_dirs && cfg->marker_dirs[nmarkers])
-		nmarkers++;
+	return 0;
+}
+
+/* Fills the view slots in attach order (see struct view_slot). */
+static int plan_views(struct spawn *sp, char **err)
+{
+	const struct sbx_spawn_config *cfg = sp->cfg;
+	size_t ngates = 0;
+	while (cfg->marker_dirs && cfg->marker_dirs[sp->nmarkers])
+		sp->nmarkers++;
 	while (cfg->gate_dirs && cfg->gate_dirs[ngates])
 		ngates++;
-	if (nmarkers + ngates + (cfg->view_dir ? 1 : 0) > SBX_MAX_VIEWS) {
-		close(sv[0]);
-		close(sv[1]);
+	if (sp->nmarkers + ngates + (cfg->view_dir ? 1 : 0) > SBX_MAX_VIEWS) {
 		*err = wd_asprintf("more than %d views", SBX_MAX_VIEWS);
 		return -E2BIG;
 	}
-	for (size_t i = 0; i < nmarkers; i++)
-		views[nviews++] =
+	for (size_t i = 0; i < sp->nmarkers; i++)
+		sp->views[sp->nviews++] =
 			(struct view_slot){cfg->marker_dirs[i], S_IFDIR, VIEW_MARKERS, i, -1, -1};
 	if (cfg->view_dir)
-		views[nviews++] =
+		sp->views[sp->nviews++] =
 			(struct view_slot){cfg->view_dir, S_IFDIR, VIEW_PROJECT, 0, -1, -1};
 	for (size_t i = 0; i < ngates; i++) {
 		struct stat st;
 		mode_t type = stat(cfg->gate_dirs[i], &st) == 0 && S_ISREG(st.st_mode) ? S_IFREG
 										       : S_IFDIR;
-		views[nviews++] = (struct view_slot){cfg->gate_dirs[i], type, VIEW_GATE, i, -1, -1};
+		sp->views[sp->nviews++] =
+			(struct view_slot){cfg->gate_dirs[i], type, VIEW_GATE, i, -1, -1};
 	}
-	/* Made in any order (attached in slot order): the project's first,
-	 * so that a machine without FUSE is told about the view it knows. */
-	for (size_t j = 0; j < nviews && !userns; j++) {
-		size_t i = j == 0 ? nmarkers : j <= nmarkers ? j - 1 : j;
-		if (!cfg->view_dir)
+	return 0;
+}
+
+/* As root, makes each view's mount (make_fuse_mount). Made in any order
+ * (attached in slot order): the project's first, so that a machine without
+ * FUSE is told about the view it knows. */
+static int make_views(struct spawn *sp, char **err)
+{
+	for (size_t j = 0; j < sp->nviews && !sp->userns; j++) {
+		size_t i = j == 0 ? sp->nmarkers : j <= sp->nmarkers ? j - 1 : j;
+		if (!sp->cfg->view_dir)
 			i = j;
-		views[i].mnt = make_fuse_mount(views[i].type, &views[i].fuse);
-		if (views[i].mnt < 0) {
-			int e = -views[i].mnt;
-			views[i].mnt = -1;
-			close_views(views, nviews);
-			close(sv[0]);
-			close(sv[1]);
+		struct view_slot *v = &sp->views[i];
+		v->mnt = make_fuse_mount(v->type, &v->fuse);
+		if (v->mnt < 0) {
+			int e = -v->mnt;
+			v->mnt = -1;
+			close_views(sp->views, sp->nviews);
 			*err = wd_asprintf("cannot create %s (FUSE mount: %s); warden doctor says "
 					   "what is missing",
-					   view_what(&views[i]), strerror(e));
+					   view_what(v), strerror(e));
 			return -e;
 		}
 	}
-	out->view_pids_host = !userns;
+	return 0;
+}
+
+/* Starts init in new namespaces; the child never returns from here. The
+ * set-up socket |sv| is closed on failure; on success only sv[0] is left
+ * open, for the caller. */
+static int start_init(struct spawn *sp, int sv[2], char **err)
+{
+	long flags = CLONE_NEWNS | CLONE_NEWPID | SIGCHLD | (sp->userns ? CLONE_NEWUSER : 0);
+	sp->out->view_pids_host = !sp->userns;
 	pid_t init = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
 	if (init < 0) {
 		int e = errno;
 		close(sv[0]);
 		close(sv[1]);
-		close_views(views, nviews);
+		close_views(sp->views, sp->nviews);
 		*err = wd_asprintf("cannot create the sandbox's namespaces (clone: %s); warden "
 				   "doctor says what is missing",
 				   strerror(e));
@@ -627,61 +650,83 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	}
 	if (init == 0) {
 		close(sv[0]);
-		for (size_t i = 0; i < nviews; i++)
-			if (views[i].fuse >= 0)
-				close(views[i].fuse); /* the sandbox never holds the FUSE device */
-		init_main(cfg, sv[1], uid, gid, userns, views, nviews);
+		for (size_t i = 0; i < sp->nviews; i++)
+			if (sp->views[i].fuse >= 0)
+				close(sp->views[i]
+					      .fuse); /* the sandbox never holds the FUSE device */
+		init_main(sp->cfg, sv[1], sp->uid, sp->gid, sp->userns, sp->views, sp->nviews);
 	}
 	close(sv[1]);
-	for (size_t i = 0; i < nviews; i++)
-		wd_close(&views[i].mnt);
-	wd_autoclose int sock = sv[0];
-	out->init_pid = init;
-	/* Our child, not reaped before this returns: the pidfd names it. */
-	out->init_pidfd = (int)syscall(SYS_pidfd_open, init, 0);
-	/* On failure below, FUSE fds not yet handed to a server are closed. */
+	for (size_t i = 0; i < sp->nviews; i++)
+		wd_close(&sp->views[i].mnt);
+	sp->init = init;
+	sp->out->init_pid = init;
+	/* Our child, not reaped before sbx_spawn() returns: the pidfd names it. */
+	sp->out->init_pidfd = (int)syscall(SYS_pidfd_open, init, 0);
+	return 0;
+}
+
+/* Hands each view's FUSE fd to its server, then lets init attach it. A FUSE
+ * fd not yet handed to a server is closed by spawn_fail(). */
+static int serve_views(struct spawn *sp, int sock, char **err)
+{
+	const struct sbx_spawn_config *cfg = sp->cfg;
 	struct msg m;
 	int rc;
-	for (size_t i = 0; i < nviews; i++) {
-		if (views[i].fuse < 0) {
+	for (size_t i = 0; i < sp->nviews; i++) {
+		struct view_slot *v = &sp->views[i];
+		if (v->fuse < 0) {
 			if ((rc = next(sock, MSG_VIEW, &m, err)) < 0)
-				goto fail;
-			views[i].fuse = m.fd;
+				return rc;
+			v->fuse = m.fd;
 		}
 		/* Serve before init attaches it: nothing can wait on an
 		 * unserved mount. */
-		int fd = wd_steal_fd(&views[i].fuse);
-		size_t k = views[i].index;
-		switch (views[i].kind) {
+		int fd = wd_steal_fd(&v->fuse);
+		switch (v->kind) {
 		case VIEW_PROJECT:
 			rc = cfg->on_view(cfg->on_view_arg, fd);
 			break;
 		case VIEW_MARKERS:
-			rc = cfg->on_markers(cfg->on_view_arg, k, fd);
+			rc = cfg->on_markers(cfg->on_view_arg, v->index, fd);
 			break;
 		case VIEW_GATE:
 		default:
-			rc = cfg->on_gate(cfg->on_view_arg, k, fd);
+			rc = cfg->on_gate(cfg->on_view_arg, v->index, fd);
 			break;
 		}
 		if (rc < 0) {
 			*err = wd_asprintf("%s could not be served: %s",
-					   views[i].kind == VIEW_PROJECT ? "the project view"
-									 : views[i].dir,
+					   v->kind == VIEW_PROJECT ? "the project view" : v->dir,
 					   strerror(-rc));
-			goto fail;
+			return rc;
 		}
 		send_msg(sock, MSG_ACK, NULL, -1);
 	}
+	return 0;
+}
+
+/* The last errno as a failure: never 0. */
+static int errno_failure(void)
+{
+	return errno > 0 ? -errno : -EPERM;
+}
+
+/* Seizes the agent when it says hello, then takes its seccomp listener. */
+static int attach_agent(struct spawn *sp, int sock, char **err)
+{
+	struct sbx_child *out = sp->out;
+	struct msg m;
+	int rc;
 	if ((rc = next(sock, MSG_HELLO, &m, err)) < 0)
-		goto fail;
+		return rc;
 	pid_t agent = m.pid;
 	if (agent <= 0 || ptrace(PTRACE_SEIZE, agent, 0, SBX_TRACE_EXEC) < 0) {
-		rc = -errno;
+		rc = errno_failure();
 		*err = wd_asprintf("cannot trace the agent (ptrace: %s); check "
 				   "/proc/sys/kernel/yama/ptrace_scope (must be 0, 1 or 2)",
 				   strerror(errno));
-		goto fail;
+		return rc;
 	}
 	out->pid = agent;
 	send_msg(sock, MSG_GO, NULL, -1);
@@ -689,7 +734,7 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	 * our loop, but nothing signals it before it execs; the receive
 	 * timeout bounds the wait regardless. */
 	if ((rc = next(sock, MSG_LISTENER, &m, err)) < 0)
-		goto fail;
+		return rc;
 	int lfd = -1;
 	sscanf(m.text, "landlock=%d fd=%d", &out->landlock_abi, &lfd);
 	{
@@ -698,58 +743,107 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 			apidfd < 0 || lfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, apidfd, lfd, 0);
 	}
 	if (out->notify_fd < 0) {
-		rc = -errno;
+		rc = errno_failure();
 		*err = wd_asprintf("pidfd_open/pidfd_getfd of the agent's seccomp listener: %s",
 				   strerror(errno));
-		goto fail;
+		return rc;
 	}
 	send_msg(sock, MSG_ACK, NULL, -1);
+	return 0;
+}
+
+/* The agent's root and pidfd, and the terminal's foreground. */
+static int agent_handles(struct spawn *sp, char **err)
+{
+	struct sbx_child *out = sp->out;
+	int rc;
 	/* The agent's root is every sandboxed process's: chroot, pivot_root,
 	 * setns, unshare and mount are refused by the filter. (Were it not,
 	 * a path resolved elsewhere would only fail the exec check.) */
 	char rootp[64];
-	snprintf(rootp, sizeof(rootp), "/proc/%d/root", agent);
+	snprintf(rootp, sizeof(rootp), "/proc/%d/root", out->pid);
 	out->root_fd = open(rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (out->root_fd < 0) {
-		rc = -errno;
+		rc = errno_failure();
 		*err = wd_asprintf("%s: %s", rootp, strerror(errno));
-		goto fail;
+		return rc;
 	}
-	out->pidfd = (int)syscall(SYS_pidfd_open, agent, 0);
+	out->pidfd = (int)syscall(SYS_pidfd_open, out->pid, 0);
 	if (out->pidfd < 0) {
-		rc = -errno;
+		rc = errno_failure();
 		*err = wd_asprintf("pidfd_open: %s%s", strerror(errno),
 				   errno == ENOSYS ? " (warden needs Linux 5.6 or later)" : "");
-		goto fail;
+		return rc;
 	}
-	if (cfg->take_terminal && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp()) {
+	if (sp->cfg->take_terminal && isatty(STDIN_FILENO) &&
+	    tcgetpgrp(STDIN_FILENO) == getpgrp()) {
 		/* Like a shell starting a foreground job. SIGTTOU is ignored
 		 * by the caller while the supervisor changes the foreground. */
-		if (tcsetpgrp(STDIN_FILENO, agent) == 0)
+		if (tcsetpgrp(STDIN_FILENO, out->pid) == 0)
 			out->has_terminal = true;
 	}
-	out->exit_fd = wd_steal_fd(&sock);
 	return 0;
-fail:
-	/* PID 1 gone: the kernel kills the whole namespace. Killed before the
-	 * listener is closed, so that an agent already in its exec dies there
-	 * rather than being told ENOSYS. init does not finish dying while the
-	 * namespace still holds a process, and the agent, once seized, is
-	 * reaped by us, its tracer, first (even when it exited on its own,
-	 * reporting a failed step): so reap the agent before waiting for init,
-	 * or both wait for each other forever. */
-	kill(init, SIGKILL);
+}
+
+/*
+ * Undoes a set-up that failed after init started. PID 1 gone: the kernel
+ * kills the whole namespace. Killed before the listener is closed, so that
+ * an agent already in its exec dies there rather than being told ENOSYS.
+ * init does not finish dying while the namespace still holds a process,
+ * and the agent, once seized, is reaped by us, its tracer, first (even
+ * when it exited on its own, reporting a failed step): so reap the agent
+ * before waiting for init, or both wait for each other forever.
+ */
+static void spawn_fail(struct spawn *sp)
+{
+	struct sbx_child *out = sp->out;
+	kill(sp->init, SIGKILL);
 	if (out->pid > 0)
 		kill(out->pid, SIGKILL);
-	close_views(views, nviews);
+	close_views(sp->views, sp->nviews);
 	wd_close(&out->notify_fd);
 	wd_close(&out->root_fd);
 	if (out->pid > 0)
 		reap_traced(out->pid);
-	reap(init);
+	reap(sp->init);
 	wd_close(&out->init_pidfd);
 	out->pid = 0;
-	return rc < 0 ? rc : -EPERM;
+}
+
+int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **err)
+{
+	*err = NULL;
+	memset(out, 0, sizeof(*out));
+	out->notify_fd = out->pidfd = out->root_fd = out->exit_fd = out->init_pidfd = -1;
+	struct spawn sp = {.cfg = cfg, .out = out, .uid = getuid(), .gid = getgid()};
+	sp.userns = geteuid() != 0;
+	int sv[2];
+	int rc = open_channel(sv, err);
+	if (rc < 0)
+		return rc;
+	rc = plan_views(&sp, err);
+	if (rc == 0)
+		rc = make_views(&sp, err);
+	if (rc < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return rc;
+	}
+	rc = start_init(&sp, sv, err); /* closes |sv| on failure */
+	if (rc < 0)
+		return rc;
+	wd_autoclose int sock = sv[0];
+	rc = serve_views(&sp, sock, err);
+	if (rc == 0)
+		rc = attach_agent(&sp, sock, err);
+	if (rc == 0)
+		rc = agent_handles(&sp, err);
+	if (rc < 0) {
+		spawn_fail(&sp);
+		return rc;
+	}
+	out->exit_fd = wd_steal_fd(&sock);
+	return 0;
 }
 
 int sbx_child_exit(int exit_fd, int *status)
