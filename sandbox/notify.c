@@ -184,6 +184,121 @@ static char *caller_cmdline(struct sbx_rmem *m, pid_t pid, const struct sbx_args
 	return sbx_proc_cmdline(pid, SBX_CMDLINE_MAX);
 }
 
+/* The arguments of an execve or execveat, as the caller passed them. */
+struct exec_args {
+	uint64_t path, argv, envp;
+	int dirfd, flags;
+};
+
+static void exec_args_of(const struct seccomp_notif *req, struct exec_args *a)
+{
+	*a = (struct exec_args){.dirfd = AT_FDCWD, .flags = 0};
+	if (req->data.nr == __NR_execveat) {
+		a->dirfd = (int)req->data.args[0];
+		a->path = req->data.args[1];
+		a->argv = req->data.args[2];
+		a->envp = req->data.args[3];
+		a->flags = (int)req->data.args[4];
+	} else {
+		a->path = req->data.args[0];
+		a->argv = req->data.args[1];
+		a->envp = req->data.args[2];
+	}
+}
+
+/* Warms |m| with the pages the decode reads: those of the path, argv, envp
+ * and the caller's arguments (|args|) in one read, then the pages of the
+ * strings of both vectors in one more (sbx_rmem_vector() finds them cached
+ * and reads nothing itself). */
+static void prefetch_exec(struct sbx_rmem *m, const struct exec_args *a,
+			  const struct sbx_args *args)
+{
+	uint64_t args_at = args && args->bytes ? args->at : 0;
+	uint64_t args_end = args_at ? args->at + args->len - 1 : 0;
+	uint64_t first[] = {a->path, a->argv, a->envp, args_at, args_end};
+	sbx_rmem_prefetch(m, first, WD_ARRAY_SIZE(first));
+	uint64_t strs[SBX_PREFETCH_MAX * 8] = {0};
+	size_t nstrs = sbx_rmem_string_pages(m, a->argv, strs, WD_ARRAY_SIZE(strs) / 2);
+	nstrs += sbx_rmem_string_pages(m, a->envp, strs + nstrs, WD_ARRAY_SIZE(strs) - nstrs);
+	sbx_rmem_prefetch(m, strs, nstrs);
+}
+
+/* Reads the path, argv and envp into |ev|; what cannot be read (or is too
+ * big, or an empty argv) refuses the exec, with the kernel's errno. */
+static void read_exec_strings(struct sbx_exec_event *ev, struct sbx_rmem *m,
+			      const struct exec_args *a)
+{
+	size_t budget = 4096, envbytes = 0;
+	int rc = sbx_rmem_string(m, a->path, 4096, &budget, &ev->path_arg);
+	if (rc < 0) {
+		ev->path_arg = wd_strdup("");
+		sbx_exec_refuse(ev, rc == -E2BIG ? ENAMETOOLONG : EFAULT,
+				rc == -E2BIG ? "the program path is longer than 4096 bytes"
+					     : "the program path could not be read");
+	}
+	rc = sbx_rmem_vector(m, a->argv, SBX_ARGV_MAX, &ev->argv, &ev->argv_bytes);
+	if (rc < 0) {
+		ev->argv = wd_calloc(1, sizeof(char *));
+		sbx_exec_refuse(ev, rc == -E2BIG ? E2BIG : EFAULT,
+				rc == -E2BIG ? "its argv is over 256 KiB in all"
+					     : "its argv could not be read");
+	} else if (!ev->argv[0]) {
+		sbx_exec_refuse(ev, EINVAL, "an exec with an empty argv hides what it runs");
+	}
+	rc = sbx_rmem_vector(m, a->envp, SBX_ENV_MAX, &ev->envp, &envbytes);
+	if (rc < 0) {
+		ev->envp = wd_calloc(1, sizeof(char *));
+		sbx_exec_refuse(ev, rc == -E2BIG ? E2BIG : EFAULT,
+				rc == -E2BIG ? "its environment is over 1 MiB in all"
+					     : "its environment could not be read");
+	}
+}
+
+/* Decodes the exec notification |req| received on |fd|: 0 and *out, or
+ * -ENOENT when the caller vanished meanwhile. */
+static int decode_exec(int fd, const struct seccomp_notif *req, int root_fd, sbx_args_hint hint,
+		       void *hint_ctx, struct sbx_exec_event **out)
+{
+	struct sbx_exec_event *ev = wd_calloc(1, sizeof(*ev));
+	ev->pidfd = -1;
+	ev->id = req->id;
+	ev->pid = (pid_t)req->pid;
+	ev->syscall_nr = req->data.nr;
+	struct exec_args a;
+	exec_args_of(req, &a);
+	/* The pidfd first: opened before the id check below, it names the
+	 * caller (see there), and it names its parent without /proc. */
+	ev->pidfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);
+	/* Left 0 (unknown) when the kernel cannot say. */
+	uint32_t ids[8];
+	bool have_ids = false;
+	(void)pidfd_info(ev->pidfd, &ev->tgid, &ev->ppid, ids, &have_ids);
+	const struct sbx_args *args = hint ? hint(hint_ctx, ev->pid, ev->ppid) : NULL;
+	/* On the stack (SBX_RMEM_PAGES pages): a heap block this size, taken
+	 * and given back for every exec, costs malloc a consolidation each
+	 * time. */
+	struct sbx_rmem mem, *m = &mem;
+	sbx_rmem_init(m, sbx_read_pid_page, &ev->pid);
+	m->batch_pid = ev->pid;
+	prefetch_exec(m, &a, args);
+	read_exec_strings(ev, m, &a);
+	ev->cwd = sbx_proc_link(ev->pid, "cwd");
+	/* A thread's cmdline is its process's (one mm). */
+	ev->parent_cmdline = caller_cmdline(m, ev->pid, args);
+	sbx_exec_resolve(ev, root_fd, a.dirfd, a.flags, have_ids ? ids : NULL);
+	ev->digest = digest_of(ev);
+
+	/* Everything above may have read a recycled pid if the caller died:
+	 * the id check says whether it was still our caller all along (and
+	 * so whose the pidfd is). */
+	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &ev->id) < 0) {
+		sbx_exec_event_free(ev);
+		return -ENOENT;
+	}
+	*out = ev;
+	return 0;
+}
+
 int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 		    struct sbx_exec_event **out, struct sbx_sock_event **sock)
 {
@@ -203,87 +318,7 @@ int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 	}
 	if (sbx_sock_call(req->data.nr))
 		return sbx_sock_decode(fd, req, sock);
-	struct sbx_exec_event *ev = wd_calloc(1, sizeof(*ev));
-	ev->pidfd = -1;
-	ev->id = req->id;
-	ev->pid = (pid_t)req->pid;
-	ev->syscall_nr = req->data.nr;
-
-	uint64_t path_a, argv_a, envp_a;
-	int dirfd = AT_FDCWD, flags = 0;
-	if (req->data.nr == __NR_execveat) {
-		dirfd = (int)req->data.args[0];
-		path_a = req->data.args[1];
-		argv_a = req->data.args[2];
-		envp_a = req->data.args[3];
-		flags = (int)req->data.args[4];
-	} else {
-		path_a = req->data.args[0];
-		argv_a = req->data.args[1];
-		envp_a = req->data.args[2];
-	}
-	/* The pidfd first: opened before the id check below, it names the
-	 * caller (see there), and it names its parent without /proc. */
-	ev->pidfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);
-	/* Left 0 (unknown) when the kernel cannot say. */
-	uint32_t ids[8];
-	bool have_ids = false;
-	(void)pidfd_info(ev->pidfd, &ev->tgid, &ev->ppid, ids, &have_ids);
-	const struct sbx_args *args = hint ? hint(hint_ctx, ev->pid, ev->ppid) : NULL;
-	uint64_t args_at = args && args->bytes ? args->at : 0;
-	uint64_t args_end = args_at ? args->at + args->len - 1 : 0;
-	size_t budget = 4096, envbytes = 0;
-	/* On the stack (SBX_RMEM_PAGES pages): a heap block this size, taken and given back
-	 * for every exec, costs malloc a consolidation each time. */
-	struct sbx_rmem mem, *m = &mem;
-	sbx_rmem_init(m, sbx_read_pid_page, &ev->pid);
-	m->batch_pid = ev->pid;
-	uint64_t first[] = {path_a, argv_a, envp_a, args_at, args_end};
-	sbx_rmem_prefetch(m, first, WD_ARRAY_SIZE(first));
-	/* Then the pages of the strings of both vectors, in one more read
-	 * (sbx_rmem_vector() finds them cached and reads nothing itself). */
-	uint64_t strs[SBX_PREFETCH_MAX * 8] = {0};
-	size_t nstrs = sbx_rmem_string_pages(m, argv_a, strs, WD_ARRAY_SIZE(strs) / 2);
-	nstrs += sbx_rmem_string_pages(m, envp_a, strs + nstrs, WD_ARRAY_SIZE(strs) - nstrs);
-	sbx_rmem_prefetch(m, strs, nstrs);
-	rc = sbx_rmem_string(m, path_a, 4096, &budget, &ev->path_arg);
-	if (rc < 0) {
-		ev->path_arg = wd_strdup("");
-		sbx_exec_refuse(ev, rc == -E2BIG ? ENAMETOOLONG : EFAULT,
-				rc == -E2BIG ? "the program path is longer than 4096 bytes"
-					     : "the program path could not be read");
-	}
-	rc = sbx_rmem_vector(m, argv_a, SBX_ARGV_MAX, &ev->argv, &ev->argv_bytes);
-	if (rc < 0) {
-		ev->argv = wd_calloc(1, sizeof(char *));
-		sbx_exec_refuse(ev, rc == -E2BIG ? E2BIG : EFAULT,
-				rc == -E2BIG ? "its argv is over 256 KiB in all"
-					     : "its argv could not be read");
-	} else if (!ev->argv[0]) {
-		sbx_exec_refuse(ev, EINVAL, "an exec with an empty argv hides what it runs");
-	}
-	rc = sbx_rmem_vector(m, envp_a, SBX_ENV_MAX, &ev->envp, &envbytes);
-	if (rc < 0) {
-		ev->envp = wd_calloc(1, sizeof(char *));
-		sbx_exec_refuse(ev, rc == -E2BIG ? E2BIG : EFAULT,
-				rc == -E2BIG ? "its environment is over 1 MiB in all"
-					     : "its environment could not be read");
-	}
-	ev->cwd = sbx_proc_link(ev->pid, "cwd");
-	/* A thread's cmdline is its process's (one mm). */
-	ev->parent_cmdline = caller_cmdline(m, ev->pid, args);
-	sbx_exec_resolve(ev, root_fd, dirfd, flags, have_ids ? ids : NULL);
-	ev->digest = digest_of(ev);
-
-	/* Everything above may have read a recycled pid if the caller died:
-	 * the id check says whether it was still our caller all along (and
-	 * so whose the pidfd is). */
-	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &ev->id) < 0) {
-		sbx_exec_event_free(ev);
-		return -ENOENT;
-	}
-	*out = ev;
-	return 0;
+	return decode_exec(fd, req, root_fd, hint, hint_ctx, out);
 }
 
 static int respond(int fd, uint64_t id, int err, uint32_t flags)

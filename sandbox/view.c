@@ -206,37 +206,29 @@ static void view_free(struct sbx_view *v)
 	free(v);
 }
 
-int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_view **out)
+/* The descriptors the view may hold: the configured budget, else three
+ * quarters of RLIMIT_NOFILE; at least 64. */
+static size_t fd_budget(size_t configured)
 {
-	char *argv[] = {"warden-view", NULL};
-	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
-	struct sbx_view *v;
-	struct stat st;
-	char dev[32];
-	size_t nh = 0;
-	int rc;
-
-	*out = NULL;
-	if (!cfg || cfg->backing_fd < 0 || fuse_fd < 0) {
-		if (cfg && cfg->backing_fd >= 0)
-			close(cfg->backing_fd);
-		if (fuse_fd >= 0)
-			close(fuse_fd);
-		return -EINVAL;
+	size_t budget = configured;
+	if (!budget) {
+		struct rlimit rl;
+		budget = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+				 ? (size_t)rl.rlim_cur / 4 * 3
+				 : 1u << 20;
 	}
-	v = wd_calloc(1, sizeof(*v));
+	return budget < 64 ? 64 : budget;
+}
+
+/* A view holding |cfg|'s settings; its root is cfg->backing_fd. */
+static struct sbx_view *view_new(const struct sbx_view_config *cfg)
+{
+	struct sbx_view *v = wd_calloc(1, sizeof(*v));
+	size_t nh = 0;
 	pthread_mutex_init(&v->lock, NULL);
 	pthread_mutex_init(&v->scan_lock, NULL);
 	pthread_cond_init(&v->evict_cond, NULL);
-	v->fd_budget = cfg->fd_budget;
-	if (!v->fd_budget) {
-		struct rlimit rl;
-		v->fd_budget = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-				       ? (size_t)rl.rlim_cur / 4 * 3
-				       : 1u << 20;
-	}
-	if (v->fd_budget < 64)
-		v->fd_budget = 64;
+	v->fd_budget = fd_budget(cfg->fd_budget);
 	v->root.fd = cfg->backing_fd;
 	v->root.nlookup = 1;
 	v->policy = cfg->policy;
@@ -253,13 +245,17 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 		v->hidden[i] = wd_strdup(cfg->hidden[i]);
 	v->unmarked = strv_copy(cfg->unmarked);
 	v->writable = cfg->writable ? strv_copy(cfg->writable) : NULL;
-	/* A directory; or, for a gated place, a single regular file. */
+	return v;
+}
+
+/* Fills the root's identity and flags. -ENOTDIR unless the root is a
+ * directory or, for a gated place, a single regular file. */
+static int view_set_root(struct sbx_view *v, const struct sbx_view_config *cfg)
+{
+	struct stat st;
 	if (fstat(v->root.fd, &st) < 0 ||
-	    !(S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && cfg->prefix))) {
-		rc = -ENOTDIR;
-		close(fuse_fd);
-		goto fail;
-	}
+	    !(S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && cfg->prefix)))
+		return -ENOTDIR;
 	v->root.dev = st.st_dev;
 	v->root.ino = st.st_ino;
 	v->root.type = st.st_mode & S_IFMT;
@@ -268,28 +264,63 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 		v->prefix = wd_strdup(cfg->prefix);
 	/* Sticky and inherited: every object under the root is sensitive. */
 	v->root.sensitive = cfg->all_sensitive;
+	return 0;
+}
+
+/* The FUSE session on the mounted |fuse_fd|, which it owns from then on
+ * (libfuse closes it in fuse_session_destroy()); closed here when no
+ * session takes it. 0, or -errno with no session left. */
+static int view_open_session(struct sbx_view *v, int fuse_fd)
+{
+	char *argv[] = {"warden-view", NULL};
+	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
 	struct fuse_lowlevel_ops ops;
+	char dev[32];
 	view_ops_fill(&ops);
 	v->se = fuse_session_new(&args, &ops, sizeof(ops), v);
 	fuse_opt_free_args(&args);
 	if (!v->se) {
-		rc = -ENOMEM;
 		close(fuse_fd);
-		goto fail;
+		return -ENOMEM;
 	}
-	/* libfuse takes an already-mounted fd as "/dev/fd/N" and closes it in
-	 * fuse_session_destroy(). */
+	/* libfuse takes an already-mounted fd as "/dev/fd/N". */
 	snprintf(dev, sizeof(dev), "/dev/fd/%d", fuse_fd);
 	if (fuse_session_mount(v->se, dev) != 0) {
-		rc = -EINVAL;
 		close(fuse_fd);
-		goto fail_session;
+		fuse_session_destroy(v->se);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_view **out)
+{
+	*out = NULL;
+	if (!cfg || cfg->backing_fd < 0 || fuse_fd < 0) {
+		if (cfg && cfg->backing_fd >= 0)
+			close(cfg->backing_fd);
+		if (fuse_fd >= 0)
+			close(fuse_fd);
+		return -EINVAL;
+	}
+	struct sbx_view *v = view_new(cfg);
+	int rc = view_set_root(v, cfg);
+	if (rc < 0) {
+		close(fuse_fd);
+		view_free(v);
+		return rc;
+	}
+	rc = view_open_session(v, fuse_fd);
+	if (rc < 0) {
+		view_free(v);
+		return rc;
 	}
 	pthread_once(&wake_once, install_wake_handler);
 	rc = pthread_create(&v->thread, NULL, view_loop, v);
 	if (rc != 0) {
-		rc = -rc;
-		goto fail_session; /* the session owns fuse_fd now */
+		fuse_session_destroy(v->se); /* the session owns fuse_fd now */
+		view_free(v);
+		return -rc;
 	}
 	v->thread_started = true;
 	if (pthread_create(&v->evictor, NULL, view_evictor_loop, v) == 0)
@@ -300,12 +331,6 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 			v->fd_budget);
 	*out = v;
 	return 0;
-
-fail_session:
-	fuse_session_destroy(v->se);
-fail:
-	view_free(v);
-	return rc;
 }
 
 void sbx_view_stop(struct sbx_view *v)
