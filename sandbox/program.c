@@ -53,14 +53,15 @@ static struct {
 static int caller_creds(pid_t pid, const uint32_t *ids, struct sbx_creds *out)
 {
 	if (ids && creds_memo.have && memcmp(ids, creds_memo.ids, sizeof(creds_memo.ids)) == 0) {
-		*out = creds_memo.c;
+		sbx_creds_copy(out, &creds_memo.c);
 		return 0;
 	}
-	int rc = sbx_creds_of(pid, out);
+	int rc = sbx_creds_of(pid, out, NULL, NULL);
 	if (rc == 0 && ids) {
 		creds_memo.have = true;
 		memcpy(creds_memo.ids, ids, sizeof(creds_memo.ids));
-		creds_memo.c = *out;
+		sbx_creds_release(&creds_memo.c);
+		sbx_creds_copy(&creds_memo.c, out);
 	}
 	return rc;
 }
@@ -117,7 +118,12 @@ static int find_as_caller(struct sbx_exec_event *ev, int root, int base, const c
 	*w = (struct sbx_walk){.fd = -1, .dirfd = -1};
 	struct sbx_creds cr;
 	struct sbx_creds_saved sv;
-	if (caller_creds(ev->pid, ids, &cr) < 0 || sbx_creds_enter(&cr, &sv) < 0) {
+	int entered = caller_creds(ev->pid, ids, &cr);
+	if (entered == 0) {
+		entered = sbx_creds_enter(&cr, SBX_CREDS_LOOKUP, &sv);
+		sbx_creds_release(&cr);
+	}
+	if (entered < 0) {
 		/* Not the kernel's answer: refused, and the reason says why. */
 		sbx_exec_refuse(
 			ev, EACCES,

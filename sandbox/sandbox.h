@@ -432,13 +432,14 @@ struct sbx_sock_msg {
 	uint64_t len_at; /* sendmmsg: where msg_len goes in the caller */
 };
 
-/* The caller's credentials (from /proc/PID/status, in warden's user
- * namespace), for doing its call on its behalf with them. */
-struct sbx_sock_creds {
+/* A process's credentials, from /proc/PID/status (in warden's user
+ * namespace). Free |groups| with sbx_creds_release(). */
+struct sbx_creds {
 	uid_t uid[4]; /* real, effective, saved, fs */
 	gid_t gid[4];
-	gid_t *groups;
+	gid_t *groups; /* the supplementary groups, malloc'd */
 	size_t ngroups;
+	uint64_t capeff; /* the effective capability set */
 };
 
 /* One socket call as read from the stopped caller. Owned by the caller of
@@ -459,7 +460,7 @@ struct sbx_sock_event {
 	struct sbx_sock_msg *msgs;
 	size_t nmsgs;
 	int cwd_fd; /* O_PATH fd of the caller's cwd, for a relative path */
-	struct sbx_sock_creds creds;
+	struct sbx_creds creds;
 };
 
 void sbx_sock_event_free(struct sbx_sock_event *ev);

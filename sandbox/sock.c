@@ -39,6 +39,7 @@
  */
 #include "sandbox.h"
 #include "sock_int.h"
+#include "creds_int.h"
 
 #include "common.h"
 
@@ -86,7 +87,7 @@ void sbx_sock_event_free(struct sbx_sock_event *ev)
 	free(ev->msgs);
 	wd_close(&ev->sockfd);
 	wd_close(&ev->cwd_fd);
-	free(ev->creds.groups);
+	sbx_creds_release(&ev->creds);
 	free(ev);
 }
 
@@ -100,60 +101,6 @@ static int peek(pid_t pid, uint64_t addr, void *out, size_t n)
 	struct iovec l = {.iov_base = out, .iov_len = n};
 	struct iovec rv = {.iov_base = (void *)(uintptr_t)addr, .iov_len = n};
 	return process_vm_readv(pid, &l, 1, &rv, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
-}
-
-/* The caller's thread count and credentials, from /proc/PID/status. */
-static int read_status(struct sbx_sock_event *ev, unsigned *threads)
-{
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/status", ev->pid);
-	char *buf = NULL;
-	size_t len = 0;
-	int rc = wd_read_proc(p, 16384, &buf, &len);
-	if (rc < 0)
-		return rc;
-	*threads = 0;
-	int got = 0;
-	for (char *line = buf; line && *line;) {
-		char *nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		unsigned a[4];
-		if (sscanf(line, "Tgid: %u", &a[0]) == 1) {
-			ev->tgid = (pid_t)a[0];
-			got |= 1;
-		} else if (sscanf(line, "Threads: %u", threads) == 1) {
-			got |= 2;
-		} else if (sscanf(line, "Uid: %u %u %u %u", &a[0], &a[1], &a[2], &a[3]) == 4) {
-			for (int i = 0; i < 4; i++)
-				ev->creds.uid[i] = (uid_t)a[i];
-			got |= 4;
-		} else if (sscanf(line, "Gid: %u %u %u %u", &a[0], &a[1], &a[2], &a[3]) == 4) {
-			for (int i = 0; i < 4; i++)
-				ev->creds.gid[i] = (gid_t)a[i];
-			got |= 8;
-		} else if (strncmp(line, "Groups:", 7) == 0) {
-			size_t cap = 8;
-			ev->creds.groups = wd_calloc(cap, sizeof(gid_t));
-			char *s = line + 7, *end;
-			for (;;) {
-				unsigned long g = strtoul(s, &end, 10);
-				if (end == s)
-					break;
-				if (ev->creds.ngroups == cap) {
-					cap *= 2;
-					ev->creds.groups =
-						wd_realloc(ev->creds.groups, cap * sizeof(gid_t));
-				}
-				ev->creds.groups[ev->creds.ngroups++] = (gid_t)g;
-				s = end;
-			}
-			got |= 16;
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	free(buf);
-	return got == 31 ? 0 : -EIO;
 }
 
 /* Sorts the address bytes copied into |m| as the kernel's AF_UNIX code
@@ -401,7 +348,7 @@ int sbx_sock_decode(int nfd, const struct seccomp_notif *req, struct sbx_sock_ev
 	wd_autoclose int pidfd = (int)syscall(SYS_pidfd_open, ev->pid, PIDFD_THREAD);
 	if (pidfd < 0)
 		pidfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);
-	if (read_status(ev, &threads) < 0 || pidfd < 0) {
+	if (sbx_creds_of(ev->pid, &ev->creds, &ev->tgid, &threads) < 0 || pidfd < 0) {
 		/* Gone, or unreadable: nothing is let through unread. */
 		ev->err = EPERM;
 		goto check;
@@ -538,25 +485,6 @@ int sbx_sock_resolve(const struct sbx_sock_event *ev, int root_fd, const char *p
 
 /* ---- doing the call on the caller's behalf ----------------------------- */
 
-/* Gives the calling thread (only it: raw system calls, not libc's, which
- * would change every thread) the caller's ids and groups and no
- * capability. 0 or -errno. */
-static int become_caller(const struct sbx_sock_creds *c)
-{
-	if (geteuid() == 0) {
-		if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0 ||
-		    syscall(SYS_setresgid, c->gid[0], c->gid[1], c->gid[2]) < 0 ||
-		    syscall(SYS_setresuid, c->uid[0], c->uid[1], c->uid[2]) < 0)
-			return -errno;
-		syscall(SYS_setfsgid, c->gid[3]);
-		syscall(SYS_setfsuid, c->uid[3]);
-	}
-	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-	struct __user_cap_data_struct d[2];
-	memset(d, 0, sizeof(d));
-	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
-}
-
 /* The address to pass for |m|: the decided file for a path, the copied
  * bytes otherwise. */
 static socklen_t addr_of(const struct sbx_sock_msg *m, struct sockaddr_storage *ss)
@@ -594,7 +522,8 @@ static long send_one(const struct sbx_sock_event *ev, const struct sbx_sock_msg 
 
 long sbx_sock_perform(int notify_fd, const struct sbx_sock_event *ev)
 {
-	long rc = become_caller(&ev->creds);
+	struct sbx_creds_saved saved;
+	long rc = sbx_creds_enter(&ev->creds, SBX_CREDS_FOR_GOOD, &saved);
 	if (rc < 0) {
 		rc = -EPERM; /* never done with more than the caller's rights */
 	} else if (ev->op == SBX_SOCK_CONNECT) {
