@@ -25,6 +25,7 @@
  * directory of root's excepted). No path prefix is trusted.
  */
 #include "ident_int.h"
+#include "proc_int.h"
 
 #include "common.h"
 
@@ -108,13 +109,8 @@ static const struct sbx_place *place_of(const struct sbx_places *pl, const struc
 /* The name of the directory behind |fd|, for a reason shown to people. */
 static char *fd_name(int fd)
 {
-	char p[64], buf[4096];
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(p, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return wd_strdup("?");
-	buf[n] = '\0';
-	return wd_strdup(buf);
+	char *p = sbx_fd_path(fd);
+	return p ? p : wd_strdup("?");
 }
 
 /* Whether one object (|st|, behind |fd|) is one only root or the invoking

@@ -321,15 +321,17 @@ int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 	return decode_exec(fd, req, root_fd, hint, hint_ctx, out);
 }
 
-static int respond(int fd, uint64_t id, int err, uint32_t flags)
+/* Sends the answer to notification |id|: |error| (0 or a negative errno)
+ * or the value |val|, and |flags|. */
+static int respond(int fd, uint64_t id, int32_t error, int64_t val, uint32_t flags)
 {
 	int rc = load_sizes();
 	if (rc < 0)
 		return rc;
 	wd_autofree struct seccomp_notif_resp *resp = wd_calloc(1, resp_size);
 	resp->id = id;
-	resp->error = err ? -err : 0;
-	resp->val = 0;
+	resp->error = error;
+	resp->val = val;
 	resp->flags = flags;
 	for (;;) {
 		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0)
@@ -346,10 +348,15 @@ bool sbx_notify_id_valid(int fd, uint64_t id)
 
 int sbx_notify_allow(int fd, uint64_t id)
 {
-	return respond(fd, id, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+	return respond(fd, id, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 }
 
 int sbx_notify_deny(int fd, uint64_t id, int err)
 {
-	return respond(fd, id, err > 0 ? err : EACCES, 0);
+	return respond(fd, id, -(err > 0 ? err : EACCES), 0, 0);
+}
+
+int sbx_notify_answer(int fd, uint64_t id, long val)
+{
+	return respond(fd, id, val < 0 ? (int32_t)val : 0, val < 0 ? 0 : val, 0);
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "proc_int.h"
 #include "sandbox.h"
 
 #define SBX_PAGE_SIZE 4096
@@ -71,12 +72,6 @@ int sbx_rmem_read(struct sbx_rmem *m, uint64_t addr, void *out, size_t n);
 int sbx_rmem_string(struct sbx_rmem *m, uint64_t addr, size_t max, size_t *budget, char **out);
 size_t sbx_rmem_string_pages(const struct sbx_rmem *m, uint64_t addr, uint64_t *want, size_t max);
 int sbx_rmem_vector(struct sbx_rmem *m, uint64_t addr, size_t budget, char ***out, size_t *bytes);
-
-/* proc.c */
-char *sbx_proc_link(pid_t pid, const char *what);
-int sbx_proc_open(pid_t pid, const char *what);
-char *sbx_fd_path(int fd);
-char *sbx_quote_args(const char *buf, size_t len);
 
 /* shebang.c */
 bool sbx_shebang_of(int fd, const struct stat *st, char **interp, char **arg);

@@ -1,7 +1,8 @@
 /*
  * proc.c: small readers of /proc shared by the decoders.
  */
-#include "notify_int.h"
+#include "proc_int.h"
+#include "sandbox.h"
 
 #include "common.h"
 
@@ -10,15 +11,23 @@
 #include <string.h>
 #include <unistd.h>
 
-char *sbx_proc_link(pid_t pid, const char *what)
+/* The target of the symlink |path|, or NULL when it is none or shorter
+ * than |min| bytes. */
+static char *read_link(const char *path, ssize_t min)
 {
-	char p[64], buf[4096];
-	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
-	ssize_t n = readlink(p, buf, sizeof(buf) - 1);
-	if (n < 0)
+	char buf[4096];
+	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+	if (n < min)
 		return NULL;
 	buf[n] = '\0';
 	return wd_strdup(buf);
+}
+
+char *sbx_proc_link(pid_t pid, const char *what)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
+	return read_link(p, 0);
 }
 
 int sbx_proc_open(pid_t pid, const char *what)
@@ -28,21 +37,13 @@ int sbx_proc_open(pid_t pid, const char *what)
 	return open(p, O_PATH | O_CLOEXEC);
 }
 
-/* The path the kernel gives the object behind |fd| (as the supervisor
- * sees it), or NULL. */
 char *sbx_fd_path(int fd)
 {
-	char link[64], buf[4096];
+	char link[64];
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	return wd_strdup(buf);
+	return read_link(link, 1);
 }
 
-/* |len| bytes of NUL-separated arguments (buf[len] is a NUL), shell-quoted
- * and joined by spaces, as a command line is shown. */
 char *sbx_quote_args(const char *buf, size_t len)
 {
 	struct wd_sb sb = {0};

@@ -40,6 +40,7 @@
 #include "sandbox.h"
 #include "sock_int.h"
 #include "creds_int.h"
+#include "proc_int.h"
 
 #include "common.h"
 
@@ -378,9 +379,7 @@ int sbx_sock_decode(int nfd, const struct seccomp_notif *req, struct sbx_sock_ev
 	copy_call(ev, pidfd, a);
 	for (size_t i = 0; i < ev->nmsgs && ev->cwd_fd < 0; i++)
 		if (ev->msgs[i].kind == SBX_ADDR_PATH && ev->msgs[i].path[0] != '/') {
-			char p[64];
-			snprintf(p, sizeof(p), "/proc/%d/cwd", ev->pid);
-			ev->cwd_fd = open(p, O_PATH | O_CLOEXEC);
+			ev->cwd_fd = sbx_proc_open(ev->pid, "cwd");
 		}
 check:
 	/* Everything above may have read a recycled pid if the caller died:
@@ -469,9 +468,7 @@ int sbx_sock_resolve(const struct sbx_sock_event *ev, int root_fd, const char *p
 		return -ENOENT;
 	wd_autoclose int own = -1;
 	if (root_fd < 0) {
-		char p[64];
-		snprintf(p, sizeof(p), "/proc/%d/root", ev->pid);
-		root_fd = own = open(p, O_PATH | O_CLOEXEC);
+		root_fd = own = sbx_proc_open(ev->pid, "root");
 		if (root_fd < 0)
 			return -errno;
 	}
@@ -555,24 +552,4 @@ long sbx_sock_perform(int notify_fd, const struct sbx_sock_event *ev)
 	}
 	(void)sbx_notify_answer(notify_fd, ev->id, rc);
 	return rc;
-}
-
-int sbx_notify_answer(int fd, uint64_t id, long val)
-{
-	struct seccomp_notif_sizes sz;
-	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
-		return -errno;
-	size_t n = sz.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
-			   ? sz.seccomp_notif_resp
-			   : sizeof(struct seccomp_notif_resp);
-	wd_autofree struct seccomp_notif_resp *resp = wd_calloc(1, n);
-	resp->id = id;
-	resp->error = val < 0 ? (int32_t)val : 0;
-	resp->val = val < 0 ? 0 : val;
-	for (;;) {
-		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0)
-			return 0;
-		if (errno != EINTR)
-			return -errno;
-	}
 }

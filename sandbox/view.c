@@ -83,18 +83,6 @@
 #include "common.h"
 #include "policy.h"
 
-/* A NULL-terminated copy of |src| (NULL: an empty one). */
-static char **strv_copy(const char *const *src)
-{
-	size_t n = 0;
-	while (src && src[n])
-		n++;
-	char **v = wd_calloc(n + 1, sizeof(char *));
-	for (size_t i = 0; i < n; i++)
-		v[i] = wd_strdup(src[i]);
-	return v;
-}
-
 /* ---- mount, start, stop ---------------------------------------------- */
 
 int sbx_fuse_mount(const char *mountpoint, uid_t uid, gid_t gid)
@@ -189,15 +177,9 @@ static void view_free(struct sbx_view *v)
 	}
 	if (v->root.fd >= 0)
 		close(v->root.fd);
-	for (char **h = v->hidden; h && *h; h++)
-		free(*h);
-	free(v->hidden);
-	for (char **u = v->unmarked; u && *u; u++)
-		free(*u);
-	free(v->unmarked);
-	for (char **w = v->writable; w && *w; w++)
-		free(*w);
-	free(v->writable);
+	wd_strv_free(v->hidden);
+	wd_strv_free(v->unmarked);
+	wd_strv_free(v->writable);
 	free(v->idents);
 	free(v->prefix);
 	pthread_cond_destroy(&v->evict_cond);
@@ -224,7 +206,6 @@ static size_t fd_budget(size_t configured)
 static struct sbx_view *view_new(const struct sbx_view_config *cfg)
 {
 	struct sbx_view *v = wd_calloc(1, sizeof(*v));
-	size_t nh = 0;
 	pthread_mutex_init(&v->lock, NULL);
 	pthread_mutex_init(&v->scan_lock, NULL);
 	pthread_cond_init(&v->evict_cond, NULL);
@@ -238,13 +219,10 @@ static struct sbx_view *view_new(const struct sbx_view_config *cfg)
 	v->threads = cfg->threads ? cfg->threads : VIEW_DEFAULT_THREADS;
 	v->table_size = 1024;
 	v->table = wd_calloc(v->table_size, sizeof(*v->table));
-	while (cfg->hidden && cfg->hidden[nh])
-		nh++;
-	v->hidden = wd_calloc(nh + 1, sizeof(char *));
-	for (size_t i = 0; i < nh; i++)
-		v->hidden[i] = wd_strdup(cfg->hidden[i]);
-	v->unmarked = strv_copy(cfg->unmarked);
-	v->writable = cfg->writable ? strv_copy(cfg->writable) : NULL;
+	/* The config's vectors are const strings; the copies are the view's. */
+	v->hidden = wd_strv_dup((char *const *)cfg->hidden, NULL);
+	v->unmarked = wd_strv_dup((char *const *)cfg->unmarked, NULL);
+	v->writable = cfg->writable ? wd_strv_dup((char *const *)cfg->writable, NULL) : NULL;
 	return v;
 }
 
