@@ -114,13 +114,14 @@ static char *fd_name(int fd)
 }
 
 /* Whether one object (|st|, behind |fd|) is one only root or the invoking
- * user can change; else *why. |dir|: it is a directory above the program. */
+ * user can change; else *writable_why. |dir|: it is a directory above the program. */
 static bool owned_safely(const struct sbx_places *pl, int fd, const struct stat *st, bool dir,
-			 char **why)
+			 char **writable_why)
 {
 	if (st->st_uid != 0 && st->st_uid != pl->owner) {
 		wd_autofree char *name = fd_name(fd);
-		*why = wd_asprintf("%s belongs to uid %u, not root", name, (unsigned)st->st_uid);
+		*writable_why =
+			wd_asprintf("%s belongs to uid %u, not root", name, (unsigned)st->st_uid);
 		return false;
 	}
 	if (S_ISLNK(st->st_mode) || !(st->st_mode & (S_IWGRP | S_IWOTH)))
@@ -128,7 +129,7 @@ static bool owned_safely(const struct sbx_places *pl, int fd, const struct stat 
 	if (dir && (st->st_mode & S_ISVTX) && st->st_uid == 0)
 		return true; /* /tmp-like: nobody replaces another's entry */
 	wd_autofree char *name = fd_name(fd);
-	*why = wd_asprintf("%s is writable by its group or by others", name);
+	*writable_why = wd_asprintf("%s is writable by its group or by others", name);
 	return false;
 }
 
@@ -155,14 +156,14 @@ static bool ro_mount_root(int fd)
 }
 
 /* Walks up from directory |dirfd| to the root: true when one of them is a
- * place the agent may write or is not safely owned (with *why). Each step
+ * place the agent may write or is not safely owned (with *writable_why). Each step
  * is the kernel's ".." of the directory, so a rename or a symlink cannot
  * make a path string say something else. */
-static bool chain_writable(const struct sbx_places *pl, int dirfd, char **why)
+static bool chain_writable(const struct sbx_places *pl, int dirfd, char **writable_why)
 {
 	int cur = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (cur < 0) {
-		*why = wd_strdup("the directory of the program could not be opened");
+		*writable_why = wd_strdup("the directory of the program could not be opened");
 		return true;
 	}
 	bool bad = false;
@@ -172,11 +173,12 @@ static bool chain_writable(const struct sbx_places *pl, int dirfd, char **why)
 	for (int depth = 0; depth < 4096; depth++) {
 		const struct sbx_place *place = place_of(pl, &st);
 		if (place) {
-			*why = wd_asprintf("written where the agent can write: %s", place->path);
+			*writable_why =
+				wd_asprintf("written where the agent can write: %s", place->path);
 			bad = true;
 			break;
 		}
-		if (!owned_safely(pl, cur, &st, true, why)) {
+		if (!owned_safely(pl, cur, &st, true, writable_why)) {
 			bad = true;
 			break;
 		}
@@ -201,24 +203,25 @@ static bool chain_writable(const struct sbx_places *pl, int dirfd, char **why)
 	return bad;
 unknown:
 	close(cur);
-	*why = wd_strdup("a directory above the program could not be examined");
+	*writable_why = wd_strdup("a directory above the program could not be examined");
 	return true;
 }
 
 bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int fd,
-			 const struct stat *st, char **why)
+			 const struct stat *st, char **writable_why)
 {
-	*why = NULL;
+	*writable_why = NULL;
 	if (!pl)
 		return false;
 	if (place_of(pl, st)) {
-		*why = wd_asprintf("written where the agent can write: %s", place_of(pl, st)->path);
+		*writable_why = wd_asprintf("written where the agent can write: %s",
+					    place_of(pl, st)->path);
 		return true;
 	}
-	if (!owned_safely(pl, fd, st, false, why))
+	if (!owned_safely(pl, fd, st, false, writable_why))
 		return true;
 	if (dirfd >= 0)
-		return chain_writable(pl, dirfd, why);
+		return chain_writable(pl, dirfd, writable_why);
 	/* Reached through a magic link or a descriptor: find its directory by
 	 * the name the kernel gives it, and believe it only when that name
 	 * still leads to this very file. A file with no such name (deleted,
@@ -226,7 +229,8 @@ bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int f
 	wd_autofree char *name = fd_name(fd);
 	char *slash = strrchr(name, '/');
 	if (name[0] != '/' || !slash) {
-		*why = wd_asprintf("the program has no place in the file system (%s)", name);
+		*writable_why =
+			wd_asprintf("the program has no place in the file system (%s)", name);
 		return true;
 	}
 	*slash = '\0';
@@ -237,10 +241,10 @@ bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int f
 	struct stat fst;
 	int f = rc == 0 ? openat(w.fd, slash + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
 	if (f >= 0 && fstat(f, &fst) == 0 && fst.st_dev == st->st_dev && fst.st_ino == st->st_ino)
-		bad = chain_writable(pl, w.fd, why);
+		bad = chain_writable(pl, w.fd, writable_why);
 	else
-		*why = wd_asprintf("the program has no place in the file system (%s/%s)", name,
-				   slash + 1);
+		*writable_why = wd_asprintf("the program has no place in the file system (%s/%s)",
+					    name, slash + 1);
 	if (f >= 0)
 		close(f);
 	sbx_walk_free(&w);

@@ -51,8 +51,9 @@ void sbx_walk_free(struct sbx_walk *w);
 
 /* Whether the object |st| (the program's file or a symlink on the way),
  * found in directory |dirfd| (-1: unknown, so |fd| is re-found by its
- * path), can have been written by the agent. Sets *why (caller frees). */
+ * path), can have been written by the agent. When it can, *writable_why
+ * says why (a fact for the decision, not an error; caller frees). */
 bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int fd,
-			 const struct stat *st, char **why);
+			 const struct stat *st, char **writable_why);
 
 #endif

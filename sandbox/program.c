@@ -284,11 +284,11 @@ void sbx_exec_resolve(struct sbx_exec_event *ev, int root, int dirfd, int flags,
 }
 
 int sbx_program_identity(const struct sbx_places *pl, const char *path, char **resolved,
-			 bool *agent_writable, char **why)
+			 bool *agent_writable, char **writable_why)
 {
 	*resolved = NULL;
 	*agent_writable = false;
-	*why = NULL;
+	*writable_why = NULL;
 	wd_autoclose int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	wd_autoclose int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0 || cwd < 0)
@@ -309,7 +309,7 @@ int sbx_program_identity(const struct sbx_places *pl, const char *path, char **r
 	note_writable(&ev, root, &w);
 	notify_places = saved;
 	*agent_writable = ev.agent_writable;
-	*why = ev.writable_why;
+	*writable_why = ev.writable_why;
 	sbx_walk_free(&w);
 	return 0;
 }

@@ -540,9 +540,9 @@ static int next(int sock, char type, struct msg *m, char **err)
 	int rc = recv_msg(sock, m);
 	if (rc == 0 && m->type == type)
 		return 0;
-	if (rc == 0 && m->type == MSG_FAIL)
+	if (err && rc == 0 && m->type == MSG_FAIL)
 		*err = wd_asprintf("the sandbox could not be set up: %s", m->text);
-	else
+	else if (err)
 		*err = wd_asprintf("the sandbox exited during set-up%s%s", rc < 0 ? ": " : "",
 				   rc < 0 ? strerror(-rc) : "");
 	if (m->fd >= 0 && rc == 0)
@@ -567,8 +567,10 @@ struct spawn {
 static int open_channel(int sv[2], char **err)
 {
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		*err = wd_asprintf("socketpair: %s", strerror(errno));
-		return -errno;
+		int e = errno;
+		if (err)
+			*err = wd_asprintf("socketpair: %s", strerror(e));
+		return -e;
 	}
 	int one = 1;
 	setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
@@ -587,7 +589,8 @@ static int plan_views(struct spawn *sp, char **err)
 	while (cfg->gate_dirs && cfg->gate_dirs[ngates])
 		ngates++;
 	if (sp->nmarkers + ngates + (cfg->view_dir ? 1 : 0) > SBX_MAX_VIEWS) {
-		*err = wd_asprintf("more than %d views", SBX_MAX_VIEWS);
+		if (err)
+			*err = wd_asprintf("more than %d views", SBX_MAX_VIEWS);
 		return -E2BIG;
 	}
 	for (size_t i = 0; i < sp->nmarkers; i++)
@@ -621,9 +624,11 @@ static int make_views(struct spawn *sp, char **err)
 			int e = -v->mnt;
 			v->mnt = -1;
 			close_views(sp->views, sp->nviews);
-			*err = wd_asprintf("cannot create %s (FUSE mount: %s); warden doctor says "
-					   "what is missing",
-					   view_what(v), strerror(e));
+			if (err)
+				*err = wd_asprintf(
+					"cannot create %s (FUSE mount: %s); warden doctor says "
+					"what is missing",
+					view_what(v), strerror(e));
 			return -e;
 		}
 	}
@@ -643,9 +648,11 @@ static int start_init(struct spawn *sp, int sv[2], char **err)
 		close(sv[0]);
 		close(sv[1]);
 		close_views(sp->views, sp->nviews);
-		*err = wd_asprintf("cannot create the sandbox's namespaces (clone: %s); warden "
-				   "doctor says what is missing",
-				   strerror(e));
+		if (err)
+			*err = wd_asprintf(
+				"cannot create the sandbox's namespaces (clone: %s); warden "
+				"doctor says what is missing",
+				strerror(e));
 		return -e;
 	}
 	if (init == 0) {
@@ -696,9 +703,11 @@ static int serve_views(struct spawn *sp, int sock, char **err)
 			break;
 		}
 		if (rc < 0) {
-			*err = wd_asprintf("%s could not be served: %s",
-					   v->kind == VIEW_PROJECT ? "the project view" : v->dir,
-					   strerror(-rc));
+			if (err)
+				*err = wd_asprintf("%s could not be served: %s",
+						   v->kind == VIEW_PROJECT ? "the project view"
+									   : v->dir,
+						   strerror(-rc));
 			return rc;
 		}
 		send_msg(sock, MSG_ACK, NULL, -1);
@@ -723,9 +732,10 @@ static int attach_agent(struct spawn *sp, int sock, char **err)
 	pid_t agent = m.pid;
 	if (agent <= 0 || ptrace(PTRACE_SEIZE, agent, 0, SBX_TRACE_EXEC) < 0) {
 		rc = errno_failure();
-		*err = wd_asprintf("cannot trace the agent (ptrace: %s); check "
-				   "/proc/sys/kernel/yama/ptrace_scope (must be 0, 1 or 2)",
-				   strerror(errno));
+		if (err)
+			*err = wd_asprintf("cannot trace the agent (ptrace: %s); check "
+					   "/proc/sys/kernel/yama/ptrace_scope (must be 0, 1 or 2)",
+					   strerror(errno));
 		return rc;
 	}
 	out->pid = agent;
@@ -744,8 +754,10 @@ static int attach_agent(struct spawn *sp, int sock, char **err)
 	}
 	if (out->notify_fd < 0) {
 		rc = errno_failure();
-		*err = wd_asprintf("pidfd_open/pidfd_getfd of the agent's seccomp listener: %s",
-				   strerror(errno));
+		if (err)
+			*err = wd_asprintf(
+				"pidfd_open/pidfd_getfd of the agent's seccomp listener: %s",
+				strerror(errno));
 		return rc;
 	}
 	send_msg(sock, MSG_ACK, NULL, -1);
@@ -765,14 +777,17 @@ static int agent_handles(struct spawn *sp, char **err)
 	out->root_fd = open(rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (out->root_fd < 0) {
 		rc = errno_failure();
-		*err = wd_asprintf("%s: %s", rootp, strerror(errno));
+		if (err)
+			*err = wd_asprintf("%s: %s", rootp, strerror(errno));
 		return rc;
 	}
 	out->pidfd = (int)syscall(SYS_pidfd_open, out->pid, 0);
 	if (out->pidfd < 0) {
 		rc = errno_failure();
-		*err = wd_asprintf("pidfd_open: %s%s", strerror(errno),
-				   errno == ENOSYS ? " (warden needs Linux 5.6 or later)" : "");
+		if (err)
+			*err = wd_asprintf("pidfd_open: %s%s", strerror(errno),
+					   errno == ENOSYS ? " (warden needs Linux 5.6 or later)"
+							   : "");
 		return rc;
 	}
 	if (sp->cfg->take_terminal && isatty(STDIN_FILENO) &&
@@ -812,7 +827,6 @@ static void spawn_fail(struct spawn *sp)
 
 int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **err)
 {
-	*err = NULL;
 	memset(out, 0, sizeof(*out));
 	out->notify_fd = out->pidfd = out->root_fd = out->exit_fd = out->init_pidfd = -1;
 	struct spawn sp = {.cfg = cfg, .out = out, .uid = getuid(), .gid = getgid()};

@@ -179,34 +179,39 @@ static bool stack_matches(pid_t pid, char *const *argv, char *const *envp, struc
 }
 #endif
 
-int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, struct sbx_args *args, char **why)
+int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, struct sbx_args *args, char **err)
 {
 	char p[64];
 	struct stat st;
-	*why = NULL;
 	if (args)
 		*args = (struct sbx_args){0};
 	snprintf(p, sizeof(p), "/proc/%d/exe", pid);
 	if (stat(p, &st) < 0) {
-		*why = wd_asprintf("the new image of pid %d cannot be checked: %s", pid,
-				   strerror(errno));
+		if (err)
+			*err = wd_asprintf("the new image of pid %d cannot be checked: %s", pid,
+					   strerror(errno));
 		return -EPERM;
 	}
 	if (!ev->found || st.st_dev != ev->exe_dev || st.st_ino != ev->exe_ino) {
 		char *exe = sbx_proc_link(pid, "exe");
-		*why = wd_asprintf("the program that started (%s) is not the one decided (%s)",
-				   exe ? exe : "?", ev->resolved ? ev->resolved : ev->path);
+		if (err)
+			*err = wd_asprintf(
+				"the program that started (%s) is not the one decided (%s)",
+				exe ? exe : "?", ev->resolved ? ev->resolved : ev->path);
 		free(exe);
 		return -EPERM;
 	}
 	if (stack_matches(pid, ev->expect_argv, ev->envp, args))
 		return 0;
 	if (!proc_vector_equals(pid, "cmdline", ev->expect_argv)) {
-		*why = wd_strdup("its argv changed between the decision and the exec");
+		if (err)
+			*err = wd_strdup("its argv changed between the decision and the exec");
 		return -EPERM;
 	}
 	if (!proc_vector_equals(pid, "environ", ev->envp)) {
-		*why = wd_strdup("its environment changed between the decision and the exec");
+		if (err)
+			*err = wd_strdup(
+				"its environment changed between the decision and the exec");
 		return -EPERM;
 	}
 	return 0;
