@@ -1,28 +1,14 @@
 /*
- * ident.c: which file an exec names, found as its caller finds it, and
- * whether the agent can have written it.
+ * ident.c: which file an exec names, found as its caller finds it (in its
+ * root and cwd, with its credentials, component by component, O_PATH only),
+ * and whether the agent can have written it (decided on identities: the
+ * directories above the file and above every symlink on the way, compared by
+ * device and inode with the places the agent may write, and their owners and
+ * modes). No path prefix is trusted.
  *
- * A path is resolved in the caller's context, never in the supervisor's:
- * from the caller's root (the sandbox's mount namespace, where hidden places
- * are empty) and cwd, component by component, with the caller's credentials
- * (sbx_creds_enter: its fsuid, fsgid, groups and no capability), so that
- * every search permission and every "exists or not" is the kernel's answer
- * to the caller. /proc/self of the sandbox's /proc names the caller, not the
- * supervisor. Nothing here reads a file: it opens O_PATH descriptors only.
- *
- * Why a resolution that is right when nothing races is enough: the exec
- * event compares the identity (device and inode) of what really started
- * with what was resolved here (notify.c, sbx_verify_exec). A path changed
- * after this walk (a symlink flipped, a directory renamed) starts another
- * file, and that process is killed before its first instruction.
- *
- * Whether the agent can have written a program (sbx_places_writable) is
- * decided on identities too: the directories above the file and above every
- * symlink followed to it are walked up with "..", as the kernel links them,
- * and each is compared by (device, inode) with the places Landlock lets the
- * agent write, opened once in the sandbox's root; each must belong to root
- * (or the invoking user) and be writable by no one else (a sticky
- * directory of root's excepted). No path prefix is trusted.
+ * A resolution that is right when nothing races is enough, because the exec
+ * event compares identities: docs/design.md, section "The sandbox: the exec
+ * decoder".
  */
 #include "ident_int.h"
 #include "proc_int.h"

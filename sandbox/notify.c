@@ -1,34 +1,14 @@
 /*
- * notify.c: the seccomp notification decoder for execve/execveat.
+ * notify.c: the seccomp notifications: receiving one, decoding an exec
+ * (its arguments read from the stopped caller, its program found as the
+ * caller's exec finds it) or handing a socket call to sock.c, and answering.
  *
- * receive -> copy what we need out of the stopped caller -> check the
- * notification id is still valid -> hand the event to the caller, which
- * decides and answers (samples/seccomp/user-trap.c's order).
- *
- * Why the decision cannot be raced: everything read here (path, argv,
- * envp) lives in the caller's memory, which another thread, or another
- * process sharing a mapping, can rewrite after we read it and before the
- * kernel copies it in execve(). So allowing here is not the end: the
- * supervisor keeps the decoded event and, at the PTRACE_EVENT_EXEC stop of
- * the new image, sbx_verify_exec() compares the image that is about to run
- * (/proc/PID/exe, and the argv and envp the kernel copied into the new,
- * private mm before the stop: read from its stack, or from /proc/PID/cmdline
- * and environ) with what was decided. At that
- * stop no instruction of the new image has run, its memory is shared with
- * nobody (a fresh mm; the other threads are gone) and the tracer is warden,
- * so nothing can change it between the check and the first instruction. A
- * mismatch kills the process. Reading here is therefore about showing the
- * right command to the decision; the exec event is what enforces it.
- *
- * The program is found as the caller's own exec finds it, in its root, cwd
- * and credentials (ident.c), and the decoder reads its "#!" line only once
- * the caller's exec permission is checked; a lookup that fails gives the
- * kernel's errno. That lookup is right when nothing races, which is all the
- * decision needs: a file changed under the path afterwards has another
- * identity at the exec event, and is killed there.
- *
- * The id check after reading guarantees that the pid we read from was the
- * caller of this notification and not a recycled pid.
+ * Order: receive, open the caller's pidfd, copy what is needed, check that
+ * the notification id is still valid (so the pid read from was the caller
+ * all along), then hand the event to the supervisor. What is read here can
+ * be rewritten by the caller afterwards: the exec event (verify.c) enforces
+ * the decision. Why that cannot be raced: docs/design.md, section "The sandbox:
+ * the exec decoder".
  */
 #include "sandbox.h"
 #include "notify_int.h"
@@ -267,7 +247,8 @@ static int decode_exec(int fd, const struct seccomp_notif *req, int root_fd, sbx
 	struct exec_args a;
 	exec_args_of(req, &a);
 	/* The pidfd first: opened before the id check below, it names the
-	 * caller (see there), and it names its parent without /proc. */
+	 * caller once that check passes, and it names its parent without
+	 * /proc. */
 	ev->pidfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);
 	/* Left 0 (unknown) when the kernel cannot say. */
 	uint32_t ids[8];

@@ -1,8 +1,9 @@
 /*
- * notify_int.h: the parts of the exec decoder (notify.c) that read
- * agent-controlled bytes without needing a stopped process, for the fuzz
- * targets. Not part of the sandbox's interface: the supervisor uses
- * sandbox.h.
+ * notify_int.h: what the files of the exec decoder share (notify.c,
+ * rmem.c, shebang.c, program.c, verify.c), and the parts that read
+ * agent-controlled bytes without needing a stopped process
+ * (sbx_decode_vector, sbx_parse_shebang), for the fuzz targets. Not part
+ * of the sandbox's interface: the supervisor uses sandbox.h.
  */
 #ifndef WARDEN_NOTIFY_INT_H
 #define WARDEN_NOTIFY_INT_H

@@ -62,7 +62,8 @@ char *sbx_proc_cmdline(pid_t pid, size_t max)
 {
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/cmdline", pid);
-	/* Read on the stack, like the decoder's pages (see there). */
+	/* On the stack, like the decoder's pages: no heap block taken and
+	 * given back for every exec. */
 	char buf[SBX_CMDLINE_MAX + 1];
 	ssize_t n = wd_read_proc_into(p, buf, max < SBX_CMDLINE_MAX ? max : SBX_CMDLINE_MAX);
 	return n < 0 ? NULL : sbx_quote_args(buf, (size_t)n);

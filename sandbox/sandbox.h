@@ -212,7 +212,8 @@ struct sbx_child {
 };
 
 /*
- * Starts the agent in its sandbox (spawn.c says each step and why): a new
+ * Starts the agent in its sandbox (each step and why: docs/design.md,
+ * section "The sandbox: starting it"): a new
  * mount and PID namespace (and user namespace when not root) whose init
  * makes |cfg->binds| (the private temporary directories and what is shared
  * in them), mounts the view, hides the outside secrets, mounts its own /proc and a
@@ -254,7 +255,8 @@ int sbx_landlock_abi(void);
 
 /* Installs warden's seccomp filter on the calling thread: execve/execveat
  * notify the listener; other architectures and the x32 ABI kill the process;
- * the side doors of DESIGN.md fail with EPERM (clone3 with ENOSYS). Returns
+ * the side doors fail with EPERM (clone3 with ENOSYS; the list:
+ * docs/design.md, section "The sandbox: the seccomp filter"). Returns
  * the listener fd (O_CLOEXEC) or -errno. For the child between fork and
  * exec, and for tests. */
 int sbx_filter_load(void);

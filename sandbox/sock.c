@@ -1,41 +1,14 @@
 /*
  * sock.c: the decoder of the socket calls the filter stops (connect, sendto
- * with an address, sendmsg, sendmmsg), and the mechanism that does an
+ * with an address, sendmsg, sendmmsg), the resolution of a pathname
+ * destination as the caller would resolve it, and the mechanism that does an
  * allowed call on the caller's behalf. It decides nothing: the supervisor
  * (supervisor/sockets.c) says which destinations may be reached.
  *
- * Why a decision cannot be raced. The address a caller passes lives in its
- * memory, which another thread (or a process sharing a mapping) can rewrite
- * after we read it; and the socket a descriptor number names can be
- * replaced by another thread (dup2) while the caller waits. So:
- *
- *  - A pathname AF_UNIX destination is never let through: the address is
- *    copied here once, the path is resolved as the caller would resolve it
- *    (sbx_sock_resolve), the supervisor decides on the file that resolution
- *    found, and the call is then done by warden on the caller's own socket
- *    (pidfd_getfd: the same open file, with its flags and options), naming
- *    that very file through "/proc/self/fd/N" of its O_PATH descriptor.
- *    What was decided is what is connected, whatever the caller's memory
- *    says afterwards.
- *  - The kernel runs a call itself (the answer CONTINUE) only when no
- *    address in it can reach a pathname socket whatever the memory says:
- *    the socket is not AF_UNIX (an INET socket never connects to a path),
- *    or it is an AF_UNIX stream or seqpacket socket sending (the kernel
- *    ignores or refuses an address there). The socket's family and type
- *    are facts of the socket, not of the memory; and the descriptor number
- *    cannot be made to name another socket meanwhile because the caller is
- *    the only thread of its process (checked here) and the filter refuses
- *    clone(CLONE_FILES) without CLONE_THREAD, so no other task shares its
- *    descriptor table. A multi-threaded caller's call is done on its behalf
- *    like the pathname case, with the address and data copied once.
- *
- * The call done on the caller's behalf runs on a thread of warden's that
- * first takes the caller's uid, gids and groups and drops every capability
- * (sbx_sock_perform), so the kernel's permission checks on the socket file
- * and on the call are the caller's. Its descriptors (the socket copy, the
- * O_PATH target, the copies of SCM_RIGHTS descriptors) are O_CLOEXEC and
- * closed by sbx_sock_event_free(): none reaches the agent except the ones
- * it sent itself.
+ * Why a decision cannot be raced (a pathname destination is never let
+ * through: warden connects the file decided, on the caller's own socket) and
+ * why no descriptor leaks: docs/design.md, section "The sandbox: the socket
+ * decoder".
  */
 #include "sandbox.h"
 #include "sock_int.h"
@@ -369,7 +342,8 @@ int sbx_sock_decode(int nfd, const struct seccomp_notif *req, struct sbx_sock_ev
 		ev->err = EPERM;
 		goto check;
 	}
-	/* See the file's header for why these are safe as they are. */
+	/* Why these are safe as they are: docs/design.md, section "The
+	 * sandbox: the socket decoder". */
 	bool no_path =
 		ev->family != AF_UNIX || (ev->op != SBX_SOCK_CONNECT && ev->type != SOCK_DGRAM);
 	if (no_path && threads == 1) {

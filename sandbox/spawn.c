@@ -1,43 +1,15 @@
 /*
- * spawn.c: starting the agent in its sandbox.
+ * spawn.c: starting the agent in its sandbox (sbx_spawn), and learning that
+ * it exited.
  *
- * Three processes take part; the order matters and each step says why.
- *
- *   supervisor ──clone(NEWNS|NEWPID[|NEWUSER])──▶ init (PID 1 of the sandbox)
- *                                                   │ fork
- *                                                   ▼
- *                                                 agent (PID 2) ──exec──▶ CMD
- *
- * init: makes every mount private (nothing propagates to or from the host),
- *   binds the session's private directories over /tmp and /var/tmp and the
- *   shared places inside them (every source opened before the first bind,
- *   so a bind over /tmp never hides a later source under /tmp),
- *   mounts the FUSE view over the project and hands its fd to the supervisor,
- *   which starts serving it before init goes on; hides the secrets outside
- *   the project; mounts a /proc of the new PID namespace (no /proc/PID of a
- *   process outside is reachable) and, as root, a minimal /dev; binds the
- *   private /dev/shm. Then it forks
- *   the agent and only reaps: when the agent exits, init sends its wait
- *   status on the set-up socket (the agent is not traced between its execs,
- *   so the supervisor learns it there: sbx_child_exit), init exits and the
- *   kernel kills whatever is left in the namespace. init dies with the supervisor
- *   (PDEATHSIG), which ends the namespace too.
- *
- * agent: says hello; the kernel attaches its pid, as the supervisor's
- *   namespace names it, because the supervisor's end has SO_PASSCRED. The
- *   supervisor attaches with PTRACE_SEIZE (exec events, EXITKILL) before
- *   the agent runs any code of the agent's, so that each exec of its own is
- *   checked at its exec event (the supervisor attaches to every other
- *   process at its exec: supervisor/trace.c). If the supervisor dies, for
- *   any reason, init dies with it and the kernel kills the namespace; it
- *   also kills every tracee (EXITKILL). The agent then
- *   re-enters its cwd by path (so that it is inside the view, not in the
- *   directory under it), sets NO_NEW_PRIVS, applies Landlock, drops every
- *   capability, installs the seccomp filter, hands the listener to the
- *   supervisor and waits for an ack, closes every fd above 2 (the socket,
- *   the listener, anything inherited: no descriptor that answers
- *   notifications or reaches the real project survives into the agent) and
- *   execs CMD, which the filter stops as the first request.
+ * The supervisor clones init (PID 1 of new mount and PID namespaces, and a
+ * user namespace when not root); init sets up the mounts, forks the agent
+ * and only reaps. The agent is seized with ptrace
+ * before it runs any code of its own, then confines itself (NO_NEW_PRIVS,
+ * Landlock, no capabilities, the seccomp filter), hands its listener over,
+ * closes every fd above 2 and execs the command. Each step, its order and
+ * why: docs/design.md, section "The sandbox: starting it". The mount steps are
+ * in jail.c.
  */
 #include "sandbox.h"
 

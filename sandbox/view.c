@@ -1,68 +1,14 @@
 /*
- * view: the project view, a libfuse3 low-level passthrough of the project
+ * view.c: the project view's session: starting it on a mounted FUSE fd,
+ * its worker and evictor threads, and stopping it.
+ *
+ * The project view is a libfuse3 low-level passthrough of the project
  * directory that hands sensitive opens, renames, links and symlinks to a
- * decide callback before they happen (issue 4, DESIGN.md "Mechanisms").
- *
- * This file holds the view's state and lifecycle: the inode table, the path
- * of every inode relative to the project root, the checks (hidden,
- * write-protected, sensitive) and the session's start and stop. The FUSE
- * callbacks are in view_ops.c. It does not mount in the agent's namespace
- * (the child does, with sbx_fuse_mount()) and it decides nothing itself.
- *
- * Inodes. Each object the kernel knows is a struct vnode holding an O_PATH
- * fd, keyed by (dev, ino) and counted by the kernel's lookups, as libfuse's
- * passthrough_ll does. Every operation goes through that fd or its parent's
- * with *at() calls and O_NOFOLLOW, so the view never follows a symlink of
- * the backing tree in its own (unconfined) context: the kernel resolves
- * symlinks in the agent's context, and a link to .env comes back to the view
- * as a lookup of ".env".
- *
- * Paths. A vnode keeps the last name it was seen under and a counted
- * reference to its parent, so its project-relative path can be rebuilt at
- * any time. Lookups and renames made through the view update the name; a
- * rename is followed by a stat of the new name to find the moved object.
- * Parent links never form a cycle (view_set_name refuses a parent that is a
- * descendant). Sensitivity is sticky: an object once reached through a
- * sensitive name, or under a sensitive directory, stays sensitive under any
- * name, and its (dev, ino) is remembered so that a later vnode for the same
- * file (after a forget) or another hard link of it is decided too. A hard
- * link whose sensitive name the view has never seen (made by the user
- * before the run) is found by a one-time walk of the project the first
- * time a file with st_nlink > 1 is opened under a name that is not
- * sensitive; hard links the agent makes go through link(), which is
- * decided.
- *
- * Caching (DESIGN.md "Performance notes"). Entry, attribute and negative
- * timeouts are VIEW_*_TIMEOUT (1 s). Longer ones (86400 s) buy little on a
- * warm walk, where the kernel revalidates only once per second per entry,
- * but they would hide the user's own edits made outside the view (an IDE
- * saving in place, a `git checkout` in another terminal) from the agent for
- * that long, and a file the user renames to a sensitive name would keep its
- * old name in the kernel's cache. keep_cache and cache_readdir are granted
- * on open only when the backing file's mtime and size match what the
- * kernel cached last time, so external edits drop the stale pages.
- * The writeback cache is not enabled: with it the kernel trusts its own
- * i_size and mtime for regular files and ignores the backing file's, so a
- * file the user grows or shrinks in place outside the view would read back
- * at its old size in the sandbox (see the measurements in the report).
- *
- * Descriptors. Every object the kernel has looked up holds an fd until the
- * kernel forgets it, and the kernel forgets only under memory pressure: a
- * walk of a tree larger than RLIMIT_NOFILE would run the view out of fds.
- * So the view keeps at most fd_budget objects: past it, an evictor thread
- * asks the kernel to drop the dentries of the least recently looked-up
- * files (fuse_lowlevel_notify_inval_entry); the kernel then forgets those
- * nobody uses and the view closes their fds. A later access looks them up
- * again. It never touches a directory (one may be a process's cwd, and an
- * invalidated busy dentry reads as deleted), a file with an open handle,
- * a sensitive or write-protected object (their sticky flags must not be
- * lost with the vnode), or an object looked up while the sandbox was set
- * up (sbx_view_seal): a hidden place inside the project is a mount on such
- * an entry, and dropping the entry would detach the mount. The evictor calls the kernel from its own thread,
- * never from a request, holding no lock of the view: the kernel takes the
- * directory's lock, which a request in that directory may hold while it
- * waits for the view. The parent is pinned (refs) across the call, so its
- * inode number cannot be reused meanwhile.
+ * decide callback before they happen; it decides nothing itself. The inode
+ * table is in view_node.c, the checks in view_check.c, the evictor in
+ * view_evict.c and the FUSE callbacks in view_ops.c and the view_*.c files
+ * it names. Why it is built so (inodes, sticky sensitivity, caching, the
+ * descriptor budget): docs/design.md, section "The sandbox: the project view".
  */
 #include "view_int.h"
 
@@ -99,7 +45,8 @@ int sbx_fuse_mount_type(const char *mountpoint, uid_t uid, gid_t gid, mode_t typ
 		return -errno;
 	/* default_permissions: the kernel checks every access against the
 	 * attributes the view reports, with the caller's credentials and
-	 * capabilities, before the view is asked (view_ops.c's header). */
+	 * capabilities, before the view is asked (docs/design.md, section
+	 * "The sandbox: the project view"). */
 	snprintf(opts, sizeof(opts),
 		 "fd=%d,rootmode=%o,user_id=%u,group_id=%u,allow_other,default_permissions", fd,
 		 (unsigned)(type & S_IFMT), (unsigned)uid, (unsigned)gid);

@@ -102,8 +102,7 @@ static int do_setattr(fuse_req_t req, struct vnode *n, const struct stat *attr, 
 	if (valid & FUSE_SET_ATTR_MODE) {
 		/* The kernel checked ownership (default_permissions) and
 		 * dropped a set-group-ID bit for a group the caller is not
-		 * in; the view never sets set-user-ID at all (view_ops.c's
-		 * header). */
+		 * in; the view never sets set-user-ID at all. */
 		mode_t mode = view_safe_mode(attr->st_mode, n->type);
 
 		rc = fd >= 0 ? fchmod(fd, mode) : chmod(proc, mode);

@@ -21,7 +21,7 @@
 #include "common.h"
 #include "policy.h"
 
-/* ---- the evictor (see "Descriptors" above) ---------------------------- */
+/* ---- the evictor ------------------------------------------------------ */
 
 struct victim {
 	struct vnode *node;   /* only under lock: it may be forgotten after */

@@ -1,10 +1,13 @@
 /*
- * view_int.h: private to the project view (view.c, view_ops.c).
+ * view_int.h: private to the project view's files (view*.c).
  *
- * view.c owns the view's state: the inode table, the path of each inode
- * relative to the project root, the sensitive/write-protected checks and the
- * session's lifecycle. view_ops.c holds the FUSE callbacks, which unpack a
- * request, call a do_*() that returns 0 or -errno, and reply once.
+ * view.c starts and stops the session, view_node.c keeps the inode table
+ * and each inode's path relative to the project root, view_check.c the
+ * sensitive, hidden and write-protected checks and the decide hook,
+ * view_evict.c the evictor; view_ops.c holds what the FUSE callbacks share
+ * and view_names.c, view_attr.c, view_files.c and view_dirs.c the
+ * callbacks, which unpack a request, call a do_*() that returns 0 or
+ * -errno, and reply once.
  */
 #ifndef WARDEN_VIEW_INT_H
 #define WARDEN_VIEW_INT_H
@@ -20,8 +23,8 @@
 
 #include "sandbox.h"
 
-/* Entry, attribute and negative-entry timeouts in seconds (see view.c's
- * header for the measurement behind the choice). */
+/* Entry, attribute and negative-entry timeouts in seconds (why 1 s:
+ * docs/design.md, section "The sandbox: the project view"). */
 #define VIEW_ENTRY_TIMEOUT 1.0
 #define VIEW_ATTR_TIMEOUT  1.0
 /* Worker threads: libfuse starts a new one whenever none is idle, up to this

@@ -1,35 +1,13 @@
 /*
- * view_ops: the FUSE low-level callbacks of the project view. Each callback
- * unpacks its request, calls a do_*() that returns 0 or -errno, and replies
- * once (the shape of libfuse's passthrough_ll.c).
+ * view_ops.c: what the project view's FUSE callbacks share (the request's
+ * view and node, errors, the checks before a change, creating as the caller,
+ * the page cache's validity), and the table of callbacks, which each of
+ * view_names.c, view_attr.c, view_files.c and view_dirs.c fills with its own.
  *
- * What may modify the tree is checked here before the syscall: a read-only
- * view, .warden/ and write_protected paths answer EROFS; hidden names are
- * never created. Sensitive opens, creates, renames, links and symlinks,
- * and every change to a sensitive file (delete, chmod, chown, utimes,
- * xattrs, truncate) call the decide callback first, which blocks only this
- * worker thread; so does every change to a control file (policy's
- * pol_is_control(): git's config and hooks, .envrc, editor tasks), whose
- * reads stay free. A rename of a directory is decided when it could change
- * whether anything below it is sensitive or a control file.
- *
- * Credentials. The view runs as the supervisor (root, in a run started by
- * root) and its syscalls on the backing tree would succeed where the
- * caller's would not. The mount has default_permissions, so the kernel
- * checks every access with the caller's own credentials and capabilities
- * against the attributes the view reports (which are the backing file's)
- * before the request reaches the view: search, read, write and exec
- * permission, create and delete in a directory, the sticky bit, chmod and
- * chown (owner, CAP_CHOWN, CAP_FOWNER, groups), utimes, truncate, user.*
- * xattrs, link (protected_hardlinks), O_NOATIME. What the kernel leaves to
- * the file system the view does here: new objects belong to the caller
- * (created under the caller's fsuid and fsgid, so the backing file system
- * applies its own set-group-ID directory rule), no set-user-ID bit and no
- * set-group-ID bit on a non-directory is ever set through the view (the
- * host honours them later, and the agent runs as root without
- * capabilities), xattrs outside user.* are refused, device nodes are never
- * made, and a create that finds an existing file checks the caller's
- * permission on it.
+ * Each callback unpacks its request, calls a do_*() that returns 0 or -errno,
+ * and replies once. What is checked before a change, and why the view lends
+ * no privilege (default_permissions, objects made as the caller):
+ * docs/design.md, section "The sandbox: the project view".
  */
 #include "view_int.h"
 
@@ -210,8 +188,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* No file handles: open_by_handle_at must never reach the view. */
 	conn->want &= ~FUSE_CAP_EXPORT_SUPPORT;
 	conn->want |= conn->capable & wanted;
-	/* See view.c's header: the writeback cache would hide the user's
-	 * in-place edits from the agent. */
+	/* The writeback cache would hide the user's in-place edits from the
+	 * agent (docs/design.md, section "The sandbox: the project view"). */
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	v->writeback = (conn->want & FUSE_CAP_WRITEBACK_CACHE) != 0;
 	/* libfuse derives max_pages from max_write (1 MiB: 256 pages). */
