@@ -1,15 +1,13 @@
 /*
- * spawn.c: starting the agent in its sandbox (sbx_spawn), and learning that
- * it exited.
+ * spawn.c: the supervisor's side of starting the agent in its sandbox
+ * (sbx_spawn, in phases), and learning that it exited.
  *
  * The supervisor clones init (PID 1 of new mount and PID namespaces, and a
  * user namespace when not root); init sets up the mounts, forks the agent
- * and only reaps. The agent is seized with ptrace
- * before it runs any code of its own, then confines itself (NO_NEW_PRIVS,
- * Landlock, no capabilities, the seccomp filter), hands its listener over,
- * closes every fd above 2 and execs the command. Each step, its order and
- * why: docs/design.md, section "The sandbox: starting it". The mount steps are
- * in jail.c.
+ * and only reaps (spawn_child.c). The supervisor makes or receives each
+ * FUSE view and serves it, seizes the agent with ptrace before it runs any
+ * code of its own and takes its seccomp listener. Each step, its order and
+ * why: docs/design.md, section "The sandbox: starting it".
  */
 #include "spawn_int.h"
 
@@ -79,7 +77,7 @@ static int make_fuse_mount(mode_t type, int *fuse_fd)
 	return mnt;
 }
 
-static void close_views(struct view_slot *v, size_t n)
+static void close_views(struct sbx_view_slot *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		wd_close(&v[i].mnt);
@@ -111,9 +109,9 @@ static void reap_traced(pid_t pid)
 }
 
 /* Reads the next message; a failure report from the sandbox becomes *err. */
-static int next(int sock, char type, struct msg *m, char **err)
+static int next(int sock, char type, struct sbx_msg *m, char **err)
 {
-	int rc = recv_msg(sock, m);
+	int rc = sbx_msg_recv(sock, m);
 	if (rc == 0 && m->type == type)
 		return 0;
 	if (err && rc == 0 && m->type == MSG_FAIL)
@@ -133,7 +131,7 @@ struct spawn {
 	uid_t uid;
 	gid_t gid;
 	bool userns;
-	struct view_slot views[SBX_MAX_VIEWS];
+	struct sbx_view_slot views[SBX_MAX_VIEWS];
 	size_t nviews, nmarkers;
 	pid_t init;
 };
@@ -155,7 +153,7 @@ static int open_channel(int sv[2], char **err)
 	return 0;
 }
 
-/* Fills the view slots in attach order (see struct view_slot). */
+/* Fills the view slots in attach order (see struct sbx_view_slot). */
 static int plan_views(struct spawn *sp, char **err)
 {
 	const struct sbx_spawn_config *cfg = sp->cfg;
@@ -170,17 +168,17 @@ static int plan_views(struct spawn *sp, char **err)
 		return -E2BIG;
 	}
 	for (size_t i = 0; i < sp->nmarkers; i++)
-		sp->views[sp->nviews++] =
-			(struct view_slot){cfg->marker_dirs[i], S_IFDIR, VIEW_MARKERS, i, -1, -1};
+		sp->views[sp->nviews++] = (struct sbx_view_slot){
+			cfg->marker_dirs[i], S_IFDIR, VIEW_MARKERS, i, -1, -1};
 	if (cfg->view_dir)
 		sp->views[sp->nviews++] =
-			(struct view_slot){cfg->view_dir, S_IFDIR, VIEW_PROJECT, 0, -1, -1};
+			(struct sbx_view_slot){cfg->view_dir, S_IFDIR, VIEW_PROJECT, 0, -1, -1};
 	for (size_t i = 0; i < ngates; i++) {
 		struct stat st;
 		mode_t type = stat(cfg->gate_dirs[i], &st) == 0 && S_ISREG(st.st_mode) ? S_IFREG
 										       : S_IFDIR;
 		sp->views[sp->nviews++] =
-			(struct view_slot){cfg->gate_dirs[i], type, VIEW_GATE, i, -1, -1};
+			(struct sbx_view_slot){cfg->gate_dirs[i], type, VIEW_GATE, i, -1, -1};
 	}
 	return 0;
 }
@@ -194,7 +192,7 @@ static int make_views(struct spawn *sp, char **err)
 		size_t i = j == 0 ? sp->nmarkers : j <= sp->nmarkers ? j - 1 : j;
 		if (!sp->cfg->view_dir)
 			i = j;
-		struct view_slot *v = &sp->views[i];
+		struct sbx_view_slot *v = &sp->views[i];
 		v->mnt = make_fuse_mount(v->type, &v->fuse);
 		if (v->mnt < 0) {
 			int e = -v->mnt;
@@ -204,7 +202,7 @@ static int make_views(struct spawn *sp, char **err)
 				*err = wd_asprintf(
 					"cannot create %s (FUSE mount: %s); warden doctor says "
 					"what is missing",
-					view_what(v), strerror(e));
+					sbx_view_slot_what(v), strerror(e));
 			return -e;
 		}
 	}
@@ -237,7 +235,7 @@ static int start_init(struct spawn *sp, int sv[2], char **err)
 			if (sp->views[i].fuse >= 0)
 				close(sp->views[i]
 					      .fuse); /* the sandbox never holds the FUSE device */
-		init_main(sp->cfg, sv[1], sp->uid, sp->gid, sp->userns, sp->views, sp->nviews);
+		sbx_init_main(sp->cfg, sv[1], sp->uid, sp->gid, sp->userns, sp->views, sp->nviews);
 	}
 	close(sv[1]);
 	for (size_t i = 0; i < sp->nviews; i++)
@@ -254,10 +252,10 @@ static int start_init(struct spawn *sp, int sv[2], char **err)
 static int serve_views(struct spawn *sp, int sock, char **err)
 {
 	const struct sbx_spawn_config *cfg = sp->cfg;
-	struct msg m;
+	struct sbx_msg m;
 	int rc;
 	for (size_t i = 0; i < sp->nviews; i++) {
-		struct view_slot *v = &sp->views[i];
+		struct sbx_view_slot *v = &sp->views[i];
 		if (v->fuse < 0) {
 			if ((rc = next(sock, MSG_VIEW, &m, err)) < 0)
 				return rc;
@@ -286,7 +284,7 @@ static int serve_views(struct spawn *sp, int sock, char **err)
 						   strerror(-rc));
 			return rc;
 		}
-		send_msg(sock, MSG_ACK, NULL, -1);
+		sbx_msg_send(sock, MSG_ACK, NULL, -1);
 	}
 	return 0;
 }
@@ -301,7 +299,7 @@ static int errno_failure(void)
 static int attach_agent(struct spawn *sp, int sock, char **err)
 {
 	struct sbx_child *out = sp->out;
-	struct msg m;
+	struct sbx_msg m;
 	int rc;
 	if ((rc = next(sock, MSG_HELLO, &m, err)) < 0)
 		return rc;
@@ -315,7 +313,7 @@ static int attach_agent(struct spawn *sp, int sock, char **err)
 		return rc;
 	}
 	out->pid = agent;
-	send_msg(sock, MSG_GO, NULL, -1);
+	sbx_msg_send(sock, MSG_GO, NULL, -1);
 	/* The agent is traced now: a stop it hits (a signal) would wait for
 	 * our loop, but nothing signals it before it execs; the receive
 	 * timeout bounds the wait regardless. */
@@ -336,7 +334,7 @@ static int attach_agent(struct spawn *sp, int sock, char **err)
 				strerror(errno));
 		return rc;
 	}
-	send_msg(sock, MSG_ACK, NULL, -1);
+	sbx_msg_send(sock, MSG_ACK, NULL, -1);
 	return 0;
 }
 
@@ -438,8 +436,8 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 
 int sbx_child_exit(int exit_fd, int *status)
 {
-	struct msg m = {.fd = -1};
-	int rc = recv_msg(exit_fd, &m);
+	struct sbx_msg m = {.fd = -1};
+	int rc = sbx_msg_recv(exit_fd, &m);
 	if (m.fd >= 0 && rc == 0)
 		close(m.fd);
 	if (rc == -EAGAIN || rc == -EWOULDBLOCK)

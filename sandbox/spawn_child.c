@@ -29,14 +29,14 @@ static void __attribute__((noreturn)) fail(int sock, const char *what, int err)
 {
 	char text[400];
 	snprintf(text, sizeof(text), "%s: %s", what, strerror(err));
-	send_msg(sock, MSG_FAIL, text, -1);
+	sbx_msg_send(sock, MSG_FAIL, text, -1);
 	_exit(125);
 }
 
 static void expect(int sock, char type)
 {
-	struct msg m;
-	if (recv_msg(sock, &m) < 0 || m.type != type)
+	struct sbx_msg m;
+	if (sbx_msg_recv(sock, &m) < 0 || m.type != type)
 		_exit(125);
 	if (m.fd >= 0)
 		close(m.fd);
@@ -68,7 +68,7 @@ static void __attribute__((noreturn)) agent_main(const struct sbx_spawn_config *
 	default_signals();
 	if (setpgid(0, 0) < 0)
 		fail(sock, "setpgid", errno);
-	if (send_msg(sock, MSG_HELLO, NULL, -1) < 0)
+	if (sbx_msg_send(sock, MSG_HELLO, NULL, -1) < 0)
 		_exit(125);
 	expect(sock, MSG_GO);
 	if (cfg->cwd && chdir(cfg->cwd) < 0)
@@ -91,7 +91,7 @@ static void __attribute__((noreturn)) agent_main(const struct sbx_spawn_config *
 	 * since passing it with sendmsg would be stopped by the filter now. */
 	char text[48];
 	snprintf(text, sizeof(text), "landlock=%d fd=%d", abi, listener);
-	if (send_msg(sock, MSG_LISTENER, text, -1) < 0)
+	if (sbx_msg_send(sock, MSG_LISTENER, text, -1) < 0)
 		_exit(125);
 	expect(sock, MSG_ACK);
 	close(listener);
@@ -160,7 +160,7 @@ static int init_binds(const struct sbx_spawn_config *cfg, int sock)
 /* init's side: attach (or, in a user namespace, mount and send) each view
  * in turn, after the supervisor serves it. */
 static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid,
-		       struct view_slot *v, size_t nv)
+		       struct sbx_view_slot *v, size_t nv)
 {
 	char what[160];
 	for (size_t i = 0; i < nv; i++) {
@@ -180,8 +180,8 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 			 * it names, as the supervisor opened it. */
 			if (syscall(SYS_move_mount, v[i].mnt, "", AT_FDCWD, v[i].dir,
 				    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_SYMLINKS) < 0) {
-				snprintf(what, sizeof(what), "attaching %s on %s", view_what(&v[i]),
-					 v[i].dir);
+				snprintf(what, sizeof(what), "attaching %s on %s",
+					 sbx_view_slot_what(&v[i]), v[i].dir);
 				fail(sock, what, errno);
 			}
 			close(v[i].mnt);
@@ -196,11 +196,11 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 			     "as root, or with --no-view)",
 			     errno);
 		if (fd < 0) {
-			snprintf(what, sizeof(what), "mounting %s on %s", view_what(&v[i]),
+			snprintf(what, sizeof(what), "mounting %s on %s", sbx_view_slot_what(&v[i]),
 				 v[i].dir);
 			fail(sock, what, -fd);
 		}
-		if (send_msg(sock, MSG_VIEW, NULL, fd) < 0)
+		if (sbx_msg_send(sock, MSG_VIEW, NULL, fd) < 0)
 			_exit(125);
 		close(fd);
 		expect(sock, MSG_ACK);
@@ -208,8 +208,8 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 }
 
 void __attribute__((noreturn))
-init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bool userns,
-	  struct view_slot *views, size_t nviews)
+sbx_init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bool userns,
+	      struct sbx_view_slot *views, size_t nviews)
 {
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		fail(sock, "prctl(PR_SET_PDEATHSIG)", errno);
@@ -278,7 +278,7 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
 		if (pid == agent) {
 			char text[16];
 			snprintf(text, sizeof(text), "%d", status);
-			send_msg(3, MSG_EXIT, text, -1);
+			sbx_msg_send(3, MSG_EXIT, text, -1);
 			_exit(0);
 		}
 		if (pid < 0 && errno == ECHILD)

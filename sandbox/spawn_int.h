@@ -23,7 +23,7 @@ enum {
 	MSG_EXIT = 'X',	    /* init -> sup: the agent's wait status, text "%d" */
 };
 
-struct msg {
+struct sbx_msg {
 	char type;
 	char text[512];
 	int fd;	   /* received fd (O_CLOEXEC) or -1 */
@@ -31,9 +31,9 @@ struct msg {
 };
 
 /* Sends one message: a type byte, optional text, optional fd. 0 or -errno. */
-int send_msg(int sock, char type, const char *text, int fd);
+int sbx_msg_send(int sock, char type, const char *text, int fd);
 /* Receives one message into |m|. 0 or -errno. */
-int recv_msg(int sock, struct msg *m);
+int sbx_msg_recv(int sock, struct sbx_msg *m);
 
 /*
  * The FUSE views the sandbox mounts, in this order: the markers views
@@ -46,7 +46,7 @@ int recv_msg(int sock, struct msg *m);
  */
 enum view_kind { VIEW_MARKERS, VIEW_PROJECT, VIEW_GATE };
 
-struct view_slot {
+struct sbx_view_slot {
 	const char *dir;
 	mode_t type; /* S_IFDIR, or S_IFREG for a gated file */
 	enum view_kind kind;
@@ -55,11 +55,11 @@ struct view_slot {
 };
 
 /* How |v| is named in a message for a person: "the project view", ... */
-const char *view_what(const struct view_slot *v);
+const char *sbx_view_slot_what(const struct sbx_view_slot *v);
 
 /* init: sets up the sandbox on |sock|, forks the agent and reaps. */
 void __attribute__((noreturn))
-init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bool userns,
-	  struct view_slot *views, size_t nviews);
+sbx_init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bool userns,
+	      struct sbx_view_slot *views, size_t nviews);
 
 #endif

@@ -26,7 +26,7 @@
 #include <termios.h>
 
 /* One message: a type byte, optional text, optional fd. */
-int send_msg(int sock, char type, const char *text, int fd)
+int sbx_msg_send(int sock, char type, const char *text, int fd)
 {
 	char buf[512];
 	int n = snprintf(buf, sizeof(buf), "%c%s", type, text ? text : "");
@@ -67,7 +67,7 @@ int send_msg(int sock, char type, const char *text, int fd)
 	}
 }
 
-int recv_msg(int sock, struct msg *m)
+int sbx_msg_recv(int sock, struct sbx_msg *m)
 {
 	char buf[512];
 	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf) - 1};
@@ -111,7 +111,7 @@ int recv_msg(int sock, struct msg *m)
 	return 0;
 }
 
-const char *view_what(const struct view_slot *v)
+const char *sbx_view_slot_what(const struct sbx_view_slot *v)
 {
 	switch (v->kind) {
 	case VIEW_PROJECT:
