@@ -1,31 +1,15 @@
 /*
  * filter.c: warden's seccomp filter, built with libseccomp and loaded with
- * seccomp(2) directly so that we can ask for flags libseccomp 2.5 does not
- * know (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV).
+ * seccomp(2) directly (for SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, which
+ * libseccomp 2.5 does not know).
  *
- * What it does:
- *  - execve and execveat notify the supervisor's listener (user notify);
- *  - so do connect, sendmsg, sendmmsg and sendto with an address (arg 4
- *    not NULL; a NULL one sends to the connected peer, decided at its
- *    connect): no Unix socket is reached by path without a decision
- *    (sock.c says why that cannot be raced);
- *  - clone(CLONE_FILES) without CLONE_THREAD fails with EPERM: a process
- *    shares its descriptor table only with its own threads, which sock.c
- *    counts;
- *  - any architecture but x86_64, and the x32 ABI (syscall numbers with
- *    __X32_SYSCALL_BIT, which libseccomp rejects for a native x86_64
- *    filter), kill the process: `int 0x80` and x32 execs cannot go around
- *    the notification;
- *  - the side doors of DESIGN.md fail with EPERM (clone3 with ENOSYS, so
- *    that libc falls back to clone(), whose flags the filter can read), and
- *    so do clone(CLONE_PARENT) and PR_SET_CHILD_SUBREAPER, which would give
- *    a process a parent other than its creator, and clone(CLONE_UNTRACED or
- *    CLONE_PTRACE), which would escape or confuse the supervisor's tracing;
- *  - everything else is an argument-free ALLOW, so that the kernel's
- *    filter cache answers it without running the program.
- *
- * It does not decide anything: the notification is answered by the
- * supervisor.
+ * Execs and the socket calls that can name an address notify the supervisor;
+ * other architectures and the x32 ABI kill the process; the side doors
+ * (io_uring, ptrace, the mount family, namespaces, a listener of its own, a
+ * parent other than the creator, ...) fail with EPERM, clone3 with ENOSYS;
+ * everything else is an argument-free ALLOW. It decides nothing. The full
+ * list and why each entry is there: docs/design.md, section "The sandbox: the
+ * seccomp filter".
  */
 #include "sandbox.h"
 

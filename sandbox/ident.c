@@ -1,30 +1,17 @@
 /*
- * ident.c: which file an exec names, found as its caller finds it, and
- * whether the agent can have written it.
+ * ident.c: which file an exec names, found as its caller finds it (in its
+ * root and cwd, with its credentials, component by component, O_PATH only),
+ * and whether the agent can have written it (decided on identities: the
+ * directories above the file and above every symlink on the way, compared by
+ * device and inode with the places the agent may write, and their owners and
+ * modes). No path prefix is trusted.
  *
- * A path is resolved in the caller's context, never in the supervisor's:
- * from the caller's root (the sandbox's mount namespace, where hidden places
- * are empty) and cwd, component by component, with the caller's credentials
- * (sbx_creds_enter: its fsuid, fsgid, groups and no capability), so that
- * every search permission and every "exists or not" is the kernel's answer
- * to the caller. /proc/self of the sandbox's /proc names the caller, not the
- * supervisor. Nothing here reads a file: it opens O_PATH descriptors only.
- *
- * Why a resolution that is right when nothing races is enough: the exec
- * event compares the identity (device and inode) of what really started
- * with what was resolved here (notify.c, sbx_verify_exec). A path changed
- * after this walk (a symlink flipped, a directory renamed) starts another
- * file, and that process is killed before its first instruction.
- *
- * Whether the agent can have written a program (sbx_places_writable) is
- * decided on identities too: the directories above the file and above every
- * symlink followed to it are walked up with "..", as the kernel links them,
- * and each is compared by (device, inode) with the places Landlock lets the
- * agent write, opened once in the sandbox's root; each must belong to root
- * (or the invoking user) and be writable by no one else (a sticky
- * directory of root's excepted). No path prefix is trusted.
+ * A resolution that is right when nothing races is enough, because the exec
+ * event compares identities: docs/design.md, section "The sandbox: the exec
+ * decoder".
  */
 #include "ident_int.h"
+#include "proc_int.h"
 
 #include "common.h"
 
@@ -108,23 +95,19 @@ static const struct sbx_place *place_of(const struct sbx_places *pl, const struc
 /* The name of the directory behind |fd|, for a reason shown to people. */
 static char *fd_name(int fd)
 {
-	char p[64], buf[4096];
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(p, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return wd_strdup("?");
-	buf[n] = '\0';
-	return wd_strdup(buf);
+	char *p = sbx_fd_path(fd);
+	return p ? p : wd_strdup("?");
 }
 
 /* Whether one object (|st|, behind |fd|) is one only root or the invoking
- * user can change; else *why. |dir|: it is a directory above the program. */
+ * user can change; else *writable_why. |dir|: it is a directory above the program. */
 static bool owned_safely(const struct sbx_places *pl, int fd, const struct stat *st, bool dir,
-			 char **why)
+			 char **writable_why)
 {
 	if (st->st_uid != 0 && st->st_uid != pl->owner) {
 		wd_autofree char *name = fd_name(fd);
-		*why = wd_asprintf("%s belongs to uid %u, not root", name, (unsigned)st->st_uid);
+		*writable_why =
+			wd_asprintf("%s belongs to uid %u, not root", name, (unsigned)st->st_uid);
 		return false;
 	}
 	if (S_ISLNK(st->st_mode) || !(st->st_mode & (S_IWGRP | S_IWOTH)))
@@ -132,7 +115,7 @@ static bool owned_safely(const struct sbx_places *pl, int fd, const struct stat 
 	if (dir && (st->st_mode & S_ISVTX) && st->st_uid == 0)
 		return true; /* /tmp-like: nobody replaces another's entry */
 	wd_autofree char *name = fd_name(fd);
-	*why = wd_asprintf("%s is writable by its group or by others", name);
+	*writable_why = wd_asprintf("%s is writable by its group or by others", name);
 	return false;
 }
 
@@ -159,14 +142,14 @@ static bool ro_mount_root(int fd)
 }
 
 /* Walks up from directory |dirfd| to the root: true when one of them is a
- * place the agent may write or is not safely owned (with *why). Each step
+ * place the agent may write or is not safely owned (with *writable_why). Each step
  * is the kernel's ".." of the directory, so a rename or a symlink cannot
  * make a path string say something else. */
-static bool chain_writable(const struct sbx_places *pl, int dirfd, char **why)
+static bool chain_writable(const struct sbx_places *pl, int dirfd, char **writable_why)
 {
 	int cur = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (cur < 0) {
-		*why = wd_strdup("the directory of the program could not be opened");
+		*writable_why = wd_strdup("the directory of the program could not be opened");
 		return true;
 	}
 	bool bad = false;
@@ -176,11 +159,12 @@ static bool chain_writable(const struct sbx_places *pl, int dirfd, char **why)
 	for (int depth = 0; depth < 4096; depth++) {
 		const struct sbx_place *place = place_of(pl, &st);
 		if (place) {
-			*why = wd_asprintf("written where the agent can write: %s", place->path);
+			*writable_why =
+				wd_asprintf("written where the agent can write: %s", place->path);
 			bad = true;
 			break;
 		}
-		if (!owned_safely(pl, cur, &st, true, why)) {
+		if (!owned_safely(pl, cur, &st, true, writable_why)) {
 			bad = true;
 			break;
 		}
@@ -205,24 +189,25 @@ static bool chain_writable(const struct sbx_places *pl, int dirfd, char **why)
 	return bad;
 unknown:
 	close(cur);
-	*why = wd_strdup("a directory above the program could not be examined");
+	*writable_why = wd_strdup("a directory above the program could not be examined");
 	return true;
 }
 
 bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int fd,
-			 const struct stat *st, char **why)
+			 const struct stat *st, char **writable_why)
 {
-	*why = NULL;
+	*writable_why = NULL;
 	if (!pl)
 		return false;
 	if (place_of(pl, st)) {
-		*why = wd_asprintf("written where the agent can write: %s", place_of(pl, st)->path);
+		*writable_why = wd_asprintf("written where the agent can write: %s",
+					    place_of(pl, st)->path);
 		return true;
 	}
-	if (!owned_safely(pl, fd, st, false, why))
+	if (!owned_safely(pl, fd, st, false, writable_why))
 		return true;
 	if (dirfd >= 0)
-		return chain_writable(pl, dirfd, why);
+		return chain_writable(pl, dirfd, writable_why);
 	/* Reached through a magic link or a descriptor: find its directory by
 	 * the name the kernel gives it, and believe it only when that name
 	 * still leads to this very file. A file with no such name (deleted,
@@ -230,7 +215,8 @@ bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int f
 	wd_autofree char *name = fd_name(fd);
 	char *slash = strrchr(name, '/');
 	if (name[0] != '/' || !slash) {
-		*why = wd_asprintf("the program has no place in the file system (%s)", name);
+		*writable_why =
+			wd_asprintf("the program has no place in the file system (%s)", name);
 		return true;
 	}
 	*slash = '\0';
@@ -241,10 +227,10 @@ bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int f
 	struct stat fst;
 	int f = rc == 0 ? openat(w.fd, slash + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
 	if (f >= 0 && fstat(f, &fst) == 0 && fst.st_dev == st->st_dev && fst.st_ino == st->st_ino)
-		bad = chain_writable(pl, w.fd, why);
+		bad = chain_writable(pl, w.fd, writable_why);
 	else
-		*why = wd_asprintf("the program has no place in the file system (%s/%s)", name,
-				   slash + 1);
+		*writable_why = wd_asprintf("the program has no place in the file system (%s/%s)",
+					    name, slash + 1);
 	if (f >= 0)
 		close(f);
 	sbx_walk_free(&w);
@@ -537,162 +523,4 @@ int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx
 	}
 	free(k);
 	return rc;
-}
-
-/* ---- the caller's credentials ------------------------------------------------ */
-
-static int parse_ids(const char *text, const char *key, unsigned long *v, size_t max, size_t *n)
-{
-	const char *s = strstr(text, key);
-	*n = 0;
-	if (!s)
-		return -EINVAL;
-	s += strlen(key);
-	while (*s && *s != '\n' && *n < max) {
-		char *end;
-		unsigned long x = strtoul(s, &end, 10);
-		if (end == s)
-			break;
-		v[(*n)++] = x;
-		s = end;
-	}
-	return 0;
-}
-
-int sbx_creds_of(pid_t pid, struct sbx_creds *c)
-{
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/status", pid);
-	char *text = NULL;
-	int rc = wd_read_proc(p, 1 << 16, &text, NULL);
-	if (rc < 0)
-		return rc;
-	unsigned long ids[256];
-	size_t n;
-	memset(c, 0, sizeof(*c));
-	rc = parse_ids(text, "\nUid:", ids, 4, &n);
-	if (rc == 0 && n == 4)
-		c->fsuid = (uid_t)ids[3];
-	else
-		rc = -EINVAL;
-	if (rc == 0 && parse_ids(text, "\nGid:", ids, 4, &n) == 0 && n == 4)
-		c->fsgid = (gid_t)ids[3];
-	else
-		rc = -EINVAL;
-	if (rc == 0 && parse_ids(text, "\nGroups:", ids, 256, &n) == 0) {
-		c->ngroups = n;
-		for (size_t i = 0; i < n; i++)
-			c->groups[i] = (gid_t)ids[i];
-	}
-	const char *ce = strstr(text, "\nCapEff:");
-	if (rc == 0 && ce)
-		c->capeff = strtoull(ce + 8, NULL, 16);
-	else
-		rc = -EINVAL;
-	free(text);
-	return rc;
-}
-
-static int own_creds(struct sbx_creds *c, uint32_t eff[2])
-{
-	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
-		return -errno;
-	eff[0] = d[0].effective;
-	eff[1] = d[1].effective;
-	c->capeff = (uint64_t)d[1].effective << 32 | d[0].effective;
-	/* setfsuid(-1) changes nothing and returns the current one. */
-	c->fsuid = (uid_t)syscall(SYS_setfsuid, -1);
-	c->fsgid = (gid_t)syscall(SYS_setfsgid, -1);
-	int n = (int)syscall(SYS_getgroups, (int)WD_ARRAY_SIZE(c->groups), c->groups);
-	if (n < 0)
-		return -errno;
-	c->ngroups = (size_t)n;
-	return 0;
-}
-
-static bool same_groups(const struct sbx_creds *a, const struct sbx_creds *b)
-{
-	return a->ngroups == b->ngroups &&
-	       memcmp(a->groups, b->groups, a->ngroups * sizeof(gid_t)) == 0;
-}
-
-static int set_caps(uint32_t lo, uint32_t hi)
-{
-	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
-		return -errno;
-	d[0].effective = lo;
-	d[1].effective = hi;
-	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
-}
-
-/*
- * Only this thread changes: fsuid, fsgid and groups by the raw system calls
- * (the C library's setgroups would change every thread of the supervisor),
- * and the effective capability set, which is per thread too. The other
- * threads (the view's workers) keep theirs. The permitted set stays, so
- * sbx_creds_leave() can always raise the effective set back.
- */
-int sbx_creds_enter(const struct sbx_creds *c, struct sbx_creds_saved *s)
-{
-	memset(s, 0, sizeof(*s));
-	if (own_creds(&s->own, s->cap_eff) < 0)
-		return -EPERM;
-	bool ids = s->own.fsuid == c->fsuid && s->own.fsgid == c->fsgid && same_groups(&s->own, c);
-	if (ids && (s->own.capeff & ~c->capeff) == 0)
-		return 0; /* already the caller, in every way that counts */
-	s->changed = true;
-	bool ok = true;
-	if (!same_groups(&s->own, c)) {
-		ok = syscall(SYS_setgroups, c->ngroups, c->groups) == 0;
-		s->groups = ok;
-	}
-	if (ok && s->own.fsgid != c->fsgid) {
-		syscall(SYS_setfsgid, c->fsgid);
-		s->gid = true;
-		ok = (gid_t)syscall(SYS_setfsgid, -1) == c->fsgid;
-	}
-	if (ok && s->own.fsuid != c->fsuid) {
-		syscall(SYS_setfsuid, c->fsuid);
-		s->uid = true;
-		ok = (uid_t)syscall(SYS_setfsuid, -1) == c->fsuid;
-	}
-	uint64_t eff = s->own.capeff & c->capeff;
-	if (ok) {
-		s->caps = true;
-		ok = set_caps((uint32_t)eff, (uint32_t)(eff >> 32)) == 0;
-	}
-	if (!ok) {
-		sbx_creds_leave(s);
-		return -EPERM;
-	}
-	return 0;
-}
-
-void sbx_creds_leave(struct sbx_creds_saved *s)
-{
-	if (!s->changed)
-		return;
-	s->changed = false;
-	/* Capabilities first: putting the ids back needs them. */
-	bool ok = !s->caps || set_caps(s->cap_eff[0], s->cap_eff[1]) == 0;
-	if (s->uid) {
-		syscall(SYS_setfsuid, s->own.fsuid);
-		ok = ok && (uid_t)syscall(SYS_setfsuid, -1) == s->own.fsuid;
-	}
-	if (s->gid) {
-		syscall(SYS_setfsgid, s->own.fsgid);
-		ok = ok && (gid_t)syscall(SYS_setfsgid, -1) == s->own.fsgid;
-	}
-	if (s->groups)
-		ok = ok && syscall(SYS_setgroups, s->own.ngroups, s->own.groups) == 0;
-	if (!ok) {
-		/* A supervisor that cannot be itself again cannot go on
-		 * safely; its death ends the sandbox (PDEATHSIG, EXITKILL). */
-		fprintf(stderr, "warden: cannot restore its own credentials\n");
-		abort();
-	}
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "creds_int.h"
 #include "sandbox.h"
 
 /* The kernel follows at most this many symlinks in one lookup. */
@@ -48,38 +49,11 @@ int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx
 		  struct sbx_walk *w);
 void sbx_walk_free(struct sbx_walk *w);
 
-/* Credentials of a caller, as the supervisor takes them on to resolve for
- * it. */
-struct sbx_creds {
-	uid_t fsuid;
-	gid_t fsgid;
-	size_t ngroups;
-	gid_t groups[256];
-	uint64_t capeff;
-};
-
-/* The thread's own credentials, kept to be put back. */
-struct sbx_creds_saved {
-	bool changed;
-	bool groups, gid, uid, caps; /* what sbx_creds_leave() puts back */
-	struct sbx_creds own;
-	uint32_t cap_eff[2];
-};
-
-/* Reads the credentials of |pid| (/proc/PID/status). 0 or -errno. */
-int sbx_creds_of(pid_t pid, struct sbx_creds *c);
-/* Takes on |c| for the calling thread only (fsuid, fsgid, groups, effective
- * capabilities), so that the kernel checks lookups and access as it would
- * for the caller. 0, or -EPERM when this thread cannot become the caller
- * (nothing changed then). */
-int sbx_creds_enter(const struct sbx_creds *c, struct sbx_creds_saved *s);
-/* Puts the thread's own credentials back; dies when it cannot. */
-void sbx_creds_leave(struct sbx_creds_saved *s);
-
 /* Whether the object |st| (the program's file or a symlink on the way),
  * found in directory |dirfd| (-1: unknown, so |fd| is re-found by its
- * path), can have been written by the agent. Sets *why (caller frees). */
+ * path), can have been written by the agent. When it can, *writable_why
+ * says why (a fact for the decision, not an error; caller frees). */
 bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int fd,
-			 const struct stat *st, char **why);
+			 const struct stat *st, char **writable_why);
 
 #endif

@@ -212,7 +212,8 @@ struct sbx_child {
 };
 
 /*
- * Starts the agent in its sandbox (spawn.c says each step and why): a new
+ * Starts the agent in its sandbox (each step and why: docs/design.md,
+ * section "The sandbox: starting it"): a new
  * mount and PID namespace (and user namespace when not root) whose init
  * makes |cfg->binds| (the private temporary directories and what is shared
  * in them), mounts the view, hides the outside secrets, mounts its own /proc and a
@@ -222,8 +223,8 @@ struct sbx_child {
  * |cfg->path|. That exec is the first notification the supervisor answers.
  *
  * Returns 0 and fills |out| (the caller owns notify_fd and pidfd), or -errno
- * with a sentence in |err| (caller frees) when the agent could not be
- * started: nothing runs unconfined.
+ * when the agent could not be started: nothing runs unconfined. On failure
+ * *err (when |err| is not NULL) receives what failed (caller frees).
  */
 int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **err);
 
@@ -254,7 +255,8 @@ int sbx_landlock_abi(void);
 
 /* Installs warden's seccomp filter on the calling thread: execve/execveat
  * notify the listener; other architectures and the x32 ABI kill the process;
- * the side doors of DESIGN.md fail with EPERM (clone3 with ENOSYS). Returns
+ * the side doors fail with EPERM (clone3 with ENOSYS; the list:
+ * docs/design.md, section "The sandbox: the seccomp filter"). Returns
  * the listener fd (O_CLOEXEC) or -errno. For the child between fork and
  * exec, and for tests. */
 int sbx_filter_load(void);
@@ -365,10 +367,11 @@ void sbx_notify_set_places(const struct sbx_places *pl);
 /* For `warden explain`: resolves |path| (absolute, or relative to this
  * process's cwd) as this process would exec it and says whether the agent
  * can have written it, by the same check as the decoder. Fills *resolved
- * (the final file) and *why (NULL when not agent-writable); the caller
- * frees both. 0 or -errno (the exec would fail so). */
+ * (the final file), *agent_writable and *writable_why (what makes it so: a
+ * fact for the decision, not an error; NULL when not agent-writable); the
+ * caller frees both strings. 0 or -errno (the exec would fail so). */
 int sbx_program_identity(const struct sbx_places *pl, const char *path, char **resolved,
-			 bool *agent_writable, char **why);
+			 bool *agent_writable, char **writable_why);
 
 /* Answers a notification: allow (continue the syscall) or fail it with
  * |err| (a positive errno). 0, -ENOENT when the caller is gone, or -errno. */
@@ -380,11 +383,12 @@ bool sbx_notify_id_valid(int fd, uint64_t id);
 /* Checks, at the PTRACE_EVENT_EXEC stop of |pid|, that the new image is the
  * one decided: /proc/PID/exe has the identity and /proc/PID/cmdline and
  * /proc/PID/environ are exactly expect_argv and envp. Returns 0 when they
- * match, -EPERM with a reason in |why| (caller frees) when not, or -errno.
+ * match, else -EPERM with what differs in *err (when |err| is not NULL;
+ * caller frees).
  * On a match, |args| (may be NULL) says where the new image's arguments
  * are, when the new stack showed it (x86_64, at most SBX_CMDLINE_MAX
  * bytes); else its bytes are NULL. The caller frees args->bytes. */
-int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, struct sbx_args *args, char **why);
+int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, struct sbx_args *args, char **err);
 
 /* The tgid and parent of the process behind |pidfd| (PIDFD_GET_INFO, Linux
  * 6.13), in the caller's pid namespace. False when the kernel has no such
@@ -432,13 +436,14 @@ struct sbx_sock_msg {
 	uint64_t len_at; /* sendmmsg: where msg_len goes in the caller */
 };
 
-/* The caller's credentials (from /proc/PID/status, in warden's user
- * namespace), for doing its call on its behalf with them. */
-struct sbx_sock_creds {
+/* A process's credentials, from /proc/PID/status (in warden's user
+ * namespace). Free |groups| with sbx_creds_release(). */
+struct sbx_creds {
 	uid_t uid[4]; /* real, effective, saved, fs */
 	gid_t gid[4];
-	gid_t *groups;
+	gid_t *groups; /* the supplementary groups, malloc'd */
 	size_t ngroups;
+	uint64_t capeff; /* the effective capability set */
 };
 
 /* One socket call as read from the stopped caller. Owned by the caller of
@@ -459,7 +464,7 @@ struct sbx_sock_event {
 	struct sbx_sock_msg *msgs;
 	size_t nmsgs;
 	int cwd_fd; /* O_PATH fd of the caller's cwd, for a relative path */
-	struct sbx_sock_creds creds;
+	struct sbx_creds creds;
 };
 
 void sbx_sock_event_free(struct sbx_sock_event *ev);

@@ -1,44 +1,19 @@
 /*
  * sock.c: the decoder of the socket calls the filter stops (connect, sendto
- * with an address, sendmsg, sendmmsg), and the mechanism that does an
+ * with an address, sendmsg, sendmmsg), the resolution of a pathname
+ * destination as the caller would resolve it, and the mechanism that does an
  * allowed call on the caller's behalf. It decides nothing: the supervisor
  * (supervisor/sockets.c) says which destinations may be reached.
  *
- * Why a decision cannot be raced. The address a caller passes lives in its
- * memory, which another thread (or a process sharing a mapping) can rewrite
- * after we read it; and the socket a descriptor number names can be
- * replaced by another thread (dup2) while the caller waits. So:
- *
- *  - A pathname AF_UNIX destination is never let through: the address is
- *    copied here once, the path is resolved as the caller would resolve it
- *    (sbx_sock_resolve), the supervisor decides on the file that resolution
- *    found, and the call is then done by warden on the caller's own socket
- *    (pidfd_getfd: the same open file, with its flags and options), naming
- *    that very file through "/proc/self/fd/N" of its O_PATH descriptor.
- *    What was decided is what is connected, whatever the caller's memory
- *    says afterwards.
- *  - The kernel runs a call itself (the answer CONTINUE) only when no
- *    address in it can reach a pathname socket whatever the memory says:
- *    the socket is not AF_UNIX (an INET socket never connects to a path),
- *    or it is an AF_UNIX stream or seqpacket socket sending (the kernel
- *    ignores or refuses an address there). The socket's family and type
- *    are facts of the socket, not of the memory; and the descriptor number
- *    cannot be made to name another socket meanwhile because the caller is
- *    the only thread of its process (checked here) and the filter refuses
- *    clone(CLONE_FILES) without CLONE_THREAD, so no other task shares its
- *    descriptor table. A multi-threaded caller's call is done on its behalf
- *    like the pathname case, with the address and data copied once.
- *
- * The call done on the caller's behalf runs on a thread of warden's that
- * first takes the caller's uid, gids and groups and drops every capability
- * (sbx_sock_perform), so the kernel's permission checks on the socket file
- * and on the call are the caller's. Its descriptors (the socket copy, the
- * O_PATH target, the copies of SCM_RIGHTS descriptors) are O_CLOEXEC and
- * closed by sbx_sock_event_free(): none reaches the agent except the ones
- * it sent itself.
+ * Why a decision cannot be raced (a pathname destination is never let
+ * through: warden connects the file decided, on the caller's own socket) and
+ * why no descriptor leaks: docs/design.md, section "The sandbox: the socket
+ * decoder".
  */
 #include "sandbox.h"
 #include "sock_int.h"
+#include "creds_int.h"
+#include "proc_int.h"
 
 #include "common.h"
 
@@ -86,7 +61,7 @@ void sbx_sock_event_free(struct sbx_sock_event *ev)
 	free(ev->msgs);
 	wd_close(&ev->sockfd);
 	wd_close(&ev->cwd_fd);
-	free(ev->creds.groups);
+	sbx_creds_release(&ev->creds);
 	free(ev);
 }
 
@@ -100,60 +75,6 @@ static int peek(pid_t pid, uint64_t addr, void *out, size_t n)
 	struct iovec l = {.iov_base = out, .iov_len = n};
 	struct iovec rv = {.iov_base = (void *)(uintptr_t)addr, .iov_len = n};
 	return process_vm_readv(pid, &l, 1, &rv, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
-}
-
-/* The caller's thread count and credentials, from /proc/PID/status. */
-static int read_status(struct sbx_sock_event *ev, unsigned *threads)
-{
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/status", ev->pid);
-	char *buf = NULL;
-	size_t len = 0;
-	int rc = wd_read_proc(p, 16384, &buf, &len);
-	if (rc < 0)
-		return rc;
-	*threads = 0;
-	int got = 0;
-	for (char *line = buf; line && *line;) {
-		char *nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		unsigned a[4];
-		if (sscanf(line, "Tgid: %u", &a[0]) == 1) {
-			ev->tgid = (pid_t)a[0];
-			got |= 1;
-		} else if (sscanf(line, "Threads: %u", threads) == 1) {
-			got |= 2;
-		} else if (sscanf(line, "Uid: %u %u %u %u", &a[0], &a[1], &a[2], &a[3]) == 4) {
-			for (int i = 0; i < 4; i++)
-				ev->creds.uid[i] = (uid_t)a[i];
-			got |= 4;
-		} else if (sscanf(line, "Gid: %u %u %u %u", &a[0], &a[1], &a[2], &a[3]) == 4) {
-			for (int i = 0; i < 4; i++)
-				ev->creds.gid[i] = (gid_t)a[i];
-			got |= 8;
-		} else if (strncmp(line, "Groups:", 7) == 0) {
-			size_t cap = 8;
-			ev->creds.groups = wd_calloc(cap, sizeof(gid_t));
-			char *s = line + 7, *end;
-			for (;;) {
-				unsigned long g = strtoul(s, &end, 10);
-				if (end == s)
-					break;
-				if (ev->creds.ngroups == cap) {
-					cap *= 2;
-					ev->creds.groups =
-						wd_realloc(ev->creds.groups, cap * sizeof(gid_t));
-				}
-				ev->creds.groups[ev->creds.ngroups++] = (gid_t)g;
-				s = end;
-			}
-			got |= 16;
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	free(buf);
-	return got == 31 ? 0 : -EIO;
 }
 
 /* Sorts the address bytes copied into |m| as the kernel's AF_UNIX code
@@ -401,7 +322,7 @@ int sbx_sock_decode(int nfd, const struct seccomp_notif *req, struct sbx_sock_ev
 	wd_autoclose int pidfd = (int)syscall(SYS_pidfd_open, ev->pid, PIDFD_THREAD);
 	if (pidfd < 0)
 		pidfd = (int)syscall(SYS_pidfd_open, ev->pid, 0);
-	if (read_status(ev, &threads) < 0 || pidfd < 0) {
+	if (sbx_creds_of(ev->pid, &ev->creds, &ev->tgid, &threads) < 0 || pidfd < 0) {
 		/* Gone, or unreadable: nothing is let through unread. */
 		ev->err = EPERM;
 		goto check;
@@ -421,7 +342,8 @@ int sbx_sock_decode(int nfd, const struct seccomp_notif *req, struct sbx_sock_ev
 		ev->err = EPERM;
 		goto check;
 	}
-	/* See the file's header for why these are safe as they are. */
+	/* Why these are safe as they are: docs/design.md, section "The
+	 * sandbox: the socket decoder". */
 	bool no_path =
 		ev->family != AF_UNIX || (ev->op != SBX_SOCK_CONNECT && ev->type != SOCK_DGRAM);
 	if (no_path && threads == 1) {
@@ -431,9 +353,7 @@ int sbx_sock_decode(int nfd, const struct seccomp_notif *req, struct sbx_sock_ev
 	copy_call(ev, pidfd, a);
 	for (size_t i = 0; i < ev->nmsgs && ev->cwd_fd < 0; i++)
 		if (ev->msgs[i].kind == SBX_ADDR_PATH && ev->msgs[i].path[0] != '/') {
-			char p[64];
-			snprintf(p, sizeof(p), "/proc/%d/cwd", ev->pid);
-			ev->cwd_fd = open(p, O_PATH | O_CLOEXEC);
+			ev->cwd_fd = sbx_proc_open(ev->pid, "cwd");
 		}
 check:
 	/* Everything above may have read a recycled pid if the caller died:
@@ -522,9 +442,7 @@ int sbx_sock_resolve(const struct sbx_sock_event *ev, int root_fd, const char *p
 		return -ENOENT;
 	wd_autoclose int own = -1;
 	if (root_fd < 0) {
-		char p[64];
-		snprintf(p, sizeof(p), "/proc/%d/root", ev->pid);
-		root_fd = own = open(p, O_PATH | O_CLOEXEC);
+		root_fd = own = sbx_proc_open(ev->pid, "root");
 		if (root_fd < 0)
 			return -errno;
 	}
@@ -537,25 +455,6 @@ int sbx_sock_resolve(const struct sbx_sock_event *ev, int root_fd, const char *p
 }
 
 /* ---- doing the call on the caller's behalf ----------------------------- */
-
-/* Gives the calling thread (only it: raw system calls, not libc's, which
- * would change every thread) the caller's ids and groups and no
- * capability. 0 or -errno. */
-static int become_caller(const struct sbx_sock_creds *c)
-{
-	if (geteuid() == 0) {
-		if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0 ||
-		    syscall(SYS_setresgid, c->gid[0], c->gid[1], c->gid[2]) < 0 ||
-		    syscall(SYS_setresuid, c->uid[0], c->uid[1], c->uid[2]) < 0)
-			return -errno;
-		syscall(SYS_setfsgid, c->gid[3]);
-		syscall(SYS_setfsuid, c->uid[3]);
-	}
-	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-	struct __user_cap_data_struct d[2];
-	memset(d, 0, sizeof(d));
-	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
-}
 
 /* The address to pass for |m|: the decided file for a path, the copied
  * bytes otherwise. */
@@ -594,7 +493,8 @@ static long send_one(const struct sbx_sock_event *ev, const struct sbx_sock_msg 
 
 long sbx_sock_perform(int notify_fd, const struct sbx_sock_event *ev)
 {
-	long rc = become_caller(&ev->creds);
+	struct sbx_creds_saved saved;
+	long rc = sbx_creds_enter(&ev->creds, SBX_CREDS_FOR_GOOD, &saved);
 	if (rc < 0) {
 		rc = -EPERM; /* never done with more than the caller's rights */
 	} else if (ev->op == SBX_SOCK_CONNECT) {
@@ -626,24 +526,4 @@ long sbx_sock_perform(int notify_fd, const struct sbx_sock_event *ev)
 	}
 	(void)sbx_notify_answer(notify_fd, ev->id, rc);
 	return rc;
-}
-
-int sbx_notify_answer(int fd, uint64_t id, long val)
-{
-	struct seccomp_notif_sizes sz;
-	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
-		return -errno;
-	size_t n = sz.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
-			   ? sz.seccomp_notif_resp
-			   : sizeof(struct seccomp_notif_resp);
-	wd_autofree struct seccomp_notif_resp *resp = wd_calloc(1, n);
-	resp->id = id;
-	resp->error = val < 0 ? (int32_t)val : 0;
-	resp->val = val < 0 ? 0 : val;
-	for (;;) {
-		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0)
-			return 0;
-		if (errno != EINTR)
-			return -errno;
-	}
 }

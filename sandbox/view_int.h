@@ -1,10 +1,13 @@
 /*
- * view_int.h: private to the project view (view.c, view_ops.c).
+ * view_int.h: private to the project view's files (view*.c).
  *
- * view.c owns the view's state: the inode table, the path of each inode
- * relative to the project root, the sensitive/write-protected checks and the
- * session's lifecycle. view_ops.c holds the FUSE callbacks, which unpack a
- * request, call a do_*() that returns 0 or -errno, and reply once.
+ * view.c starts and stops the session, view_node.c keeps the inode table
+ * and each inode's path relative to the project root, view_check.c the
+ * sensitive, hidden and write-protected checks and the decide hook,
+ * view_evict.c the evictor; view_ops.c holds what the FUSE callbacks share
+ * and view_names.c, view_attr.c, view_files.c and view_dirs.c the
+ * callbacks, which unpack a request, call a do_*() that returns 0 or
+ * -errno, and reply once.
  */
 #ifndef WARDEN_VIEW_INT_H
 #define WARDEN_VIEW_INT_H
@@ -20,8 +23,8 @@
 
 #include "sandbox.h"
 
-/* Entry, attribute and negative-entry timeouts in seconds (see view.c's
- * header for the measurement behind the choice). */
+/* Entry, attribute and negative-entry timeouts in seconds (why 1 s:
+ * docs/design.md, section "The sandbox: the project view"). */
 #define VIEW_ENTRY_TIMEOUT 1.0
 #define VIEW_ATTR_TIMEOUT  1.0
 /* Worker threads: libfuse starts a new one whenever none is idle, up to this
@@ -187,8 +190,63 @@ void view_identity_gone(struct sbx_view *v, int fd);
 /* Remembers |n|'s identity as sensitive (under lock). */
 void view_mark_sensitive(struct sbx_view *v, struct vnode *n);
 
+/* ---- shared between the view's files ---------------------------------- */
+
+#define VIEW_DEFAULT_THREADS 4
+#define VIEW_EVICT_BATCH     4096 /* at most this many per round */
+#define VIEW_SCAN_MAX_DEPTH  256
+#define VIEW_PARENT_MAX	     100000 /* bound on parent chains (no cycles) */
+
+/* view_node.c */
+/* Whether |path| (relative to the view's root) carries a sensitive marker. */
+bool view_path_sensitive(const struct sbx_view *v, const char *path);
+/* The vnode of (dev, ino), or NULL. Under lock. */
+struct vnode *view_table_find(struct sbx_view *v, dev_t dev, ino_t ino);
+void view_node_release(struct sbx_view *v, struct vnode *n);
+void view_set_name(struct sbx_view *v, struct vnode *n, struct vnode *parent, const char *name);
+
+/* view_check.c */
+unsigned view_ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino);
+bool view_ident_known(const struct sbx_view *v, dev_t dev, ino_t ino);
+void view_ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned flags);
+void view_ident_add(struct sbx_view *v, dev_t dev, ino_t ino);
+bool view_path_write_protected(const struct sbx_view *v, const char *path);
+
+/* view_evict.c */
+void *view_evictor_loop(void *arg);
+
 /* ---- view_ops.c ------------------------------------------------------ */
 
-extern const struct fuse_lowlevel_ops view_ops;
+/* view_ops.c: what every callback shares */
+#define VIEW_PROC_FD_LEN 32
+
+/* The view's own fs credentials while it makes an object for a caller. */
+struct view_as_caller {
+	bool switched;
+	uid_t uid;
+	gid_t gid;
+};
+
+struct sbx_view *view_of_req(fuse_req_t req);
+struct vnode *view_req_node(fuse_req_t req, fuse_ino_t ino);
+void view_proc_fd(char buf[VIEW_PROC_FD_LEN], int fd);
+void view_reply_err(fuse_req_t req, int err);
+int view_neg_errno(void);
+int view_check_node_write(struct sbx_view *v, struct vnode *n, const char *path);
+int view_check_new(struct sbx_view *v, struct vnode *parent, const char *name, const char *path,
+		   bool *sens);
+mode_t view_safe_mode(mode_t mode, mode_t type);
+void view_caller_begin(fuse_req_t req, struct view_as_caller *c);
+void view_caller_end(const struct view_as_caller *c);
+int view_caller_may_open(fuse_req_t req, const struct stat *st, int mask);
+bool view_cache_still_valid(struct sbx_view *v, struct vnode *n, const struct stat *st);
+
+/* The callbacks of each file, put into |ops|. */
+void view_names_ops(struct fuse_lowlevel_ops *ops);
+void view_attr_ops(struct fuse_lowlevel_ops *ops);
+void view_files_ops(struct fuse_lowlevel_ops *ops);
+void view_dirs_ops(struct fuse_lowlevel_ops *ops);
+/* The whole table of the view's callbacks. */
+void view_ops_fill(struct fuse_lowlevel_ops *ops);
 
 #endif

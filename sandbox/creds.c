@@ -1,0 +1,286 @@
+/*
+ * creds.c: a caller's credentials, read from /proc/PID/status, and taking
+ * them on for the calling thread only.
+ *
+ * Only the calling thread changes: ids and groups by the raw system calls
+ * (the C library's setgroups and setres*id would change every thread of
+ * the supervisor), and the capability sets, which are per thread too. The
+ * other threads (the view's workers, the decoder) keep theirs.
+ */
+#include "creds_int.h"
+
+#include "common.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Reads the decimal numbers at |s| into |v| (room for |max|). Returns how
+ * many. */
+static size_t parse_ids(const char *s, unsigned long *v, size_t max)
+{
+	size_t n = 0;
+	while (n < max) {
+		char *end;
+		unsigned long x = strtoul(s, &end, 10);
+		if (end == s)
+			break;
+		v[n++] = x;
+		s = end;
+	}
+	return n;
+}
+
+/* The Groups: line's numbers, into c->groups. */
+static void parse_groups(const char *s, struct sbx_creds *c)
+{
+	size_t cap = 8;
+	c->groups = wd_calloc(cap, sizeof(gid_t));
+	for (;;) {
+		char *end;
+		unsigned long g = strtoul(s, &end, 10);
+		if (end == s)
+			break;
+		if (c->ngroups == cap) {
+			cap *= 2;
+			c->groups = wd_realloc(c->groups, cap * sizeof(gid_t));
+		}
+		c->groups[c->ngroups++] = (gid_t)g;
+		s = end;
+	}
+}
+
+/* Bits of what /proc/PID/status said. */
+enum {
+	HAVE_TGID = 1,
+	HAVE_THREADS = 2,
+	HAVE_UID = 4,
+	HAVE_GID = 8,
+	HAVE_GROUPS = 16,
+	HAVE_CAPEFF = 32
+};
+
+/* One line of /proc/PID/status. Returns the HAVE_ bit it filled, or 0. */
+static int parse_line(const char *line, struct sbx_creds *c, pid_t *tgid, unsigned *threads)
+{
+	unsigned long v[4];
+	unsigned u;
+	if (sscanf(line, "Tgid: %u", &u) == 1) {
+		*tgid = (pid_t)u;
+		return HAVE_TGID;
+	}
+	if (sscanf(line, "Threads: %u", threads) == 1)
+		return HAVE_THREADS;
+	if (strncmp(line, "Uid:", 4) == 0 && parse_ids(line + 4, v, 4) == 4) {
+		for (int i = 0; i < 4; i++)
+			c->uid[i] = (uid_t)v[i];
+		return HAVE_UID;
+	}
+	if (strncmp(line, "Gid:", 4) == 0 && parse_ids(line + 4, v, 4) == 4) {
+		for (int i = 0; i < 4; i++)
+			c->gid[i] = (gid_t)v[i];
+		return HAVE_GID;
+	}
+	if (strncmp(line, "Groups:", 7) == 0) {
+		free(c->groups);
+		c->ngroups = 0;
+		parse_groups(line + 7, c);
+		return HAVE_GROUPS;
+	}
+	if (strncmp(line, "CapEff:", 7) == 0) {
+		c->capeff = strtoull(line + 7, NULL, 16);
+		return HAVE_CAPEFF;
+	}
+	return 0;
+}
+
+int sbx_creds_of(pid_t pid, struct sbx_creds *c, pid_t *tgid, unsigned *threads)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/status", pid);
+	memset(c, 0, sizeof(*c));
+	char *buf = NULL;
+	int rc = wd_read_proc(p, 1 << 16, &buf, NULL);
+	if (rc < 0)
+		return rc;
+	pid_t tg = 0;
+	unsigned nthreads = 0;
+	int got = 0;
+	/* Line by line: a line starts with its key, and the process's name
+	 * (the first line, which the process sets) has its newlines escaped. */
+	for (char *line = buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		got |= parse_line(line, c, &tg, &nthreads);
+		line = nl ? nl + 1 : NULL;
+	}
+	free(buf);
+	int want = HAVE_UID | HAVE_GID | HAVE_GROUPS | HAVE_CAPEFF | (tgid ? HAVE_TGID : 0) |
+		   (threads ? HAVE_THREADS : 0);
+	if ((got & want) != want) {
+		sbx_creds_release(c);
+		return -EIO;
+	}
+	if (tgid)
+		*tgid = tg;
+	if (threads)
+		*threads = nthreads;
+	return 0;
+}
+
+void sbx_creds_copy(struct sbx_creds *dst, const struct sbx_creds *src)
+{
+	*dst = *src;
+	dst->groups = wd_calloc(src->ngroups ? src->ngroups : 1, sizeof(gid_t));
+	memcpy(dst->groups, src->groups, src->ngroups * sizeof(gid_t));
+}
+
+void sbx_creds_release(struct sbx_creds *c)
+{
+	free(c->groups);
+	memset(c, 0, sizeof(*c));
+}
+/* The calling thread's own fsuid, fsgid, groups and effective set (also
+ * into |eff|, as capset wants it). */
+static int own_creds(struct sbx_creds *c, uint32_t eff[2])
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -errno;
+	eff[0] = d[0].effective;
+	eff[1] = d[1].effective;
+	c->capeff = (uint64_t)d[1].effective << 32 | d[0].effective;
+	/* setfsuid(-1) changes nothing and returns the current one. */
+	c->uid[3] = (uid_t)syscall(SYS_setfsuid, -1);
+	c->gid[3] = (gid_t)syscall(SYS_setfsgid, -1);
+	int n = (int)syscall(SYS_getgroups, 0, NULL);
+	if (n < 0)
+		return -errno;
+	c->groups = wd_calloc((size_t)n + 1, sizeof(gid_t));
+	n = (int)syscall(SYS_getgroups, n, c->groups);
+	if (n < 0) {
+		int e = errno;
+		sbx_creds_release(c);
+		return -e;
+	}
+	c->ngroups = (size_t)n;
+	return 0;
+}
+
+static bool same_groups(const struct sbx_creds *a, const struct sbx_creds *b)
+{
+	return a->ngroups == b->ngroups &&
+	       (a->ngroups == 0 || memcmp(a->groups, b->groups, a->ngroups * sizeof(gid_t)) == 0);
+}
+
+static int set_caps(uint32_t lo, uint32_t hi)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -errno;
+	d[0].effective = lo;
+	d[1].effective = hi;
+	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+/*
+ * For a lookup: fsuid, fsgid and groups, and the effective capability set
+ * cut down to the caller's. The permitted set stays, so sbx_creds_leave()
+ * can always raise the effective set back.
+ */
+static int enter_for_lookup(const struct sbx_creds *c, struct sbx_creds_saved *s)
+{
+	if (own_creds(&s->own, s->cap_eff) < 0)
+		return -EPERM;
+	uid_t fsuid = c->uid[3];
+	gid_t fsgid = c->gid[3];
+	bool ids = s->own.uid[3] == fsuid && s->own.gid[3] == fsgid && same_groups(&s->own, c);
+	if (ids && (s->own.capeff & ~c->capeff) == 0) {
+		sbx_creds_release(&s->own);
+		return 0; /* already the caller, in every way that counts */
+	}
+	s->changed = true;
+	bool ok = true;
+	if (!same_groups(&s->own, c)) {
+		ok = syscall(SYS_setgroups, c->ngroups, c->groups) == 0;
+		s->groups = ok;
+	}
+	if (ok && s->own.gid[3] != fsgid) {
+		syscall(SYS_setfsgid, fsgid);
+		s->gid = true;
+		ok = (gid_t)syscall(SYS_setfsgid, -1) == fsgid;
+	}
+	if (ok && s->own.uid[3] != fsuid) {
+		syscall(SYS_setfsuid, fsuid);
+		s->uid = true;
+		ok = (uid_t)syscall(SYS_setfsuid, -1) == fsuid;
+	}
+	uint64_t eff = s->own.capeff & c->capeff;
+	if (ok) {
+		s->caps = true;
+		ok = set_caps((uint32_t)eff, (uint32_t)(eff >> 32)) == 0;
+	}
+	if (!ok) {
+		sbx_creds_leave(s);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* For good: as root, every uid, gid and group; then no capability in any
+ * set (the thread ends afterwards, nothing is put back). */
+static int enter_for_good(const struct sbx_creds *c)
+{
+	if (geteuid() == 0) {
+		if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0 ||
+		    syscall(SYS_setresgid, c->gid[0], c->gid[1], c->gid[2]) < 0 ||
+		    syscall(SYS_setresuid, c->uid[0], c->uid[1], c->uid[2]) < 0)
+			return -errno;
+		syscall(SYS_setfsgid, c->gid[3]);
+		syscall(SYS_setfsuid, c->uid[3]);
+	}
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+int sbx_creds_enter(const struct sbx_creds *c, enum sbx_creds_scope scope,
+		    struct sbx_creds_saved *s)
+{
+	memset(s, 0, sizeof(*s));
+	return scope == SBX_CREDS_FOR_GOOD ? enter_for_good(c) : enter_for_lookup(c, s);
+}
+
+void sbx_creds_leave(struct sbx_creds_saved *s)
+{
+	if (!s->changed)
+		return;
+	s->changed = false;
+	/* Capabilities first: putting the ids back needs them. */
+	bool ok = !s->caps || set_caps(s->cap_eff[0], s->cap_eff[1]) == 0;
+	if (s->uid) {
+		syscall(SYS_setfsuid, s->own.uid[3]);
+		ok = ok && (uid_t)syscall(SYS_setfsuid, -1) == s->own.uid[3];
+	}
+	if (s->gid) {
+		syscall(SYS_setfsgid, s->own.gid[3]);
+		ok = ok && (gid_t)syscall(SYS_setfsgid, -1) == s->own.gid[3];
+	}
+	if (s->groups)
+		ok = ok && syscall(SYS_setgroups, s->own.ngroups, s->own.groups) == 0;
+	if (!ok) {
+		/* A supervisor that cannot be itself again cannot go on
+		 * safely; its death ends the sandbox (PDEATHSIG, EXITKILL). */
+		fprintf(stderr, "warden: cannot restore its own credentials\n");
+		abort();
+	}
+	sbx_creds_release(&s->own);
+}
