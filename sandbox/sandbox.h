@@ -115,6 +115,26 @@ int sbx_fuse_mount(const char *mountpoint, uid_t uid, gid_t gid);
  * single file (a gated file outside the project, mounted over it). */
 int sbx_fuse_mount_type(const char *mountpoint, uid_t uid, gid_t gid, mode_t type);
 
+/* The FUSE device every view is made with. */
+#define SBX_FUSE_DEV "/dev/fuse"
+
+/* Opens SBX_FUSE_DEV for a view (O_CLOEXEC): the fd, or -errno. */
+int sbx_fuse_dev_open(void);
+/* Whether the sandbox needs a user namespace (warden is not root). */
+bool sbx_needs_userns(void);
+/* The namespaces of the sandbox (CLONE_NEW* flags), as spawn makes them. */
+int sbx_clone_flags(void);
+
+/* What `warden run` needs before the agent starts, probed as spawn does it
+ * (probe.c): errno values, 0 when it works. */
+struct sbx_probe {
+	int ns_err;   /* the sandbox's namespaces (clone with sbx_clone_flags()) */
+	int fuse_err; /* the FUSE device and file system, opened inside them */
+};
+/* Probes in a short-lived child (nothing is mounted); |view|: the FUSE
+ * device too. Returns 0 and fills *out, or -errno (no pipe). */
+int sbx_probe(bool view, struct sbx_probe *out);
+
 /* ======================================================================
  * The agent's start (spawn.c) and its seccomp filter (filter.c).
  * ====================================================================== */

@@ -361,7 +361,7 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 		}
 		/* In a user namespace only this side can mount. */
 		int fd = sbx_fuse_mount_type(v[i].dir, uid, gid, v[i].type);
-		if (fd < 0 && access("/dev/fuse", R_OK | W_OK) < 0)
+		if (fd < 0 && access(SBX_FUSE_DEV, R_OK | W_OK) < 0)
 			fail(sock,
 			     "opening /dev/fuse for the project view (an unprivileged user "
 			     "needs it mode 0666, as Debian's fuse3 package makes it; or run "
@@ -468,9 +468,9 @@ init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bo
  */
 static int make_fuse_mount(mode_t type, int *fuse_fd)
 {
-	wd_autoclose int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	wd_autoclose int fd = sbx_fuse_dev_open();
 	if (fd < 0)
-		return -errno;
+		return fd;
 	wd_autoclose int fs = (int)syscall(SYS_fsopen, "fuse", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return -errno;
@@ -567,8 +567,8 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	uid_t uid = getuid();
 	gid_t gid = getgid();
-	bool userns = geteuid() != 0;
-	long flags = CLONE_NEWNS | CLONE_NEWPID | SIGCHLD | (userns ? CLONE_NEWUSER : 0);
+	bool userns = sbx_needs_userns();
+	long flags = sbx_clone_flags() | SIGCHLD;
 	struct view_slot views[SBX_MAX_VIEWS];
 	size_t nviews = 0;
 	size_t nmarkers = 0, ngates = 0;
