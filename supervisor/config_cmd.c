@@ -103,6 +103,95 @@ static struct sbx_places *explain_places(const struct pol_config *cfg, const cha
 	return pl;
 }
 
+/* A verdict as explain shows it: the hard deny in words, not the
+ * internal name. */
+static const char *verdict_word(enum pol_verdict v)
+{
+	return v == POL_DENY_CRITICAL ? "hard deny: no rule, judge or person can allow this"
+				      : pol_verdict_name(v);
+}
+
+/* What happens after policy: the judge and the tier of |tier| (the
+ * project's; standard when it sets none, as warden run does). */
+static void print_next(enum pol_verdict v, enum pol_tier tier)
+{
+	if (v != POL_UNDECIDED && v != POL_ASK)
+		return;
+	printf("next:     %s (%s)\n",
+	       v == POL_ASK ? "the tier (an ask rule skips the judge)" : "the judge, then the tier",
+	       sup_tier_outcome(tier));
+}
+
+static void print_decision(const struct pol_decision *d, char *parsed, enum pol_tier tier)
+{
+	printf("verdict:  %s\n", verdict_word(d->verdict));
+	printf("source:   %s\n", pol_source_name(d->source));
+	printf("reason:   %s\n", d->reason);
+	if (d->matched[0])
+		printf("matched:  %s\n", d->matched);
+	for (char *line = parsed, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		printf("parsed:   %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
+	}
+	print_next(d->verdict, tier);
+}
+
+/* explain --open: the view's answer (sup_open_question, the rules the
+ * running view applies), then, when it asks, the pipeline's. */
+static int explain_open(const struct pol_config *cfg, const char *dir, const char *path,
+			unsigned acc, bool json)
+{
+	static const char *const routes[] = {
+		[SUP_OPEN_FREE] = "no decision",    [SUP_OPEN_DECIDED] = "decided",
+		[SUP_OPEN_READ_ONLY] = "read-only", [SUP_OPEN_HIDDEN] = "hidden",
+		[SUP_OPEN_LANDLOCK] = "landlock",
+	};
+	struct sup_open_answer a;
+	if (sup_open_question(cfg, dir, path, acc, &a) < 0) {
+		wd_err("--open needs a path");
+		return SUP_EXIT_USAGE;
+	}
+	enum pol_tier tier = pol_config_tier(cfg);
+	if (json) {
+		printf("{\"request\":");
+		json_str(stdout, a.summary);
+		printf(",\"path\":");
+		json_str(stdout, a.path);
+		printf(",\"route\":");
+		json_str(stdout, routes[a.route]);
+		printf(",\"needs_decision\":%s,\"why\":", a.decided ? "true" : "false");
+		json_str(stdout, a.why);
+		if (a.decided) {
+			printf(",\"verdict\":");
+			json_str(stdout, verdict_word(a.decision.verdict));
+			printf(",\"source\":");
+			json_str(stdout, pol_source_name(a.decision.source));
+			printf(",\"reason\":");
+			json_str(stdout, a.decision.reason);
+			printf(",\"matched\":");
+			json_str(stdout, a.decision.matched);
+			if (a.decision.verdict == POL_UNDECIDED || a.decision.verdict == POL_ASK) {
+				printf(",\"tier\":");
+				json_str(stdout, sup_tier_outcome(tier));
+			}
+		}
+		printf("}\n");
+	} else {
+		printf("request:  %s\n", a.summary);
+		printf("view:     %s\n", a.why);
+		if (a.decided)
+			print_decision(&a.decision, NULL, tier);
+		else
+			printf("verdict:  %s\n",
+			       a.route == SUP_OPEN_FREE ? "allow (no decision needed)"
+			       : a.route == SUP_OPEN_HIDDEN
+				       ? "not found (hidden)"
+				       : "refused by the kernel (nobody is asked)");
+	}
+	sup_open_answer_free(&a);
+	return 0;
+}
+
 int sup_cmd_explain(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -159,8 +248,10 @@ int sup_cmd_explain(int argc, char **argv)
 	struct pol_request *req;
 	wd_autofree char *identity = NULL; /* what explain says of the program */
 	if (open_path) {
-		unsigned acc = write ? POL_ACC_WRITE : POL_ACC_READ;
-		req = pol_request_open(open_path, NULL, acc, NULL);
+		int rc = explain_open(cfg, dir, open_path, write ? POL_ACC_WRITE : POL_ACC_READ,
+				      json);
+		pol_config_free(cfg);
+		return rc;
 	} else {
 		char *const *av = argv + optind;
 		char cwd[PATH_MAX];
@@ -229,7 +320,7 @@ int sup_cmd_explain(int argc, char **argv)
 	if (json) {
 		char *rj = pol_request_json(req);
 		printf("{\"request\":%s,\"verdict\":", rj);
-		json_str(stdout, pol_verdict_name(d.verdict));
+		json_str(stdout, verdict_word(d.verdict));
 		printf(",\"source\":");
 		json_str(stdout, pol_source_name(d.source));
 		printf(",\"reason\":");
@@ -254,19 +345,7 @@ int sup_cmd_explain(int argc, char **argv)
 			printf("program:  %s\n", res);
 		if (identity)
 			printf("identity: %s\n", identity);
-		printf("verdict:  %s\n", pol_verdict_name(d.verdict));
-		printf("source:   %s\n", pol_source_name(d.source));
-		printf("reason:   %s\n", d.reason);
-		if (d.matched[0])
-			printf("matched:  %s\n", d.matched);
-		for (char *line = parsed, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-			nl = strchr(line, '\n');
-			printf("parsed:   %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
-		}
-		if (d.verdict == POL_UNDECIDED || d.verdict == POL_ASK)
-			printf("next:     %s\n", d.verdict == POL_ASK
-							 ? "the tier (an ask rule skips the judge)"
-							 : "the judge, then the tier");
+		print_decision(&d, parsed, pol_config_tier(cfg));
 	}
 	free(summary);
 	pol_request_free(req);

@@ -511,4 +511,32 @@ int sup_cmd_rules(int argc, char **argv); /* rules_cmd.c: rules propose|accept *
 int sup_memory_advice(struct sto_db *db, const struct pol_request *req, char **summary,
 		      char **json);
 
+/* ---- explain --open (openq.c) --------------------------------------------- */
+
+/* Where an open goes in a session, by the view's rules (sandbox/view_rules.c)
+ * and the outside places run.c mounts. */
+enum sup_open_route {
+	SUP_OPEN_FREE,	    /* no decision: the kernel (and the view) let it through */
+	SUP_OPEN_DECIDED,   /* the view asks warden: |decision| is the pipeline's start */
+	SUP_OPEN_READ_ONLY, /* write-protected: EROFS, nobody is asked */
+	SUP_OPEN_HIDDEN,    /* the agent does not see it */
+	SUP_OPEN_LANDLOCK,  /* a write outside every writable place: EACCES */
+};
+struct sup_open_answer {
+	enum sup_open_route route;
+	bool decided;		      /* |decision| is set (route SUP_OPEN_DECIDED) */
+	struct pol_decision decision; /* pol_decide() of the view's request */
+	char why[512];		      /* where the open goes, and why */
+	char *path;		      /* the absolute path resolved */
+	char *summary;		      /* the request's summary ("read .env") */
+};
+/* Answers for an open of |path| (relative to |project|, a real path, or
+ * absolute) with |access| (enum pol_access). 0, or -EINVAL for an empty
+ * path. Free with sup_open_answer_free(). */
+int sup_open_question(const struct pol_config *cfg, const char *project, const char *path,
+		      unsigned access, struct sup_open_answer *out);
+void sup_open_answer_free(struct sup_open_answer *a);
+/* What tier |t| does with an undecided request ("passive: refused"). */
+const char *sup_tier_outcome(enum pol_tier t);
+
 #endif
