@@ -306,8 +306,13 @@ static void finish(struct sup_run *r, struct sup_request *rq, struct outcome o)
 		request_free(rq);
 		return;
 	}
+	/* A person's approval is told, with or without a note: the agent
+	 * knows a person saw what it asked. */
 	if (o.note && *o.note && rq->tgid > 0)
 		sup_tell(rq->tgid, "approved by %s with note: %s", o.decided_by, o.note);
+	else if (rq->tgid > 0 && strcmp(o.source, "user") == 0)
+		sup_tell(rq->tgid, "approved by %s (%s\"%s\")", o.decided_by,
+			 rq->kind == POL_EXEC ? "exec of " : "", rq->summary);
 	if (rq->kind == POL_OPEN) {
 		answer_view(r, rq->vw, 0);
 		request_free(rq);

@@ -539,4 +539,23 @@ void sup_open_answer_free(struct sup_open_answer *a);
 /* What tier |t| does with an undecided request ("passive: refused"). */
 const char *sup_tier_outcome(enum pol_tier t);
 
+/* ---- project grants (grant_write.c) ---------------------------------------- */
+
+/* Adds a persistent grant for |req| (by |who|, at |at_us|) to the config
+ * file |path| as a textual insertion that keeps the rest of the file byte
+ * for byte (a new file when there is none), checked by parsing the result
+ * (the old config plus this grant, nothing else) before an atomic rename.
+ * 0 and *shown (the grant's JSON; caller frees), or -errno and *err. */
+int sup_grant_write(const char *path, const struct pol_request *req, const char *who, int64_t at_us,
+		    char **shown, char **err);
+
+/* ---- the desk's table (wrap.c) ---------------------------------------------- */
+
+/* Prints |text| wrapped to |width| columns (at least 10), each line after
+ * the first preceded by |indent| spaces, and a newline: breaks between
+ * words; a word longer than a line is cut and each cut line ends in "…". */
+void sup_wrap(FILE *out, const char *text, int indent, int width);
+/* The width of the terminal on |fd|, else $COLUMNS, else 80. */
+int sup_term_width(int fd);
+
 #endif
