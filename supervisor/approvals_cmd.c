@@ -229,7 +229,10 @@ int sup_cmd_approvals(int argc, char **argv)
 		case 'h':
 			puts("usage: warden approvals [--session ID] [--watch] [--format "
 			     "table|json]\n"
-			     "  lists the requests waiting for a person in your running sessions");
+			     "  lists the requests waiting for a person in your running sessions:\n"
+			     "  what, where (cwd) and the whole command, wrapped to the terminal\n"
+			     "  --watch  lists again every second; on a terminal, a new request\n"
+			     "           rings the bell");
 			return 0;
 		default:
 			return SUP_EXIT_USAGE;

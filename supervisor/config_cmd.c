@@ -75,7 +75,10 @@ static const char explain_usage[] =
 	"\n"
 	"Prints what policy decides for the request in that project, without running\n"
 	"anything: the verdict, its source, the reason and what matched. \"undecided\"\n"
-	"goes to the judge, then the tier.\n";
+	"goes to the judge, then the tier (the project's: what it does is shown).\n"
+	"With --open, first where the open goes in a session, by the rules the\n"
+	"running view applies: through without a decision, to warden (then the\n"
+	"verdict), refused by the kernel (write-protected, not writable) or hidden.\n";
 
 /* The places any agent may write in a session of |project|. */
 static struct sbx_places *explain_places(const struct pol_config *cfg, const char *project)
@@ -109,6 +112,12 @@ static const char *verdict_word(enum pol_verdict v)
 {
 	return v == POL_DENY_CRITICAL ? "hard deny: no rule, judge or person can allow this"
 				      : pol_verdict_name(v);
+}
+
+/* The same for JSON: a value, not a sentence. */
+static const char *verdict_value(enum pol_verdict v)
+{
+	return v == POL_DENY_CRITICAL ? "hard_deny" : pol_verdict_name(v);
 }
 
 /* What happens after policy: the judge and the tier of |tier| (the
@@ -163,7 +172,7 @@ static int explain_open(const struct pol_config *cfg, const char *dir, const cha
 		json_str(stdout, a.why);
 		if (a.decided) {
 			printf(",\"verdict\":");
-			json_str(stdout, verdict_word(a.decision.verdict));
+			json_str(stdout, verdict_value(a.decision.verdict));
 			printf(",\"source\":");
 			json_str(stdout, pol_source_name(a.decision.source));
 			printf(",\"reason\":");
@@ -320,7 +329,7 @@ int sup_cmd_explain(int argc, char **argv)
 	if (json) {
 		char *rj = pol_request_json(req);
 		printf("{\"request\":%s,\"verdict\":", rj);
-		json_str(stdout, verdict_word(d.verdict));
+		json_str(stdout, verdict_value(d.verdict));
 		printf(",\"source\":");
 		json_str(stdout, pol_source_name(d.source));
 		printf(",\"reason\":");
@@ -328,6 +337,10 @@ int sup_cmd_explain(int argc, char **argv)
 		printf(",\"matched\":");
 		json_str(stdout, d.matched);
 		printf(",\"covers\":%s", d.covers ? "true" : "false");
+		if (d.verdict == POL_UNDECIDED || d.verdict == POL_ASK) {
+			printf(",\"tier\":");
+			json_str(stdout, sup_tier_outcome(pol_config_tier(cfg)));
+		}
 		if (identity) {
 			printf(",\"identity\":");
 			json_str(stdout, identity);

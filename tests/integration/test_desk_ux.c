@@ -295,6 +295,19 @@ static void test_desk_ux_project_grant_appends(void **state)
 		"\n  ],\n  \"tier\": \"standard\"\n}\n");
 }
 
+static void test_desk_ux_project_grant_compact_and_empty(void **state)
+{
+	(void)state;
+	/* One line without spaces stays one line. */
+	project_grant_keeps("{\"tier\":\"standard\"}\n", "{\"tier\":\"standard\", \"grants\":[",
+			    "]}\n");
+	/* An empty "grants" gets the grant on a line of its own, one level
+	 * deeper than the key. */
+	project_grant_keeps("{\n    \"grants\": [],\n    \"tier\": \"standard\"\n}\n",
+			    "{\n    \"grants\": [\n        ",
+			    "\n    ],\n    \"tier\": \"standard\"\n}\n");
+}
+
 /* A file the writer must not rewrite (invalid now): nothing is written,
  * the approval holds for the session. */
 static void test_desk_ux_project_grant_invalid_file_untouched(void **state)
@@ -387,6 +400,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_desk_ux_project_grant_new_key, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_desk_ux_project_grant_appends, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_desk_ux_project_grant_compact_and_empty, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_desk_ux_project_grant_invalid_file_untouched,
 						setup, teardown),

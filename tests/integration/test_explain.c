@@ -125,6 +125,14 @@ static void test_explain_words(void **state)
 	wt_result_free(&r);
 	wt_warden(g_proj, &r, "explain", "--format", "json", "--", "rm", "-rf", "/", NULL);
 	assert_null(strstr(r.out, "deny_critical"));
+	assert_non_null(strstr(r.out, "\"verdict\":\"hard_deny\""));
+	wt_result_free(&r);
+	/* An exec that goes on to the tier says what the tier does. */
+	wt_warden(g_proj, &r, "explain", "--", "touch", "x", NULL);
+	assert_non_null(strstr(r.out, "next:     the judge, then the tier (passive: refused)"));
+	wt_result_free(&r);
+	wt_warden(g_proj, &r, "explain", "--format", "json", "--", "touch", "x", NULL);
+	assert_non_null(strstr(r.out, "\"tier\":\"passive: refused\""));
 	wt_result_free(&r);
 }
 
