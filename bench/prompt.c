@@ -1,5 +1,5 @@
 /*
- * prompt: the judge's prompt build time (issue 5) for a session with 50
+ * prompt: the judge's prompt build time for a session with 50
  * user rules and 200 history entries: the turn's prefix (once per turn) and
  * the per-call message, median and p99 over many rounds.
  *

@@ -77,15 +77,20 @@ char *wd_strndup(const char *s, size_t n)
 	return check_alloc(strndup(s, n));
 }
 
-char *wd_asprintf(const char *fmt, ...)
+char *wd_vasprintf(const char *fmt, va_list ap)
 {
 	char *out = NULL;
+	if (vasprintf(&out, fmt, ap) < 0)
+		check_alloc(NULL);
+	return out;
+}
+
+char *wd_asprintf(const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vasprintf(&out, fmt, ap);
+	char *out = wd_vasprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		check_alloc(NULL);
 	return out;
 }
 
@@ -228,14 +233,11 @@ void wd_sb_putc(struct wd_sb *sb, char c)
 
 void wd_sb_printf(struct wd_sb *sb, const char *fmt, ...)
 {
-	char *s = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vasprintf(&s, fmt, ap);
+	char *s = wd_vasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		check_alloc(NULL);
-	wd_sb_add(sb, s, (size_t)n);
+	wd_sb_puts(sb, s);
 	free(s);
 }
 

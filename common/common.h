@@ -42,6 +42,7 @@ void *wd_realloc(void *p, size_t n);
 char *wd_strdup(const char *s);
 char *wd_strndup(const char *s, size_t n);
 char *wd_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *wd_vasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /* ---- cleanup attributes (bubblewrap's utils.h idiom) ------------------- */
 

@@ -17,19 +17,23 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	char err[256];
+	char *err = NULL;
 	struct jdg_verdict v;
-	if (jdg_verdict_parse(text, size, &v, err, sizeof(err)) == 0)
+	if (jdg_verdict_parse(text, size, &v, &err) == 0)
 		(void)jdg_verdict_outcome(&v);
+	free(err);
+	err = NULL;
 	for (int api = JDG_API_OPENAI; api <= JDG_API_ANTHROPIC; api++) {
 		char *content = NULL;
 		struct jdg_usage usage;
-		if (jdg_envelope_parse((enum jdg_api)api, text, size, &content, &usage, err,
-				       sizeof(err)) == 0 &&
+		if (jdg_envelope_parse((enum jdg_api)api, text, size, &content, &usage, &err) ==
+			    0 &&
 		    content) {
-			if (jdg_verdict_parse(content, strlen(content), &v, err, sizeof(err)) == 0)
+			if (jdg_verdict_parse(content, strlen(content), &v, &err) == 0)
 				(void)jdg_verdict_outcome(&v);
 		}
+		free(err);
+		err = NULL;
 		free(content);
 	}
 	free(text);

@@ -101,23 +101,19 @@ static size_t write_cb(char *p, size_t size, size_t nmemb, void *userp)
 
 /* ---- the client -------------------------------------------------------- */
 
-struct jdg_client *jdg_client_new(const struct jdg_config *cfg)
+int jdg_client_new(const struct jdg_config *cfg, struct jdg_client **out)
 {
-	if (!cfg || !cfg->url || !*cfg->url || !cfg->model || !*cfg->model) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	*out = NULL;
+	if (!cfg || !cfg->url || !*cfg->url || !cfg->model || !*cfg->model)
+		return -EINVAL;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return -ENOMEM;
 	struct jdg_client *c = wd_calloc(1, sizeof(*c));
 	c->multi = curl_multi_init();
 	if (!c->multi) {
 		free(c);
 		curl_global_cleanup();
-		errno = ENOMEM;
-		return NULL;
+		return -ENOMEM;
 	}
 	c->url = wd_strdup(cfg->url);
 	c->model = wd_strdup(cfg->model);
@@ -135,7 +131,8 @@ struct jdg_client *jdg_client_new(const struct jdg_config *cfg)
 	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-	return c;
+	*out = c;
+	return 0;
 }
 
 enum jdg_api jdg_client_api(const struct jdg_client *c)
@@ -348,13 +345,13 @@ static void attempt_result(struct jdg_req *q, CURLcode code, struct attempt *a)
 			a->status >= 500 || a->status == 408 || a->status == 429 || a->status < 200;
 		return;
 	}
-	char err[200];
-	if (jdg_envelope_parse(c->api, q->resp.buf, q->resp.len, &a->content, &a->usage, err,
-			       sizeof(err)) < 0) {
+	wd_autofree char *err = NULL;
+	if (jdg_envelope_parse(c->api, q->resp.buf, q->resp.len, &a->content, &a->usage, &err) <
+	    0) {
 		snprintf(a->error, sizeof(a->error), "unusable response: %s", err);
 		return;
 	}
-	if (jdg_verdict_parse(a->content, strlen(a->content), &a->v, err, sizeof(err)) < 0) {
+	if (jdg_verdict_parse(a->content, strlen(a->content), &a->v, &err) < 0) {
 		snprintf(a->error, sizeof(a->error), "unusable verdict: %s", err);
 		return;
 	}

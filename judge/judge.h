@@ -1,37 +1,16 @@
 /*
- * judge: DESIGN.md pipeline step 4. A fast model, reached over HTTP, decides
- * the requests that policy left undecided. This module builds the prompt,
- * talks to an OpenAI-compatible /v1/chat/completions or an Anthropic
- * /v1/messages endpoint with libcurl's multi interface, and parses the
- * verdict strictly.
+ * judge: the model that decides what policy left undecided (pipeline step
+ * 5 in docs/design.md). It builds the prompt, talks to an OpenAI-compatible
+ * /v1/chat/completions or an Anthropic /v1/messages endpoint with libcurl's
+ * multi interface, and parses the verdict strictly.
  *
- * It knows nothing of the supervisor: it does not read the audit, follow
- * processes, keep turns or apply tiers. The caller hands it the rules and
- * the history as plain structs, owns the event loop, and maps the outcome
- * onto the tier. It never sees the sensitive-marker list and no call here
- * takes one, so the markers cannot reach a prompt.
+ * It knows nothing of the supervisor (no audit, processes, turns or tiers)
+ * and never sees the sensitive-marker list, so the markers cannot reach a
+ * prompt. Fail closed: every failure yields JDG_ESCALATE, never JDG_ALLOW.
  *
- * Fail closed: every failure (transport, HTTP status, timeout, oversized
- * body, envelope or verdict that is not exactly what is expected) yields
- * JDG_ESCALATE, never JDG_ALLOW.
- *
- * Ownership: functions returning char * return a string the caller frees
- * with free(). Functions returning int return 0 or -errno.
- *
- * Driving the client from an event loop (sync.c is a complete example):
- *   1. jdg_client_new(&cfg) once, with cfg.watch_fd / cfg.set_timer hooks.
- *   2. Per turn: prefix = jdg_prefix_build(...), kept until the turn ends.
- *   3. Per request: msg = jdg_message_build(strlen(prefix), ...);
- *      jdg_submit(c, prefix, msg, done, arg, &id); free(msg).
- *   4. watch_fd(fd, ev): add/modify/remove |fd| in the loop's table; when
- *      it is ready call jdg_on_fd(c, fd, revents).
- *   5. set_timer(ms): arm one timer (a timerfd: note that 0 disarms a
- *      timerfd, so arm 0 ms as 1 ns); when it fires call jdg_on_timer(c).
- *   6. done(arg, res) runs from inside jdg_on_fd/jdg_on_timer: map
- *      res->outcome (ALLOW, REJECT, ESCALATE → tier) and put
- *      jdg_result_json(res, model) in the audit row.
- *   7. jdg_cancel(c, id) when the caller goes away; jdg_client_free(c) at
- *      the end (never from inside done()).
+ * Ownership: a returned char * is the caller's to free(); an int is 0 or
+ * -errno. How a caller's event loop drives the client is described above
+ * jdg_client_new(); sync.c is a complete example.
  */
 #ifndef WARDEN_JUDGE_H
 #define WARDEN_JUDGE_H
@@ -52,8 +31,8 @@
 /* At most this many characters (code points) of the task. */
 #define JDG_TASK_MAX 800
 
-/* The fixed notes of the unattended tiers (DESIGN.md step 5), quoted
- * verbatim by the system prompt. */
+/* The fixed notes of the unattended tiers (pipeline step 6 in
+ * docs/design.md), quoted verbatim by the system prompt. */
 #define JDG_NOTE_AGGRESSIVE "aggressive mode, auto-approve all escalated tool calls"
 #define JDG_NOTE_PASSIVE    "passive mode, reject all escalated tool calls"
 
@@ -154,12 +133,12 @@ struct jdg_verdict {
 /* Parses exactly {"decision":…,"risk_level":…,"reason":…} from |len| bytes
  * of |text| (need not be NUL-terminated). Unknown, duplicate or missing
  * keys, wrong types, unknown enum values, text before or after the object
- * and embedded NULs are failures: -EBADMSG, with a sentence in |err| (may be
- * NULL). Whitespace around the object is accepted. */
-int jdg_verdict_parse(const char *text, size_t len, struct jdg_verdict *out, char *err,
-		      size_t errlen);
+ * and embedded NULs are failures: -EBADMSG and, if |err| is not NULL, a
+ * malloc'd one-line message in *err (caller frees). Whitespace around the
+ * object is accepted. */
+int jdg_verdict_parse(const char *text, size_t len, struct jdg_verdict *out, char **err);
 
-/* The table of issue 5: allow → ALLOW; allow+critical → ESCALATE;
+/* The outcome table: allow → ALLOW; allow+critical → ESCALATE;
  * deny+critical → REJECT; other deny → ESCALATE; escalate → ESCALATE. */
 enum jdg_outcome jdg_verdict_outcome(const struct jdg_verdict *v);
 
@@ -186,10 +165,11 @@ struct jdg_usage {
 /* Extracts the model's text from a response body of |api| (OpenAI:
  * choices[0].message.content; Anthropic: the text blocks of content[],
  * joined) and the usage. Unknown envelope keys are ignored; a missing or
- * non-string content, an error object or a refusal is -EBADMSG with a
- * sentence in |err|. *content is the caller's to free. */
+ * non-string content, an error object or a refusal is -EBADMSG and, if
+ * |err| is not NULL, a malloc'd one-line message in *err (caller frees).
+ * *content is the caller's to free. */
 int jdg_envelope_parse(enum jdg_api api, const char *body, size_t len, char **content,
-		       struct jdg_usage *usage, char *err, size_t errlen);
+		       struct jdg_usage *usage, char **err);
 
 /* ---- the HTTP client (libcurl multi, driven by the caller's loop) ------- */
 
@@ -242,10 +222,27 @@ typedef void (*jdg_done_fn)(void *arg, const struct jdg_result *res);
 
 struct jdg_client; /* opaque */
 
-/* Creates a client for |cfg| (copies every string; keeps the hooks).
- * Returns NULL with errno EINVAL on a missing url or model, or errno of
- * curl's failure. Caller frees with jdg_client_free(). */
-struct jdg_client *jdg_client_new(const struct jdg_config *cfg);
+/*
+ * Driving the client from an event loop (sync.c is a complete example):
+ *   1. jdg_client_new(&cfg, &c) once, with cfg.watch_fd / cfg.set_timer hooks.
+ *   2. Per turn: prefix = jdg_prefix_build(...), kept until the turn ends.
+ *   3. Per request: msg = jdg_message_build(strlen(prefix), ...);
+ *      jdg_submit(c, prefix, msg, done, arg, &id); free(msg).
+ *   4. watch_fd(fd, ev): add/modify/remove |fd| in the loop's table; when
+ *      it is ready call jdg_on_fd(c, fd, revents).
+ *   5. set_timer(ms): arm one timer (a timerfd: note that 0 disarms a
+ *      timerfd, so arm 0 ms as 1 ns); when it fires call jdg_on_timer(c).
+ *   6. done(arg, res) runs from inside jdg_on_fd/jdg_on_timer: map
+ *      res->outcome (ALLOW, REJECT, ESCALATE → tier) and put
+ *      jdg_result_json(res, model) in the audit row.
+ *   7. jdg_cancel(c, id) when the caller goes away; jdg_client_free(c) at
+ *      the end (never from inside done()).
+ */
+
+/* Creates a client for |cfg| (copies every string; keeps the hooks) in
+ * *out. Returns 0, -EINVAL on a missing url or model, or -ENOMEM when curl
+ * cannot start (then *out is NULL). Caller frees with jdg_client_free(). */
+int jdg_client_new(const struct jdg_config *cfg, struct jdg_client **out);
 
 /* Cancels every request without calling its callback, removes its fds
  * (watch_fd(…, 0)) and the timer, and frees |c|. NULL is a no-op. */

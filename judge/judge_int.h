@@ -18,6 +18,14 @@ void jdg_esc(struct wd_sb *sb, const char *s, size_t n);
  * marker, only the marker is written. Returns the bytes appended. */
 size_t jdg_cut_middle(struct wd_sb *sb, const char *s, size_t len, size_t target);
 
+/* The wire names of the verdict's values, indexed by enum jdg_decision and
+ * enum jdg_risk: the verdict parser accepts exactly these and the request
+ * body's schema lists them. */
+#define JDG_DECISIONS ((size_t)JDG_DECISION_ESCALATE + 1)
+#define JDG_RISKS     ((size_t)JDG_RISK_CRITICAL + 1)
+extern const char *const jdg_decision_names[JDG_DECISIONS];
+extern const char *const jdg_risk_names[JDG_RISKS];
+
 /* The request body for |api|. Caller frees. */
 char *jdg_body_build(enum jdg_api api, const char *model, const char *prefix, const char *message);
 

@@ -80,9 +80,9 @@ int jdg_decide_sync(const struct jdg_config *cfg, const char *prefix, const char
 		start_failure(out, rc);
 		return rc;
 	}
-	struct jdg_client *cl = jdg_client_new(&c);
-	if (!cl) {
-		rc = -errno;
+	struct jdg_client *cl = NULL;
+	rc = jdg_client_new(&c, &cl);
+	if (rc < 0) {
 		start_failure(out, rc);
 		goto close_ep;
 	}

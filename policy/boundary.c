@@ -6,6 +6,8 @@
  *
  * Pure: the supervisor hands in names and canonical paths (the kernel's
  * name of a file it resolved), and gets a verdict.
+ *
+ * See docs/design.md, section "The boundary".
  */
 #include "policy_int.h"
 
@@ -65,43 +67,9 @@ bool pol_env_name_is_secret(const char *name, size_t len)
 	return false;
 }
 
-/* The keys each harness needs to talk to its model: its own API key. */
-static const char *const *harness_env(enum pol_harness h)
-{
-	static const char *const claude[] = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
-					     "CLAUDE_CODE_OAUTH_TOKEN", NULL};
-	static const char *const codex[] = {"OPENAI_API_KEY", "CODEX_API_KEY", NULL};
-	/* aider talks to whichever provider it is pointed at. */
-	static const char *const aider[] = {"OPENAI_API_KEY",
-					    "ANTHROPIC_API_KEY",
-					    "GEMINI_API_KEY",
-					    "GROQ_API_KEY",
-					    "DEEPSEEK_API_KEY",
-					    "OPENROUTER_API_KEY",
-					    "MISTRAL_API_KEY",
-					    "COHERE_API_KEY",
-					    "XAI_API_KEY",
-					    "AZURE_API_KEY",
-					    "FIREWORKS_API_KEY",
-					    "TOGETHERAI_API_KEY",
-					    NULL};
-	static const char *const none[] = {NULL};
-	switch (h) {
-	case POL_HARNESS_CLAUDE_CODE:
-		return claude;
-	case POL_HARNESS_CODEX:
-		return codex;
-	case POL_HARNESS_AIDER:
-		return aider;
-	case POL_HARNESS_NONE:
-	default:
-		return none;
-	}
-}
-
 bool pol_env_keeps(const struct pol_config *c, enum pol_harness h, const char *name, size_t len)
 {
-	const char *const *need = harness_env(h);
+	const char *const *need = pol_harness_profile(h)->env_keep;
 	for (size_t i = 0; need[i]; i++)
 		if (strlen(need[i]) == len && memcmp(need[i], name, len) == 0)
 			return true;
@@ -119,26 +87,6 @@ bool pol_env_name_valid(const char *name)
 		if (!isalnum((unsigned char)*p) && *p != '_')
 			return false;
 	return true;
-}
-
-size_t pol_config_socket_allow_count(const struct pol_config *c)
-{
-	return c ? c->nsock_allow : 0;
-}
-
-const char *pol_config_socket_allow(const struct pol_config *c, size_t i)
-{
-	return c && i < c->nsock_allow ? c->sock_allow[i] : NULL;
-}
-
-size_t pol_config_env_keep_count(const struct pol_config *c)
-{
-	return c ? c->nenv_keep : 0;
-}
-
-const char *pol_config_env_keep(const struct pol_config *c, size_t i)
-{
-	return c && i < c->nenv_keep ? c->env_keep[i] : NULL;
 }
 
 const char *pol_socket_allowed(const struct pol_config *c, const char *path)

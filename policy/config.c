@@ -7,7 +7,10 @@
  * MAX_ERRORS, after which one more error says how many were left out. A
  * config with any problem yields no config at all: nothing runs on half a
  * config.
+ *
+ * See docs/design.md, section "Configuration".
  */
+#include "config_int.h"
 #include "memory_int.h"
 
 #include <cjson/cJSON.h>
@@ -16,204 +19,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_ERRORS 200
-
-struct parser {
-	const char *file;
-	struct pol_linemap *lm;
-	struct pol_config_errors *errs;
-	size_t dropped;
-	struct pol_config *c;
-};
-
-static void add_error(struct parser *p, const char *path, int nth, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int line_of(struct parser *p, const char *path, int nth)
-{
-	int line = pol_linemap_line(p->lm, path, nth);
-	/* Fall back to the nearest ancestor the scanner mapped. */
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", path);
-	while (!line && buf[0]) {
-		char *cut = strrchr(buf, '.');
-		char *br = strrchr(buf, '[');
-		if (br > cut)
-			cut = br;
-		if (!cut)
-			break;
-		*cut = '\0';
-		line = pol_linemap_line(p->lm, buf, 0);
-	}
-	return line;
-}
-
-static void add_error(struct parser *p, const char *path, int nth, const char *fmt, ...)
-{
-	if (p->errs->count >= MAX_ERRORS) {
-		p->dropped++;
-		return;
-	}
-	p->errs->items = wd_realloc(p->errs->items, (p->errs->count + 1) * sizeof(*p->errs->items));
-	struct pol_config_error *e = &p->errs->items[p->errs->count++];
-	memset(e, 0, sizeof(*e));
-	e->line = path[0] ? line_of(p, path, nth) : 1;
-	snprintf(e->key, sizeof(e->key), "%s", path[0] ? path : "(top level)");
-	struct wd_sb sb = {0};
-	if (e->line)
-		wd_sb_printf(&sb, "%.60s:%d: %.100s: ", p->file, e->line, e->key);
-	else
-		wd_sb_printf(&sb, "%.60s: %.100s: ", p->file, e->key);
-	char *what = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(&what, fmt, ap) < 0)
-		what = NULL;
-	va_end(ap);
-	wd_sb_puts(&sb, what ? what : "a problem");
-	free(what);
-	snprintf(e->message, sizeof(e->message), "%s", sb.buf);
-	wd_sb_free(&sb);
-}
-
-static const char *type_name(const cJSON *v)
-{
-	if (cJSON_IsString(v))
-		return "a string";
-	if (cJSON_IsNumber(v))
-		return "a number";
-	if (cJSON_IsBool(v))
-		return "a boolean";
-	if (cJSON_IsNull(v))
-		return "null";
-	if (cJSON_IsArray(v))
-		return "an array";
-	return "an object";
-}
-
-static char *child_path(const char *path, const char *key)
-{
-	return path[0] ? wd_asprintf("%s.%s", path, key) : wd_strdup(key);
-}
-
-/* Checks an object's keys against |allowed| (a space-separated list) and
- * reports unknown and duplicate keys. Returns false when |v| is not an
- * object. */
-static bool check_object(struct parser *p, const cJSON *v, const char *path, const char *allowed,
-			 const char *what)
-{
-	if (!cJSON_IsObject(v)) {
-		add_error(p, path, 0, "%s must be an object, not %s", what, type_name(v));
-		return false;
-	}
-	for (const cJSON *k = v->child; k; k = k->next) {
-		int nth = 0;
-		for (const cJSON *o = v->child; o != k; o = o->next)
-			nth += strcmp(o->string, k->string) == 0;
-		wd_autofree char *kp = child_path(path, k->string);
-		if (nth) {
-			add_error(p, kp, nth, "the key appears more than once; keep one");
-			continue;
-		}
-		char pad[300];
-		snprintf(pad, sizeof(pad), " %s ", allowed);
-		char want[140];
-		snprintf(want, sizeof(want), " %.120s ", k->string);
-		if (!strstr(pad, want) || !k->string[0] || strchr(k->string, ' '))
-			add_error(p, kp, 0, "unknown key \"%.60s\"; the keys here are: %s",
-				  k->string, allowed);
-	}
-	return true;
-}
-
-/* The first occurrence of |key| (duplicates are reported by check_object). */
-static const cJSON *get(const cJSON *obj, const char *key)
-{
-	for (const cJSON *k = obj->child; k; k = k->next)
-		if (strcmp(k->string, key) == 0)
-			return k;
-	return NULL;
-}
-
-/* A non-empty string, or NULL with an error. */
-static const char *get_string(struct parser *p, const cJSON *obj, const char *path, const char *key,
-			      bool required)
-{
-	const cJSON *v = get(obj, key);
-	wd_autofree char *kp = child_path(path, key);
-	if (!v) {
-		if (required)
-			add_error(p, path, 0, "\"%s\" is missing; add it", key);
-		return NULL;
-	}
-	if (!cJSON_IsString(v)) {
-		add_error(p, kp, 0, "must be a string, not %s", type_name(v));
-		return NULL;
-	}
-	if (!v->valuestring[0]) {
-		add_error(p, kp, 0, "is empty; give a value or remove the key");
-		return NULL;
-	}
-	return v->valuestring;
-}
-
-static bool get_int(struct parser *p, const cJSON *obj, const char *path, const char *key, int lo,
-		    int hi, int *out)
-{
-	const cJSON *v = get(obj, key);
-	if (!v)
-		return false;
-	wd_autofree char *kp = child_path(path, key);
-	double d = cJSON_IsNumber(v) ? v->valuedouble : 0.5;
-	/* Whole numbers only; the bounds below keep the cast in range. */
-	bool whole = d > -1e15 && d < 1e15 && d == (double)(long long)d;
-	if (!cJSON_IsNumber(v) || !whole) {
-		add_error(p, kp, 0, "must be a whole number, not %s", type_name(v));
-		return false;
-	}
-	if (d < lo || d > hi) {
-		add_error(p, kp, 0, "%.0f is out of bounds; use a value from %d to %d", d, lo, hi);
-		return false;
-	}
-	*out = (int)d;
-	return true;
-}
-
-/* An array of non-empty strings: NULL-terminated copy, or NULL on error. */
-static char **get_argv(struct parser *p, const cJSON *v, const char *kp, size_t *n)
-{
-	if (!cJSON_IsArray(v) || !v->child) {
-		add_error(p, kp, 0,
-			  "must be a non-empty array of strings such as [\"git\", \"push\"]");
-		return NULL;
-	}
-	size_t cnt = (size_t)cJSON_GetArraySize(v), i = 0;
-	char **out = wd_calloc(cnt + 1, sizeof(char *));
-	bool ok = true;
-	for (const cJSON *e = v->child; e; e = e->next, i++) {
-		if (!cJSON_IsString(e) || !e->valuestring[0]) {
-			wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
-			add_error(p, ep, 0, "must be a non-empty string");
-			ok = false;
-			continue;
-		}
-		out[i] = wd_strdup(e->valuestring);
-	}
-	if (!ok) {
-		for (size_t k = 0; k < cnt; k++)
-			free(out[k]);
-		free(out);
-		return NULL;
-	}
-	*n = cnt;
-	return out;
-}
-
 static void parse_rule(struct parser *p, const cJSON *v, const char *path, struct pol_rule *ru)
 {
-	if (!check_object(p, v, path, "action command path access comment", "a rule"))
+	if (!pol_cfg_check_object(p, v, path, "action command path access comment", "a rule"))
 		return;
-	const char *action = get_string(p, v, path, "action", true);
+	const char *action = pol_cfg_string(p, v, path, "action", true);
 	if (action) {
 		if (strcmp(action, "allow") == 0)
 			ru->action = RULE_ALLOW;
@@ -222,55 +32,60 @@ static void parse_rule(struct parser *p, const cJSON *v, const char *path, struc
 		else if (strcmp(action, "deny") == 0)
 			ru->action = RULE_DENY;
 		else {
-			wd_autofree char *kp = child_path(path, "action");
-			add_error(p, kp, 0,
-				  "\"%.60s\" is not an action; use \"allow\", \"ask\" or \"deny\"",
-				  action);
+			wd_autofree char *kp = pol_cfg_child_path(path, "action");
+			pol_cfg_error(
+				p, kp, 0,
+				"\"%.60s\" is not an action; use \"allow\", \"ask\" or \"deny\"",
+				action);
 		}
 	}
-	const cJSON *cmd = get(v, "command");
-	const cJSON *pth = get(v, "path");
-	const cJSON *acc = get(v, "access");
+	const cJSON *cmd = pol_cfg_get(v, "command");
+	const cJSON *pth = pol_cfg_get(v, "path");
+	const cJSON *acc = pol_cfg_get(v, "access");
 	if (cmd && pth)
-		add_error(p, path, 0,
-			  "a rule has either \"command\" or \"path\", not both; split it in two");
+		pol_cfg_error(
+			p, path, 0,
+			"a rule has either \"command\" or \"path\", not both; split it in two");
 	else if (!cmd && !pth)
-		add_error(p, path, 0,
-			  "a rule needs \"command\" (an argv prefix) or \"path\" (a glob)");
+		pol_cfg_error(p, path, 0,
+			      "a rule needs \"command\" (an argv prefix) or \"path\" (a glob)");
 	if (cmd) {
-		wd_autofree char *kp = child_path(path, "command");
-		ru->command = get_argv(p, cmd, kp, &ru->ncommand);
+		wd_autofree char *kp = pol_cfg_child_path(path, "command");
+		ru->command = pol_cfg_argv(p, cmd, kp, &ru->ncommand);
 		if (acc) {
-			wd_autofree char *ap = child_path(path, "access");
-			add_error(p, ap, 0, "\"access\" applies to path rules only; remove it");
+			wd_autofree char *ap = pol_cfg_child_path(path, "access");
+			pol_cfg_error(p, ap, 0, "\"access\" applies to path rules only; remove it");
 		}
 	}
 	if (pth) {
-		const char *g = get_string(p, v, path, "path", true);
-		const char *problem = g ? pol_glob_problem(g) : NULL;
-		wd_autofree char *kp = child_path(path, "path");
+		const char *g = pol_cfg_string(p, v, path, "path", true);
+		wd_autofree char *problem = NULL;
+		if (g)
+			pol_glob_check(g, &problem);
+		wd_autofree char *kp = pol_cfg_child_path(path, "path");
 		if (problem)
-			add_error(p, kp, 0, "bad glob \"%.60s\": %s", g, problem);
+			pol_cfg_error(p, kp, 0, "bad glob \"%.60s\": %s", g, problem);
 		else if (g)
 			ru->glob = wd_strdup(g);
 		ru->access = RACC_ANY;
-		const char *a = acc ? get_string(p, v, path, "access", false) : NULL;
+		const char *a = acc ? pol_cfg_string(p, v, path, "access", false) : NULL;
 		if (a) {
 			if (strcmp(a, "read") == 0)
 				ru->access = RACC_READ;
 			else if (strcmp(a, "write") == 0)
 				ru->access = RACC_WRITE;
 			else if (strcmp(a, "any") != 0) {
-				wd_autofree char *ap = child_path(path, "access");
-				add_error(p, ap, 0,
-					  "\"%.60s\" is not an access; use \"read\", \"write\" or "
-					  "\"any\"",
-					  a);
+				wd_autofree char *ap = pol_cfg_child_path(path, "access");
+				pol_cfg_error(
+					p, ap, 0,
+					"\"%.60s\" is not an access; use \"read\", \"write\" or "
+					"\"any\"",
+					a);
 			}
 		}
 	}
-	if (get(v, "comment"))
-		(void)get_string(p, v, path, "comment", false);
+	if (pol_cfg_get(v, "comment"))
+		(void)pol_cfg_string(p, v, path, "comment", false);
 }
 
 static unsigned parse_access_value(struct parser *p, const cJSON *v, const char *kp)
@@ -279,15 +94,16 @@ static unsigned parse_access_value(struct parser *p, const cJSON *v, const char 
 	if (cJSON_IsString(v)) {
 		acc = pol_access_from_name(v->valuestring);
 		if (!acc)
-			add_error(p, kp, 0,
-				  "\"%.40s\" is not an access; use read, write, create, delete, "
-				  "rename_from, rename_to, link, symlink, chmod, chown, utimes, "
-				  "xattr or truncate",
-				  v->valuestring);
+			pol_cfg_error(
+				p, kp, 0,
+				"\"%.40s\" is not an access; use read, write, create, delete, "
+				"rename_from, rename_to, link, symlink, chmod, chown, utimes, "
+				"xattr or truncate",
+				v->valuestring);
 		return acc;
 	}
 	if (!cJSON_IsArray(v) || !v->child) {
-		add_error(p, kp, 0, "must be an access name or a non-empty array of them");
+		pol_cfg_error(p, kp, 0, "must be an access name or a non-empty array of them");
 		return 0;
 	}
 	size_t i = 0;
@@ -295,10 +111,11 @@ static unsigned parse_access_value(struct parser *p, const cJSON *v, const char 
 		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
 		unsigned bit = cJSON_IsString(e) ? pol_access_from_name(e->valuestring) : 0;
 		if (!bit) {
-			add_error(p, ep, 0,
-				  "is not an access; use read, write, create, delete, "
-				  "rename_from, rename_to, link, symlink, chmod, chown, utimes, "
-				  "xattr or truncate");
+			pol_cfg_error(
+				p, ep, 0,
+				"is not an access; use read, write, create, delete, "
+				"rename_from, rename_to, link, symlink, chmod, chown, utimes, "
+				"xattr or truncate");
 			return 0;
 		}
 		acc |= bit;
@@ -308,125 +125,46 @@ static unsigned parse_access_value(struct parser *p, const cJSON *v, const char 
 
 static void parse_grant(struct parser *p, const cJSON *v, const char *path, struct pol_grant *g)
 {
-	if (!check_object(p, v, path, "command program path access by at", "a grant"))
+	if (!pol_cfg_check_object(p, v, path, "command program path access by at", "a grant"))
 		return;
-	const cJSON *cmd = get(v, "command");
-	const cJSON *pth = get(v, "path");
+	const cJSON *cmd = pol_cfg_get(v, "command");
+	const cJSON *pth = pol_cfg_get(v, "path");
 	if (cmd && pth)
-		add_error(p, path, 0, "a grant has either \"command\" or \"path\", not both");
+		pol_cfg_error(p, path, 0, "a grant has either \"command\" or \"path\", not both");
 	else if (!cmd && !pth)
-		add_error(p, path, 0, "a grant needs \"command\" (an exact argv) or \"path\"");
+		pol_cfg_error(p, path, 0, "a grant needs \"command\" (an exact argv) or \"path\"");
 	if (cmd) {
-		wd_autofree char *kp = child_path(path, "command");
+		wd_autofree char *kp = pol_cfg_child_path(path, "command");
 		size_t n;
-		g->argv = get_argv(p, cmd, kp, &n);
-		const char *prog = get_string(p, v, path, "program", false);
+		g->argv = pol_cfg_argv(p, cmd, kp, &n);
+		const char *prog = pol_cfg_string(p, v, path, "program", false);
 		if (prog && prog[0] != '/') {
-			wd_autofree char *pp = child_path(path, "program");
-			add_error(p, pp, 0, "must be an absolute path such as /usr/bin/make");
+			wd_autofree char *pp = pol_cfg_child_path(path, "program");
+			pol_cfg_error(p, pp, 0, "must be an absolute path such as /usr/bin/make");
 		} else if (prog) {
 			g->program = wd_strdup(prog);
 		}
 	}
 	if (pth) {
-		const char *s = get_string(p, v, path, "path", true);
+		const char *s = pol_cfg_string(p, v, path, "path", true);
 		if (s)
 			g->path = wd_strdup(s);
-		const cJSON *acc = get(v, "access");
-		wd_autofree char *ap = child_path(path, "access");
+		const cJSON *acc = pol_cfg_get(v, "access");
+		wd_autofree char *ap = pol_cfg_child_path(path, "access");
 		if (!acc)
-			add_error(p, path, 0,
-				  "\"access\" is missing; a path grant names its access");
+			pol_cfg_error(p, path, 0,
+				      "\"access\" is missing; a path grant names its access");
 		else
 			g->access = parse_access_value(p, acc, ap);
 	}
-	const char *by = get_string(p, v, path, "by", true);
+	const char *by = pol_cfg_string(p, v, path, "by", true);
 	if (by)
 		g->by = wd_strdup(by);
-	const char *at = get_string(p, v, path, "at", true);
+	const char *at = pol_cfg_string(p, v, path, "at", true);
 	if (at && pol_parse_iso_time(at, &g->at_us) != 0) {
-		wd_autofree char *tp = child_path(path, "at");
-		add_error(p, tp, 0, "\"%.40s\" is not a time; use 2026-12-02T12:00:00Z", at);
+		wd_autofree char *tp = pol_cfg_child_path(path, "at");
+		pol_cfg_error(p, tp, 0, "\"%.40s\" is not a time; use 2026-12-02T12:00:00Z", at);
 	}
-}
-
-/* An array of strings: trimmed; blanks dropped (|drop_blank|) or errors;
- * globs checked (|glob|); absolute required (|absolute|). */
-static char **parse_strings(struct parser *p, const cJSON *v, const char *kp, size_t *n,
-			    bool drop_blank, bool glob, bool absolute)
-{
-	*n = 0;
-	if (!cJSON_IsArray(v)) {
-		add_error(p, kp, 0, "must be an array of strings, not %s", type_name(v));
-		return NULL;
-	}
-	char **out = wd_calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
-	size_t i = 0;
-	for (const cJSON *e = v->child; e; e = e->next, i++) {
-		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
-		if (!cJSON_IsString(e)) {
-			add_error(p, ep, 0, "must be a string, not %s", type_name(e));
-			continue;
-		}
-		const char *s = e->valuestring;
-		while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-			s++;
-		size_t l = strlen(s);
-		while (l && strchr(" \t\r\n", s[l - 1]))
-			l--;
-		if (l == 0) {
-			if (!drop_blank)
-				add_error(p, ep, 0, "the pattern is empty; remove it or write one");
-			continue;
-		}
-		char *t = wd_strndup(s, l);
-		const char *problem = glob ? pol_glob_problem(t) : NULL;
-		if (problem) {
-			add_error(p, ep, 0, "bad glob \"%.60s\": %s", t, problem);
-			free(t);
-			continue;
-		}
-		if (absolute) {
-			wd_autofree char *lex = pol_path_lexical(t);
-			if (t[0] != '/' || strstr(t, "/../") || wd_str_has_suffix(t, "/..")) {
-				add_error(p, ep, 0,
-					  "\"%.60s\" must be an absolute path without \"..\"", t);
-				free(t);
-				continue;
-			}
-			if (strcmp(lex, "/") == 0) {
-				add_error(p, ep, 0,
-					  "\"/\" would let the agent write everywhere; name a "
-					  "directory");
-				free(t);
-				continue;
-			}
-		}
-		out[(*n)++] = t;
-	}
-	return out;
-}
-
-static const char *const outside_modes[] = {
-	[POL_OUTSIDE_HIDE] = "hide",
-	[POL_OUTSIDE_GATE] = "gate",
-	[POL_OUTSIDE_MARKERS] = "markers",
-	[POL_OUTSIDE_OPEN] = "open",
-};
-
-const char *pol_outside_mode_name(enum pol_outside_mode m)
-{
-	return (size_t)m < WD_ARRAY_SIZE(outside_modes) ? outside_modes[m] : "hide";
-}
-
-static bool outside_mode(const char *s, enum pol_outside_mode *m)
-{
-	for (size_t i = 0; i < WD_ARRAY_SIZE(outside_modes); i++)
-		if (strcmp(s, outside_modes[i]) == 0) {
-			*m = (enum pol_outside_mode)i;
-			return true;
-		}
-	return false;
 }
 
 /* "tmp": {"share": [...]}: places under /tmp, /var/tmp or /dev/shm the
@@ -445,64 +183,69 @@ bool pol_tmp_share_valid(const char *path)
 	return under && strcmp(lex, path) == 0;
 }
 
-static void parse_tmp(struct parser *p, const cJSON *v, const char *kp)
-{
-	if (!check_object(p, v, kp, "share", "\"tmp\""))
-		return;
-	const cJSON *share = get(v, "share");
-	if (!share)
-		return;
-	wd_autofree char *sp = child_path(kp, "share");
-	size_t n = 0;
-	char **s = parse_strings(p, share, sp, &n, false, false, true);
-	struct pol_config *c = p->c;
-	c->tmp_share = wd_calloc(n + 1, sizeof(char *));
-	for (size_t i = 0; i < n; i++) {
-		wd_autofree char *ep = wd_asprintf("%s[%zu]", sp, i);
-		if (!pol_tmp_share_valid(s[i])) {
-			add_error(p, ep, 0,
-				  "\"%.60s\" must be a clean absolute path below /tmp, /var/tmp or "
-				  "/dev/shm (such as \"/tmp/.X11-unix\"), not one of them",
-				  s[i]);
-			continue;
-		}
-		c->tmp_share[c->ntmp_share++] = wd_strdup(s[i]);
-	}
-	wd_strv_free(s);
-}
-
-/* control_files: an array of patterns (control.c), each checked. */
-static char **parse_control(struct parser *p, const cJSON *v, const char *kp, size_t *n)
+/* The strings under the one key |key| of the object |v| at |kp|
+ * ("tmp": {"share": [...]}), each that |valid| accepts (an error, "\"S\"
+ * |rule|", for each other); *n is their count. NULL when the key is
+ * absent. Caller frees. */
+static char **parse_keyed_list(struct parser *p, const cJSON *v, const char *kp, const char *key,
+			       const char *what, bool absolute, bool (*valid)(const char *),
+			       const char *rule, size_t *n)
 {
 	*n = 0;
-	if (!cJSON_IsArray(v)) {
-		add_error(p, kp, 0, "must be an array of patterns, not %s", type_name(v));
+	if (!pol_cfg_check_object(p, v, kp, key, what))
+		return NULL;
+	const cJSON *a = pol_cfg_get(v, key);
+	if (!a)
+		return NULL;
+	wd_autofree char *ap = pol_cfg_child_path(kp, key);
+	size_t k = 0;
+	char **s = pol_cfg_strings(p, a, ap, &k, false, false, absolute);
+	char **out = wd_calloc(k + 1, sizeof(char *));
+	for (size_t i = 0; i < k; i++) {
+		if (!valid(s[i])) {
+			wd_autofree char *ep = wd_asprintf("%s[%zu]", ap, i);
+			pol_cfg_error(p, ep, 0, "\"%.60s\" %s", s[i], rule);
+			free(s[i]);
+			continue;
+		}
+		out[(*n)++] = s[i];
+	}
+	free(s);
+	return out;
+}
+
+static void parse_tmp(struct parser *p, const cJSON *v, const char *kp)
+{
+	size_t n;
+	char **l =
+		parse_keyed_list(p, v, kp, "share", "\"tmp\"", true, pol_tmp_share_valid,
+				 "must be a clean absolute path below /tmp, /var/tmp or /dev/shm "
+				 "(such as \"/tmp/.X11-unix\"), not one of them",
+				 &n);
+	if (l) {
+		p->c->tmp_share = l;
+		p->c->ntmp_share = n;
+	}
+}
+
+/* One control_files pattern (control.c), checked. */
+static char *take_control(struct parser *p, const char *s, const char *ep, const void *arg)
+{
+	(void)arg;
+	wd_autofree char *problem = NULL;
+	if (pol_control_check(s, &problem) < 0) {
+		pol_cfg_error(p, ep, 0, "bad pattern \"%.60s\": %s", s, problem);
 		return NULL;
 	}
-	char **out = wd_calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
-	size_t i = 0;
-	for (const cJSON *e = v->child; e; e = e->next, i++) {
-		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
-		if (!cJSON_IsString(e)) {
-			add_error(p, ep, 0, "must be a string, not %s", type_name(e));
-			continue;
-		}
-		const char *problem = pol_control_problem(e->valuestring);
-		if (problem) {
-			add_error(p, ep, 0, "bad pattern \"%.60s\": %s", e->valuestring, problem);
-			continue;
-		}
-		out[(*n)++] = wd_strdup(e->valuestring);
-	}
-	return out;
+	return wd_strdup(s);
 }
 
 static void parse_outside(struct parser *p, const cJSON *v, const char *kp)
 {
 	if (!cJSON_IsArray(v)) {
-		add_error(p, kp, 0,
-			  "must be an array of {\"path\": ..., \"mode\": "
-			  "\"hide\"|\"gate\"|\"markers\"|\"open\"}");
+		pol_cfg_error(p, kp, 0,
+			      "must be an array of {\"path\": ..., \"mode\": "
+			      "\"hide\"|\"gate\"|\"markers\"|\"open\"}");
 		return;
 	}
 	struct pol_config *c = p->c;
@@ -510,23 +253,25 @@ static void parse_outside(struct parser *p, const cJSON *v, const char *kp)
 	size_t i = 0;
 	for (const cJSON *e = v->child; e; e = e->next, i++) {
 		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
-		if (!check_object(p, e, ep, "path mode", "an outside place"))
+		if (!pol_cfg_check_object(p, e, ep, "path mode", "an outside place"))
 			continue;
-		const char *path = get_string(p, e, ep, "path", true);
-		const char *mode = get_string(p, e, ep, "mode", true);
+		const char *path = pol_cfg_string(p, e, ep, "path", true);
+		const char *mode = pol_cfg_string(p, e, ep, "mode", true);
 		bool ok = true;
 		if (path && path[0] != '/' && strncmp(path, "~/", 2) != 0) {
-			wd_autofree char *pp = child_path(ep, "path");
-			add_error(p, pp, 0, "\"%.60s\" must be absolute or start with ~/", path);
+			wd_autofree char *pp = pol_cfg_child_path(ep, "path");
+			pol_cfg_error(p, pp, 0, "\"%.60s\" must be absolute or start with ~/",
+				      path);
 			ok = false;
 		}
 		enum pol_outside_mode m = POL_OUTSIDE_HIDE;
-		if (mode && !outside_mode(mode, &m)) {
-			wd_autofree char *mp = child_path(ep, "mode");
-			add_error(p, mp, 0,
-				  "\"%.40s\" is not a mode; use \"hide\", \"gate\", \"markers\" or "
-				  "\"open\"",
-				  mode);
+		if (mode && pol_outside_mode_parse(mode, &m) < 0) {
+			wd_autofree char *mp = pol_cfg_child_path(ep, "mode");
+			pol_cfg_error(
+				p, mp, 0,
+				"\"%.40s\" is not a mode; use \"hide\", \"gate\", \"markers\" or "
+				"\"open\"",
+				mode);
 			ok = false;
 		}
 		if (ok && path && mode) {
@@ -559,33 +304,35 @@ static bool parse_cond_value(struct parser *p, const cJSON *v, const char *kp,
 		out->s = wd_strdup(v->valuestring);
 		return true;
 	}
-	add_error(p, kp, 0, "a value must be a string or a number, not %s", type_name(v));
+	pol_cfg_error(p, kp, 0, "a value must be a string or a number, not %s",
+		      pol_cfg_type_name(v));
 	return false;
 }
 
 static bool parse_cond_bounds(struct parser *p, const cJSON *v, const char *kp,
 			      struct mem_cond *out)
 {
-	const cJSON *lo = get(v, "min"), *hi = get(v, "max");
+	const cJSON *lo = pol_cfg_get(v, "min"), *hi = pol_cfg_get(v, "max");
 	bool ok = true;
 	const cJSON *b[2] = {lo, hi};
 	for (int i = 0; i < 2; i++) {
-		wd_autofree char *bp = child_path(kp, i ? "max" : "min");
+		wd_autofree char *bp = pol_cfg_child_path(kp, i ? "max" : "min");
 		if (!b[i]) {
-			add_error(p, kp, 0, "\"%s\" is missing; a range has both min and max",
-				  i ? "max" : "min");
+			pol_cfg_error(p, kp, 0, "\"%s\" is missing; a range has both min and max",
+				      i ? "max" : "min");
 			ok = false;
 		} else if (!cJSON_IsNumber(b[i])) {
-			add_error(p, bp, 0, "a bound must be a number, not %s", type_name(b[i]));
+			pol_cfg_error(p, bp, 0, "a bound must be a number, not %s",
+				      pol_cfg_type_name(b[i]));
 			ok = false;
 		}
 	}
 	if (!ok)
 		return false;
 	if (lo->valuedouble > hi->valuedouble) {
-		wd_autofree char *bp = child_path(kp, "min");
-		add_error(p, bp, 0, "min %g is over max %g; swap them", lo->valuedouble,
-			  hi->valuedouble);
+		wd_autofree char *bp = pol_cfg_child_path(kp, "min");
+		pol_cfg_error(p, bp, 0, "min %g is over max %g; swap them", lo->valuedouble,
+			      hi->valuedouble);
 		return false;
 	}
 	out->op = MEM_RANGE;
@@ -596,10 +343,11 @@ static bool parse_cond_bounds(struct parser *p, const cJSON *v, const char *kp,
 
 static bool parse_cond_in(struct parser *p, const cJSON *in, const char *kp, struct mem_cond *out)
 {
-	wd_autofree char *ip = child_path(kp, "in");
+	wd_autofree char *ip = pol_cfg_child_path(kp, "in");
 	int n = cJSON_IsArray(in) ? cJSON_GetArraySize(in) : 0;
 	if (n < 1 || n > MEM_MAX_IN) {
-		add_error(p, ip, 0, "must be an array of 1 to %d strings or numbers", MEM_MAX_IN);
+		pol_cfg_error(p, ip, 0, "must be an array of 1 to %d strings or numbers",
+			      MEM_MAX_IN);
 		return false;
 	}
 	out->op = MEM_IN;
@@ -627,26 +375,28 @@ static bool parse_condition(struct parser *p, const cJSON *v, const char *kp, st
 		return parse_cond_value(p, v, kp, &out->v[0]);
 	}
 	if (!cJSON_IsObject(v)) {
-		add_error(p, kp, 0,
-			  "must be a value or {\"eq\": v}, {\"in\": [...]} or {\"min\": lo, "
-			  "\"max\": hi}, not %s",
-			  type_name(v));
+		pol_cfg_error(p, kp, 0,
+			      "must be a value or {\"eq\": v}, {\"in\": [...]} or {\"min\": lo, "
+			      "\"max\": hi}, not %s",
+			      pol_cfg_type_name(v));
 		return false;
 	}
 	size_t errs = p->errs->count;
-	if (!check_object(p, v, kp, "eq in min max", "a condition") || p->errs->count > errs)
+	if (!pol_cfg_check_object(p, v, kp, "eq in min max", "a condition") ||
+	    p->errs->count > errs)
 		return false;
-	const cJSON *eq = get(v, "eq"), *in = get(v, "in");
-	bool range = get(v, "min") || get(v, "max");
+	const cJSON *eq = pol_cfg_get(v, "eq"), *in = pol_cfg_get(v, "in");
+	bool range = pol_cfg_get(v, "min") || pol_cfg_get(v, "max");
 	if ((eq != NULL) + (in != NULL) + range != 1) {
-		add_error(p, kp, 0, "give exactly one of \"eq\", \"in\", or \"min\" and \"max\"");
+		pol_cfg_error(p, kp, 0,
+			      "give exactly one of \"eq\", \"in\", or \"min\" and \"max\"");
 		return false;
 	}
 	if (range)
 		return parse_cond_bounds(p, v, kp, out);
 	if (in)
 		return parse_cond_in(p, in, kp, out);
-	wd_autofree char *ep = child_path(kp, "eq");
+	wd_autofree char *ep = pol_cfg_child_path(kp, "eq");
 	out->op = MEM_EQ;
 	out->v = wd_calloc(1, sizeof(*out->v));
 	out->nv = 1;
@@ -656,41 +406,41 @@ static bool parse_condition(struct parser *p, const cJSON *v, const char *kp, st
 static void parse_conditions(struct parser *p, const cJSON *cond, const char *ep,
 			     struct pol_accepted *a)
 {
-	wd_autofree char *cp = child_path(ep, "conditions");
+	wd_autofree char *cp = pol_cfg_child_path(ep, "conditions");
 	if (!cond) {
-		add_error(p, ep, 0, "\"conditions\" is missing; add it");
+		pol_cfg_error(p, ep, 0, "\"conditions\" is missing; add it");
 		return;
 	}
 	if (!cJSON_IsObject(cond)) {
-		add_error(p, cp, 0,
-			  "must be an object of conditions, one per field, such as "
-			  "{\"arg1\": {\"in\": [\"a\", \"b\"]}}, not %s",
-			  type_name(cond));
+		pol_cfg_error(p, cp, 0,
+			      "must be an object of conditions, one per field, such as "
+			      "{\"arg1\": {\"in\": [\"a\", \"b\"]}}, not %s",
+			      pol_cfg_type_name(cond));
 		return;
 	}
 	if (!cond->child) {
-		add_error(p, cp, 0, "is empty; a rule names every field it covers");
+		pol_cfg_error(p, cp, 0, "is empty; a rule names every field it covers");
 		return;
 	}
 	a->conds = wd_calloc((size_t)cJSON_GetArraySize(cond), sizeof(*a->conds));
 	for (const cJSON *k = cond->child; k; k = k->next) {
-		wd_autofree char *fp = child_path(cp, k->string);
-		if (get(cond, k->string) != k) {
+		wd_autofree char *fp = pol_cfg_child_path(cp, k->string);
+		if (pol_cfg_get(cond, k->string) != k) {
 			int nth = 0;
 			for (const cJSON *o = cond->child; o != k; o = o->next)
 				nth += strcmp(o->string, k->string) == 0;
-			add_error(p, fp, nth, "the field appears more than once; keep one");
+			pol_cfg_error(p, fp, nth, "the field appears more than once; keep one");
 			continue;
 		}
 		if (!k->string[0]) {
-			add_error(p, fp, 0, "a field needs a name");
+			pol_cfg_error(p, fp, 0, "a field needs a name");
 			continue;
 		}
 		if (mem_field_is_secret(k->string)) {
-			add_error(p, fp, 0,
-				  "\"%.60s\" is a secret-named field; a rule never names one, "
-				  "remove it",
-				  k->string);
+			pol_cfg_error(p, fp, 0,
+				      "\"%.60s\" is a secret-named field; a rule never names one, "
+				      "remove it",
+				      k->string);
 			continue;
 		}
 		struct mem_cond *c = &a->conds[a->nconds++];
@@ -702,7 +452,8 @@ static void parse_conditions(struct parser *p, const cJSON *cond, const char *ep
 static void parse_accepted(struct parser *p, const cJSON *v, const char *kp)
 {
 	if (!cJSON_IsArray(v)) {
-		add_error(p, kp, 0, "must be an array of accepted rules, not %s", type_name(v));
+		pol_cfg_error(p, kp, 0, "must be an array of accepted rules, not %s",
+			      pol_cfg_type_name(v));
 		return;
 	}
 	size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
@@ -710,27 +461,28 @@ static void parse_accepted(struct parser *p, const cJSON *v, const char *kp)
 	for (const cJSON *e = v->child; e; e = e->next, i++) {
 		struct pol_accepted *a = &p->c->accepted[i];
 		wd_autofree char *ep = wd_asprintf("%s[%zu]", kp, i);
-		if (!check_object(p, e, ep,
-				  "id tool conditions accepted_at accepted_by review_days",
-				  "an accepted rule"))
+		if (!pol_cfg_check_object(p, e, ep,
+					  "id tool conditions accepted_at accepted_by review_days",
+					  "an accepted rule"))
 			continue;
-		const char *id = get(e, "id") ? get_string(p, e, ep, "id", false) : NULL;
-		const char *tool = get_string(p, e, ep, "tool", true);
-		const char *by = get_string(p, e, ep, "accepted_by", true);
+		const char *id =
+			pol_cfg_get(e, "id") ? pol_cfg_string(p, e, ep, "id", false) : NULL;
+		const char *tool = pol_cfg_string(p, e, ep, "tool", true);
+		const char *by = pol_cfg_string(p, e, ep, "accepted_by", true);
 		a->id = id ? wd_strdup(id) : NULL;
 		a->tool = tool ? wd_strdup(tool) : NULL;
 		a->by = by ? wd_strdup(by) : NULL;
-		const char *at = get_string(p, e, ep, "accepted_at", true);
+		const char *at = pol_cfg_string(p, e, ep, "accepted_at", true);
 		if (at && pol_parse_iso_time(at, &a->at_us) != 0) {
-			wd_autofree char *tp = child_path(ep, "accepted_at");
-			add_error(p, tp, 0, "\"%.40s\" is not a time; use 2026-12-02T12:00:00Z",
-				  at);
+			wd_autofree char *tp = pol_cfg_child_path(ep, "accepted_at");
+			pol_cfg_error(p, tp, 0, "\"%.40s\" is not a time; use 2026-12-02T12:00:00Z",
+				      at);
 		}
-		parse_conditions(p, get(e, "conditions"), ep, a);
-		if (!get(e, "review_days"))
-			add_error(p, ep, 0, "\"review_days\" is missing; add it (1 to 3650)");
+		parse_conditions(p, pol_cfg_get(e, "conditions"), ep, a);
+		if (!pol_cfg_get(e, "review_days"))
+			pol_cfg_error(p, ep, 0, "\"review_days\" is missing; add it (1 to 3650)");
 		else
-			(void)get_int(p, e, ep, "review_days", 1, 3650, &a->review_days);
+			(void)pol_cfg_int(p, e, ep, "review_days", 1, 3650, &a->review_days);
 	}
 	p->c->naccepted = i;
 	p->c->accepted_json = cJSON_PrintUnformatted(v);
@@ -739,34 +491,34 @@ static void parse_accepted(struct parser *p, const cJSON *v, const char *kp)
 static void parse_judge(struct parser *p, const cJSON *v, const char *kp)
 {
 	struct pol_config *c = p->c;
-	if (!check_object(p, v, kp, "url model timeout_ms connect_timeout_ms", "\"judge\""))
+	if (!pol_cfg_check_object(p, v, kp, "url model timeout_ms connect_timeout_ms", "\"judge\""))
 		return;
 	c->has_judge = true;
-	const char *url = get_string(p, v, kp, "url", false);
+	const char *url = pol_cfg_string(p, v, kp, "url", false);
 	if (url && strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
-		wd_autofree char *up = child_path(kp, "url");
-		add_error(p, up, 0, "\"%.60s\" is not an http:// or https:// URL", url);
+		wd_autofree char *up = pol_cfg_child_path(kp, "url");
+		pol_cfg_error(p, up, 0, "\"%.60s\" is not an http:// or https:// URL", url);
 	} else if (url) {
 		c->judge_url = wd_strdup(url);
 	}
-	const char *model = get_string(p, v, kp, "model", false);
+	const char *model = pol_cfg_string(p, v, kp, "model", false);
 	if (model)
 		c->judge_model = wd_strdup(model);
-	(void)get_int(p, v, kp, "timeout_ms", 1, 600000, &c->judge_timeout_ms);
-	(void)get_int(p, v, kp, "connect_timeout_ms", 1, 600000, &c->judge_connect_timeout_ms);
+	(void)pol_cfg_int(p, v, kp, "timeout_ms", 1, 600000, &c->judge_timeout_ms);
+	(void)pol_cfg_int(p, v, kp, "connect_timeout_ms", 1, 600000, &c->judge_connect_timeout_ms);
 }
 
 /* "sockets": {"allow": ["/run/app.sock", "/srv/app" (all under it)]}: absolute
  * paths or globs, without "..". */
 static void parse_sockets(struct parser *p, const cJSON *v, const char *kp)
 {
-	if (!check_object(p, v, kp, "allow", "\"sockets\""))
+	if (!pol_cfg_check_object(p, v, kp, "allow", "\"sockets\""))
 		return;
-	const cJSON *a = get(v, "allow");
+	const cJSON *a = pol_cfg_get(v, "allow");
 	if (!a)
 		return;
-	wd_autofree char *ap = child_path(kp, "allow");
-	char **list = parse_strings(p, a, ap, &p->c->nsock_allow, false, true, true);
+	wd_autofree char *ap = pol_cfg_child_path(kp, "allow");
+	char **list = pol_cfg_strings(p, a, ap, &p->c->nsock_allow, false, true, true);
 	p->c->sock_allow = list;
 }
 
@@ -774,29 +526,15 @@ static void parse_sockets(struct parser *p, const cJSON *v, const char *kp)
  * they look like secrets. */
 static void parse_env(struct parser *p, const cJSON *v, const char *kp)
 {
-	if (!check_object(p, v, kp, "keep", "\"env\""))
-		return;
-	const cJSON *a = get(v, "keep");
-	if (!a)
-		return;
-	wd_autofree char *ap = child_path(kp, "keep");
-	size_t n = 0;
-	char **list = parse_strings(p, a, ap, &n, false, false, false);
-	struct pol_config *c = p->c;
-	c->env_keep = wd_calloc(n + 1, sizeof(char *));
-	for (size_t i = 0; i < n; i++) {
-		if (!pol_env_name_valid(list[i])) {
-			wd_autofree char *ep = wd_asprintf("%s[%zu]", ap, i);
-			add_error(p, ep, 0,
-				  "\"%.60s\" is not a variable name (letters, digits and _, not "
-				  "starting with a digit)",
-				  list[i]);
-			free(list[i]);
-			continue;
-		}
-		c->env_keep[c->nenv_keep++] = list[i];
+	size_t n;
+	char **l = parse_keyed_list(p, v, kp, "keep", "\"env\"", false, pol_env_name_valid,
+				    "is not a variable name (letters, digits and _, not starting "
+				    "with a digit)",
+				    &n);
+	if (l) {
+		p->c->env_keep = l;
+		p->c->nenv_keep = n;
 	}
-	free(list);
 }
 
 static void parse_top(struct parser *p, const cJSON *root)
@@ -804,18 +542,18 @@ static void parse_top(struct parser *p, const cJSON *root)
 	static const char *const keys = "rules grants sensitive_resources write_protected writable "
 					"outside accepted_rules tier judge tmp control_files "
 					"sockets env";
-	if (!check_object(p, root, "", keys, "the config"))
+	if (!pol_cfg_check_object(p, root, "", keys, "the config"))
 		return;
 	struct pol_config *c = p->c;
 	for (const cJSON *k = root->child; k; k = k->next) {
-		if (get(root, k->string) != k)
+		if (pol_cfg_get(root, k->string) != k)
 			continue; /* a duplicate, already reported */
 		const char *key = k->string;
 		if (strcmp(key, "rules") == 0 || strcmp(key, "grants") == 0) {
 			bool rules = key[0] == 'r';
 			if (!cJSON_IsArray(k)) {
-				add_error(p, key, 0, "must be an array of objects, not %s",
-					  type_name(k));
+				pol_cfg_error(p, key, 0, "must be an array of objects, not %s",
+					      pol_cfg_type_name(k));
 				continue;
 			}
 			size_t n = (size_t)cJSON_GetArraySize(k), i = 0;
@@ -831,13 +569,14 @@ static void parse_top(struct parser *p, const cJSON *root)
 					parse_grant(p, e, ep, &c->grants[c->ngrants++]);
 			}
 		} else if (strcmp(key, "sensitive_resources") == 0) {
-			c->markers = parse_strings(p, k, key, &c->nmarkers, true, false, false);
+			c->markers = pol_cfg_strings(p, k, key, &c->nmarkers, true, false, false);
 		} else if (strcmp(key, "write_protected") == 0) {
-			c->protect = parse_strings(p, k, key, &c->nprotect, false, true, false);
+			c->protect = pol_cfg_strings(p, k, key, &c->nprotect, false, true, false);
 		} else if (strcmp(key, "control_files") == 0) {
-			c->control = parse_control(p, k, key, &c->ncontrol);
+			c->control = pol_cfg_list(p, k, key, "patterns", take_control, NULL,
+						  &c->ncontrol);
 		} else if (strcmp(key, "writable") == 0) {
-			c->writable = parse_strings(p, k, key, &c->nwritable, false, false, true);
+			c->writable = pol_cfg_strings(p, k, key, &c->nwritable, false, false, true);
 		} else if (strcmp(key, "outside") == 0) {
 			parse_outside(p, k, key);
 		} else if (strcmp(key, "tmp") == 0) {
@@ -847,8 +586,9 @@ static void parse_top(struct parser *p, const cJSON *root)
 		} else if (strcmp(key, "tier") == 0) {
 			const char *t = cJSON_IsString(k) ? k->valuestring : NULL;
 			if (pol_tier_parse(t, &c->tier) < 0)
-				add_error(p, key, 0,
-					  "must be \"aggressive\", \"standard\" or \"passive\"");
+				pol_cfg_error(
+					p, key, 0,
+					"must be \"aggressive\", \"standard\" or \"passive\"");
 		} else if (strcmp(key, "judge") == 0) {
 			parse_judge(p, k, key);
 		} else if (strcmp(key, "sockets") == 0) {
@@ -891,7 +631,7 @@ int pol_config_parse(const char *text, size_t len, const char *filename, struct 
 			off = soff;
 		pol_linemap_free(lm);
 		p.lm = NULL;
-		add_error(&p, "", 0, "(syntax)"); /* line and text set below */
+		pol_cfg_error(&p, "", 0, "(syntax)"); /* line and text set below */
 		struct pol_config_error *e = &errs->items[0];
 		/* The error is at the next token: skip the white space cJSON
 		 * stopped in front of. */
@@ -912,7 +652,7 @@ int pol_config_parse(const char *text, size_t len, const char *filename, struct 
 	p.lm = pol_linemap_build(text, len);
 	p.c = pol_config_default();
 	if (used < len) {
-		add_error(&p, "", 0, "(syntax)"); /* line and text set below */
+		pol_cfg_error(&p, "", 0, "(syntax)"); /* line and text set below */
 		struct pol_config_error *e = &errs->items[errs->count - 1];
 		e->line = pol_line_of_offset(text, len, used);
 		snprintf(e->key, sizeof(e->key), "(syntax)");

@@ -1,6 +1,8 @@
 /*
  * config_out.c: the config's lifetime, accessors, persistent grants and its
  * serialisation back to JSON.
+ *
+ * See docs/design.md, section "Configuration".
  */
 #include "policy_int.h"
 
@@ -9,26 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-
-static const char *const access_names[] = {"read",	"write", "create",  "delete", "rename_from",
-					   "rename_to", "link",	 "symlink", "chmod",  "chown",
-					   "utimes",	"xattr", "truncate"};
-
-const char *pol_access_name(unsigned bit)
-{
-	for (size_t i = 0; i < WD_ARRAY_SIZE(access_names); i++)
-		if (bit == 1u << i)
-			return access_names[i];
-	return "unknown";
-}
-
-unsigned pol_access_from_name(const char *s)
-{
-	for (size_t i = 0; i < WD_ARRAY_SIZE(access_names); i++)
-		if (strcmp(s, access_names[i]) == 0)
-			return 1u << i;
-	return 0;
-}
 
 int pol_parse_iso_time(const char *s, int64_t *out_us)
 {
@@ -263,25 +245,22 @@ enum pol_tier pol_config_tier(const struct pol_config *c)
 	return c ? c->tier : POL_TIER_UNSET;
 }
 
-size_t pol_config_writable_count(const struct pol_config *c)
-{
-	return c ? c->nwritable : 0;
-}
+/* The accessors of the config's lists of strings: the count, and the
+ * |i|th entry (NULL past the end or without a config). */
+#define POL_CONFIG_LIST(fn, list, count)                                                           \
+	size_t fn##_count(const struct pol_config *c)                                              \
+	{                                                                                          \
+		return c ? c->count : 0;                                                           \
+	}                                                                                          \
+	const char *fn(const struct pol_config *c, size_t i)                                       \
+	{                                                                                          \
+		return c && i < c->count ? c->list[i] : NULL;                                      \
+	}
 
-const char *pol_config_writable(const struct pol_config *c, size_t i)
-{
-	return c && i < c->nwritable ? c->writable[i] : NULL;
-}
-
-size_t pol_config_tmp_share_count(const struct pol_config *c)
-{
-	return c ? c->ntmp_share : 0;
-}
-
-const char *pol_config_tmp_share(const struct pol_config *c, size_t i)
-{
-	return c && i < c->ntmp_share ? c->tmp_share[i] : NULL;
-}
+POL_CONFIG_LIST(pol_config_writable, writable, nwritable)
+POL_CONFIG_LIST(pol_config_tmp_share, tmp_share, ntmp_share)
+POL_CONFIG_LIST(pol_config_socket_allow, sock_allow, nsock_allow)
+POL_CONFIG_LIST(pol_config_env_keep, env_keep, nenv_keep)
 
 size_t pol_config_outside_count(const struct pol_config *c)
 {

@@ -1,25 +1,16 @@
 /*
- * control.c: control files, the files of a project that the host runs code
- * from later without anyone running the project: git's config and hooks
- * (run by the user's next `git status`, an IDE or a git-aware prompt),
- * .envrc (direnv, on `cd`), editor tasks and run configurations, dev
- * container and pre-commit definitions. The view makes every change to one
- * a request; reading them stays free.
+ * control.c: control files, the files of a project the host runs code from
+ * later without anyone running the project (git's config and hooks,
+ * .envrc, editor tasks, dev container and pre-commit definitions). The
+ * view makes every change to one a request; reading them stays free.
  *
- * Patterns are gitignore-like globs relative to the project: components
- * separated by '/', each matched by fnmatch() with case folding (a project
- * on a case-insensitive file system has ".GIT/CONFIG" too); "**" matches
- * any number of components, none included; a pattern without '/' matches
- * a name at any depth (as if written after "**" and a slash); a leading
- * "!" excludes; the last pattern that matches decides. The built-in list comes first, the
- * config's control_files after it, so the config can add to it or carve
- * exceptions out of it.
+ * Patterns are gitignore-like globs relative to the project, the built-in
+ * list first and the config's control_files after it; the last pattern
+ * that matches decides. Matching is a small automaton over the pattern's
+ * components, which lets a directory rename be checked for everything
+ * below it at once (pol_control_below_differs()).
  *
- * Matching is a small automaton over the pattern's components: the set of
- * pattern positions reachable after a path's components. Whether "DIR/s"
- * matches depends only on that set after DIR and on s, which is how a
- * directory rename is checked for everything below it at once
- * (pol_control_below_differs()).
+ * See docs/design.md, section "Control files".
  */
 #include "policy_int.h"
 
@@ -190,20 +181,22 @@ static uint64_t ctl_run(const struct ctl_pat *p, const char *path)
 	return set;
 }
 
-const char *pol_control_problem(const char *pat)
+int pol_control_check(const char *pat, char **err)
 {
 	struct ctl_pat p;
 	const char *body = pat[0] == '!' ? pat + 1 : pat;
 	if (!body[0])
-		return "the pattern is empty";
+		return pol_invalid("the pattern is empty", err);
 	if (body[0] == '/')
-		return "a control file is named relative to the project, without a leading '/'";
+		return pol_invalid(
+			"a control file is named relative to the project, without a leading '/'",
+			err);
 	if (strstr(body, "..") && (strcmp(body, "..") == 0 || strstr(body, "../") == body ||
 				   strstr(body, "/../") || wd_str_has_suffix(body, "/..")))
-		return "a pattern may not contain \"..\"";
+		return pol_invalid("a pattern may not contain \"..\"", err);
 	if (!ctl_split(pat, &p))
-		return "the pattern has too many components (at most 60)";
-	return pol_glob_problem(body);
+		return pol_invalid("the pattern has too many components (at most 60)", err);
+	return pol_glob_check(body, err);
 }
 
 /* The |i|th pattern, the built-in ones first, then the config's; NULL past

@@ -1,13 +1,14 @@
 /*
- * decide.c: pol_decide() in DESIGN.md's order, session grants and
- * process-tree coverage.
+ * decide.c: pol_decide(), session grants and process-tree coverage.
  *
  * Order: hard deny; the config's deny rules and write_protected; session
- * grants, project grants, ask rules, allow rules; coverage; the fast path;
- * otherwise undecided. Accepted confirm rules (approval memory, memory.c)
- * come after the ask rules, so that a person's "always ask" is never skipped
- * by a rule learned from history, and before the allow rules; like grants,
- * they are never reached by a hard-denied or deny-ruled request.
+ * grants, project grants, ask rules, accepted confirm rules, allow rules;
+ * coverage; the fast path; otherwise undecided. Accepted rules come after
+ * the ask rules, so that a person's "always ask" is never skipped by a rule
+ * learned from history; like grants, they are never reached by a
+ * hard-denied or deny-ruled request.
+ *
+ * See docs/design.md, section "Policy".
  */
 #include "memory_int.h"
 
@@ -15,48 +16,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-const char *pol_kind_name(enum pol_kind k)
-{
-	return k == POL_OPEN ? "open" : "exec";
-}
-
-int pol_kind_parse(const char *s, enum pol_kind *out)
-{
-	if (s && strcmp(s, "exec") == 0)
-		*out = POL_EXEC;
-	else if (s && strcmp(s, "open") == 0)
-		*out = POL_OPEN;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-const char *pol_tier_name(enum pol_tier t)
-{
-	switch (t) {
-	case POL_TIER_AGGRESSIVE:
-		return "aggressive";
-	case POL_TIER_PASSIVE:
-		return "passive";
-	case POL_TIER_STANDARD:
-	case POL_TIER_UNSET:
-		break;
-	}
-	return "standard";
-}
-
-int pol_tier_parse(const char *s, enum pol_tier *out)
-{
-	static const enum pol_tier all[] = {POL_TIER_AGGRESSIVE, POL_TIER_STANDARD,
-					    POL_TIER_PASSIVE};
-	for (size_t i = 0; s && i < WD_ARRAY_SIZE(all); i++)
-		if (strcmp(s, pol_tier_name(all[i])) == 0) {
-			*out = all[i];
-			return 0;
-		}
-	return -EINVAL;
-}
 
 const char *pol_source_name(enum pol_source s)
 {
@@ -77,25 +36,59 @@ const char *pol_source_name(enum pol_source s)
 		return "fast_path";
 	case POL_SRC_COVERED:
 		return "covered";
+	case POL_SRC_STARTUP:
+		return "startup";
+	case POL_SRC_HARNESS:
+		return "harness";
+	case POL_SRC_JUDGE:
+		return "judge";
+	case POL_SRC_JUDGE_CACHE:
+		return "judge_cache";
+	case POL_SRC_TIER:
+		return "tier";
+	case POL_SRC_USER:
+		return "user";
+	case POL_SRC_TIMEOUT:
+		return "timeout";
+	case POL_SRC_STOPPED:
+		return "stopped";
+	case POL_SRC_LIMIT:
+		return "limit";
+	case POL_SRC_DECODER:
+		return "decoder";
+	case POL_SRC_REPEAT:
+		return "repeat";
+	case POL_SRC_BOUNDARY:
+		return "boundary";
+	case POL_SRC_INTEGRITY:
+		return "integrity";
+	case POL_SRC_ERROR:
+		return "error";
 	}
 	return "unknown";
 }
 
+int pol_source_parse(const char *s, enum pol_source *out)
+{
+	for (int i = POL_SRC_NONE; s && i <= POL_SRC_ERROR; i++)
+		if (strcmp(s, pol_source_name((enum pol_source)i)) == 0) {
+			*out = (enum pol_source)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static const char *const verdict_names[] = {
+	[POL_DENY_CRITICAL] = "deny_critical",
+	[POL_DENY] = "deny",
+	[POL_ALLOW] = "allow",
+	[POL_ASK] = "ask",
+	[POL_UNDECIDED] = "undecided",
+};
+
 const char *pol_verdict_name(enum pol_verdict v)
 {
-	switch (v) {
-	case POL_DENY_CRITICAL:
-		return "deny_critical";
-	case POL_DENY:
-		return "deny";
-	case POL_ALLOW:
-		return "allow";
-	case POL_ASK:
-		return "ask";
-	case POL_UNDECIDED:
-		return "undecided";
-	}
-	return "unknown";
+	return pol_name_of(verdict_names, WD_ARRAY_SIZE(verdict_names), v, "unknown");
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -275,9 +268,9 @@ static void set(struct pol_decision *out, enum pol_verdict v, enum pol_source sr
 	out->source = src;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
+	pol_reason_vset(out->reason, sizeof(out->reason), out->matched, sizeof(out->matched),
+			matched, fmt, ap);
 	va_end(ap);
-	snprintf(out->matched, sizeof(out->matched), "%s", matched ? matched : "");
 }
 
 /* A "#!" script of the system's whose words the fast path's tables know
@@ -537,8 +530,9 @@ static void decide_exec(const struct pol_request *r, const struct pol_config *c,
 		return;
 	}
 	bool fast = cls.cls == POL_CLASS_READ_ONLY && !(ctx && ctx->no_fast_path);
-	/* Review runs skip the sensitive branch for reads (DESIGN.md): a
-	 * command that is read-only but for a sensitive argument runs. */
+	/* Review runs skip the sensitive branch for reads (docs/design.md,
+	 * section "Review runs"): a command that is read-only but for a
+	 * sensitive argument runs. */
 	bool review_read = ctx && ctx->review && cls.cls == POL_CLASS_OTHER && cls.sensitive &&
 			   !(ctx && ctx->no_fast_path);
 	if ((fast || review_read) && program_in_project(r, c)) {

@@ -1,30 +1,20 @@
 /*
  * git.c: which git command lines only read, parsed as git parses them.
  *
- * git's own options come before the subcommand and are matched exactly
- * (git.c's handle_options: no abbreviations, no clusters); those that take
- * a value take the next word ("git --git-dir log push" runs push in the
- * repository "log"). -c, --config-env and --exec-path set configuration or
- * the programs git runs: not read-only. A subcommand's options must each be
- * in that subcommand's allow list, exactly (git's parse-options would also
- * take an abbreviation; warden does not guess which): a word that is not
- * is not read-only. Words that do not start with '-' are revisions or
- * paths. Programs that git's configuration names (pagers, diff drivers,
- * hooks, fsmonitor) are execs of their own, decided on their own: a
- * fast-path allowance covers nothing. git remote -v, get-url and show, and
- * git config, print remote URLs, which may carry credentials: not read-only.
+ * git's own options come before the subcommand and are matched exactly;
+ * those that set configuration or the programs git runs (-c, --config-env,
+ * --exec-path) are not read-only. Each subcommand's options must be in its
+ * allow list, exactly; other words are revisions or paths. Printing remote
+ * URLs (git remote -v, git config) is not read-only: they may carry
+ * credentials.
+ *
+ * See docs/design.md, section "Grammars".
  */
 #include "grammar.h"
 #include "policy_int.h"
 
 #include <stdio.h>
 #include <string.h>
-
-#define FAIL(...)                                                                                  \
-	do {                                                                                       \
-		snprintf(why, n, __VA_ARGS__);                                                     \
-		return false;                                                                      \
-	} while (0)
 
 /* clang-format off */
 static const struct gr_opt git_global[] = {
@@ -211,31 +201,32 @@ static bool word_allowed(const char *const *list, const char *a)
 }
 
 /* git remote (names only), stash list/show, reflog [show|list]. */
-static bool check_special(const char *sub, char *const *argv, size_t argc, size_t i, char *why,
-			  size_t n, char *matched, bool *handled)
+static bool check_special(const char *sub, char *const *argv, size_t argc, size_t i,
+			  struct pol_reason *rs, bool *handled)
 {
 	*handled = true;
 	if (strcmp(sub, "remote") == 0) {
 		if (i + 1 >= argc)
 			return true;
-		snprintf(matched, 64, "git remote %.40s", argv[i + 1]);
-		FAIL("git remote %.40s changes remotes or prints their URLs, which may carry "
-		     "credentials",
-		     argv[i + 1]);
+		snprintf(rs->matched, sizeof(rs->matched), "git remote %.40s", argv[i + 1]);
+		GR_FAIL("git remote %.40s changes remotes or prints their URLs, which may carry "
+			"credentials",
+			argv[i + 1]);
 	}
 	if (strcmp(sub, "stash") == 0 || strcmp(sub, "reflog") == 0) {
 		const char *verb = i + 1 < argc ? argv[i + 1] : NULL;
 		bool ok = (!verb && strcmp(sub, "reflog") == 0) ||
 			  (verb && (strcmp(verb, "list") == 0 || strcmp(verb, "show") == 0));
 		if (!ok) {
-			snprintf(matched, 64, "git %s %.40s", sub, verb ? verb : "");
-			FAIL("git %s %.40s changes the repository, not just lists", sub,
-			     verb ? verb : "");
+			snprintf(rs->matched, sizeof(rs->matched), "git %s %.40s", sub,
+				 verb ? verb : "");
+			GR_FAIL("git %s %.40s changes the repository, not just lists", sub,
+				verb ? verb : "");
 		}
 		for (size_t k = i + 2; k < argc; k++)
 			if (argv[k][0] == '-' && !word_allowed(log_opts, argv[k])) {
-				snprintf(matched, 64, "%.60s", argv[k]);
-				FAIL("git %s %.60s is not an option warden knows", sub, argv[k]);
+				snprintf(rs->matched, sizeof(rs->matched), "%.60s", argv[k]);
+				GR_FAIL("git %s %.60s is not an option warden knows", sub, argv[k]);
 			}
 		return true;
 	}
@@ -244,76 +235,47 @@ static bool check_special(const char *sub, char *const *argv, size_t argc, size_
 }
 
 static bool refuse_known_writer(const char *sub, char *const *argv, size_t argc, size_t i,
-				char *why, size_t n)
+				struct pol_reason *rs)
 {
 	for (size_t k = i + 1; k < argc; k++) {
 		if (strcmp(sub, "push") == 0 && (strncmp(argv[k], "--force", 7) == 0 ||
 						 strcmp(argv[k], "-f") == 0 || argv[k][0] == '+'))
-			FAIL("git push --force rewrites the remote's history");
+			GR_FAIL("git push --force rewrites the remote's history");
 		if (strcmp(sub, "reset") == 0 && strcmp(argv[k], "--hard") == 0)
-			FAIL("git reset --hard throws away uncommitted work");
+			GR_FAIL("git reset --hard throws away uncommitted work");
 		if (strcmp(sub, "clean") == 0 && argv[k][0] == '-' && strchr(argv[k], 'f'))
-			FAIL("git clean -f deletes untracked files");
+			GR_FAIL("git clean -f deletes untracked files");
 	}
-	FAIL("git %.60s changes the repository, talks to a remote or prints configuration", sub);
+	GR_FAIL("git %.60s changes the repository, talks to a remote or prints configuration", sub);
 }
 
-bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char *why, size_t n,
-		      char *matched)
+/* git's global options, parsed into |ps|: each known and harmless. */
+static bool global_options_ok(const struct gr_parse *ps, struct pol_reason *rs)
 {
-	struct gr_parse *ps = wd_calloc(1, sizeof(*ps));
-	size_t i = argc;
-	gr_parse_opts(git_global, GR_EXACT, true, argv, argc, &i, ps);
-	if (trace) {
-		wd_sb_puts(trace, "git: ");
-		gr_describe(ps, trace);
-	}
-	bool ok = false;
 	if (ps->bad) {
-		snprintf(matched, 64, "%.60s", ps->bad);
-		snprintf(why, n, "git: %s, so it is not read-only", ps->problem);
-		goto out;
+		snprintf(rs->matched, sizeof(rs->matched), "%.60s", ps->bad);
+		snprintf(rs->why, sizeof(rs->why), "git: %s, so it is not read-only", ps->problem);
+		return false;
 	}
 	for (size_t k = 0; k < ps->n; k++) {
 		const struct gr_opt *o = ps->items[k].opt;
 		if (o && o->effect != GR_OK) {
-			snprintf(matched, 64, "git %.50s", ps->items[k].word);
-			snprintf(why, n,
+			snprintf(rs->matched, sizeof(rs->matched), "git %.50s", ps->items[k].word);
+			snprintf(rs->why, sizeof(rs->why),
 				 "git %.50s can set any configuration, including programs to run",
 				 ps->items[k].word);
-			goto out;
+			return false;
 		}
 	}
-	if (i >= argc) {
-		bool info = ps->n > 0;
-		snprintf(matched, 64, "%s", "git");
-		snprintf(why, n,
-			 info ? "git only prints what its options ask"
-			      : "git without a subcommand");
-		ok = info;
-		goto out;
-	}
+	return true;
+}
+
+/* The words after the subcommand argv[|i|]: options of |gs|'s list only,
+ * and operands of branch and tag only with --list. */
+static bool subcommand_words_ok(const struct git_sub *gs, char *const *argv, size_t argc, size_t i,
+				struct pol_reason *rs)
+{
 	const char *sub = argv[i];
-	if (trace)
-		wd_sb_printf(trace, "%ssubcommand %s", ps->n ? ", " : "", sub);
-	bool handled;
-	if (!check_special(sub, argv, argc, i, why, n, matched, &handled))
-		goto out;
-	if (handled) {
-		snprintf(matched, 64, "git %.50s", sub);
-		snprintf(why, n, "git %s only reads the repository", sub);
-		ok = true;
-		goto out;
-	}
-	const struct git_sub *gs = NULL;
-	for (size_t k = 0; k < WD_ARRAY_SIZE(git_subs); k++)
-		if (strcmp(sub, git_subs[k].name) == 0)
-			gs = &git_subs[k];
-	if (!gs) {
-		snprintf(matched, 64, "git %.50s", sub);
-		refuse_known_writer(sub, argv, argc, i, why, n);
-		goto out;
-	}
 	bool listing = false, operand = false;
 	const char *first_operand = NULL;
 	bool dashdash = false;
@@ -330,19 +292,67 @@ bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char 
 		if (strcmp(a, "-l") == 0 || strcmp(a, "--list") == 0)
 			listing = true;
 		if (!word_allowed(gs->opts, a)) {
-			snprintf(matched, 64, "%.60s", a);
-			snprintf(why, n, "git %s %.60s is not an option warden knows", sub, a);
-			goto out;
+			snprintf(rs->matched, sizeof(rs->matched), "%.60s", a);
+			snprintf(rs->why, sizeof(rs->why),
+				 "git %s %.60s is not an option warden knows", sub, a);
+			return false;
 		}
 	}
 	if (gs->listing && operand && !listing) {
-		snprintf(matched, 64, "%.60s", first_operand);
-		snprintf(why, n, "git %s %.60s changes the repository, not just lists", sub,
-			 first_operand);
+		snprintf(rs->matched, sizeof(rs->matched), "%.60s", first_operand);
+		snprintf(rs->why, sizeof(rs->why),
+			 "git %s %.60s changes the repository, not just lists", sub, first_operand);
+		return false;
+	}
+	return true;
+}
+
+bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, struct pol_reason *rs)
+{
+	struct gr_parse *ps = wd_calloc(1, sizeof(*ps));
+	size_t i = argc;
+	gr_parse_opts(git_global, GR_EXACT, true, argv, argc, &i, ps);
+	if (trace) {
+		wd_sb_puts(trace, "git: ");
+		gr_describe(ps, trace);
+	}
+	bool ok = false;
+	if (!global_options_ok(ps, rs))
+		goto out;
+	if (i >= argc) {
+		bool info = ps->n > 0;
+		snprintf(rs->matched, sizeof(rs->matched), "%s", "git");
+		snprintf(rs->why, sizeof(rs->why),
+			 info ? "git only prints what its options ask"
+			      : "git without a subcommand");
+		ok = info;
 		goto out;
 	}
-	snprintf(matched, 64, "git %.50s", sub);
-	snprintf(why, n, "git %s only reads the repository", sub);
+	const char *sub = argv[i];
+	if (trace)
+		wd_sb_printf(trace, "%ssubcommand %s", ps->n ? ", " : "", sub);
+	bool handled;
+	if (!check_special(sub, argv, argc, i, rs, &handled))
+		goto out;
+	if (handled) {
+		snprintf(rs->matched, sizeof(rs->matched), "git %.50s", sub);
+		snprintf(rs->why, sizeof(rs->why), "git %s only reads the repository", sub);
+		ok = true;
+		goto out;
+	}
+	const struct git_sub *gs = NULL;
+	for (size_t k = 0; k < WD_ARRAY_SIZE(git_subs); k++)
+		if (strcmp(sub, git_subs[k].name) == 0)
+			gs = &git_subs[k];
+	if (!gs) {
+		snprintf(rs->matched, sizeof(rs->matched), "git %.50s", sub);
+		refuse_known_writer(sub, argv, argc, i, rs);
+		goto out;
+	}
+	if (!subcommand_words_ok(gs, argv, argc, i, rs))
+		goto out;
+	snprintf(rs->matched, sizeof(rs->matched), "git %.50s", sub);
+	snprintf(rs->why, sizeof(rs->why), "git %s only reads the repository", sub);
 	ok = true;
 out:
 	if (trace)

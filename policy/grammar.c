@@ -10,6 +10,8 @@
  * value is only ever attached; options may follow operands; "--" ends them
  * and a lone "-" is an operand. POSIX getopts stops at the first operand.
  * Pure: no I/O.
+ *
+ * See docs/design.md, section "Grammars".
  */
 #include "grammar.h"
 #include "policy_int.h"
@@ -17,23 +19,15 @@
 #include <stdio.h>
 #include <string.h>
 
+static const char *const effect_names[] = {
+	[GR_OK] = "harmless",		[GR_WRITES] = "writes",
+	[GR_RUNS] = "runs code",	[GR_ELSEWHERE] = "reads names from elsewhere",
+	[GR_SECRET] = "prints secrets", [GR_CHECKED] = "value checked",
+};
+
 const char *gr_effect_name(enum gr_effect e)
 {
-	switch (e) {
-	case GR_OK:
-		return "harmless";
-	case GR_WRITES:
-		return "writes";
-	case GR_RUNS:
-		return "runs code";
-	case GR_ELSEWHERE:
-		return "reads names from elsewhere";
-	case GR_SECRET:
-		return "prints secrets";
-	case GR_CHECKED:
-		return "value checked";
-	}
-	return "unknown";
+	return pol_name_of(effect_names, WD_ARRAY_SIZE(effect_names), e, "unknown");
 }
 
 static void bad(struct gr_parse *out, const char *word, const char *fmt, const char *arg)

@@ -12,7 +12,7 @@
  * getopts (options stop at the first operand, exact names) or no options
  * at all. A word it cannot place (an unknown option, an ambiguous prefix,
  * a value given to an option that takes none) makes the command not
- * read-only: unknown means not read-only.
+ * read-only. See docs/design.md, section "Grammars".
  */
 #ifndef WARDEN_POLICY_GRAMMAR_H
 #define WARDEN_POLICY_GRAMMAR_H
@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "common.h"
+#include "policy_int.h"
 
 enum gr_arity {
 	GR_NOARG,
@@ -69,10 +70,10 @@ struct gr_parse {
 
 struct gr_prog;
 /* A program's own rule on its parsed words (the sed script, find's
- * expression, the operand count of uniq): false with |why| when the words
+ * expression, the operand count of uniq): false with |rs| set when the words
  * do more than read. */
 typedef bool (*gr_check_fn)(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-			    size_t argc, char *why, size_t n, char *matched);
+			    size_t argc, struct pol_reason *rs);
 
 struct gr_prog {
 	const char *name;
@@ -100,5 +101,24 @@ void gr_describe(const struct gr_parse *ps, struct wd_sb *sb);
  * of a process (/proc/PID/environ and the like), lexically against |cwd|
  * (may be NULL). */
 bool gr_path_prints_secrets(const char *path, const char *cwd);
+
+/* Writes the reason into the calling check's |rs| and returns false. */
+#define GR_FAIL(...)                                                                               \
+	do {                                                                                       \
+		snprintf(rs->why, sizeof(rs->why), __VA_ARGS__);                                   \
+		return false;                                                                      \
+	} while (0)
+
+/* The programs' own rules (readonly_rules.c), each a gr_check_fn: sed's
+ * script only prints, find's expression only tests and prints, uniq has
+ * at most one input operand. */
+bool gr_check_sed(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
+		  size_t argc, struct pol_reason *rs);
+bool gr_check_find(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
+		   size_t argc, struct pol_reason *rs);
+bool gr_check_one_operand(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
+			  size_t argc, struct pol_reason *rs);
+/* True when |a| is head's or tail's obsolete count ("-5") for |name|. */
+bool gr_obsolete_count(const char *name, const char *a);
 
 #endif

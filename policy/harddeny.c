@@ -1,14 +1,16 @@
 /*
- * harddeny.c: the critical patterns of DESIGN.md step 1. A hit here is
- * refused with no model call, and no rule, grant, tier or person can allow
- * it: rm -r/-f of /, ~, $HOME, the project root or a path out of it;
+ * harddeny.c: the critical patterns, the first step of a decision. A hit
+ * is refused with no model call, and no rule, grant, tier or person can
+ * allow it: rm -r/-f of /, ~, $HOME, the project root or a path out of it;
  * filesystem and partition tools; dd onto a device; shutdown and friends;
  * recursive chmod/chown of / or the home; writes into system directories;
  * a download piped into a shell; the fork bomb.
  *
  * Targets are judged lexically (no file system access): "/usr/../" is "/".
  * A target with an unexpanded $VAR or glob other than the few spelled out
- * here is not critical, only not plain; the judge sees it.
+ * here is not critical, only not plain: the judge sees it.
+ *
+ * See docs/design.md, section "Hard deny".
  */
 #include "policy_int.h"
 

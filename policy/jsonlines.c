@@ -6,6 +6,8 @@
  * "rules[2].action", the 1-based line where that key (or element) starts.
  * Duplicate keys are recorded once per occurrence. It stops quietly at the
  * first syntax error: cJSON reports that one.
+ *
+ * See docs/design.md, section "Configuration".
  */
 #include "policy_int.h"
 
@@ -78,16 +80,43 @@ static void scan_string(struct scan *sc, struct wd_sb *out)
 	sc->i++;
 }
 
+/* Past an opening bracket: false when |close| follows at once (consumed). */
+static bool scan_open(struct scan *sc, char close)
+{
+	sc->i++;
+	skip_ws(sc);
+	if (sc->i < sc->len && sc->s[sc->i] == close) {
+		sc->i++;
+		return false;
+	}
+	return true;
+}
+
+/* After a member or an element: true when a ',' says another follows;
+ * false at |close| (consumed) or on a syntax error (sc->bad set). */
+static bool scan_next(struct scan *sc, char close)
+{
+	if (sc->bad)
+		return false;
+	skip_ws(sc);
+	if (sc->i < sc->len && sc->s[sc->i] == ',') {
+		sc->i++;
+		return true;
+	}
+	if (sc->i < sc->len && sc->s[sc->i] == close) {
+		sc->i++;
+		return false;
+	}
+	sc->bad = true;
+	return false;
+}
+
 static void scan_value(struct scan *sc, const char *path, int depth);
 
 static void scan_object(struct scan *sc, const char *path, int depth)
 {
-	sc->i++;
-	skip_ws(sc);
-	if (sc->i < sc->len && sc->s[sc->i] == '}') {
-		sc->i++;
+	if (!scan_open(sc, '}'))
 		return;
-	}
 	while (!sc->bad && sc->i < sc->len) {
 		skip_ws(sc);
 		if (sc->i >= sc->len || sc->s[sc->i] != '"') {
@@ -110,47 +139,23 @@ static void scan_object(struct scan *sc, const char *path, int depth)
 		sc->i++;
 		scan_value(sc, sub, depth + 1);
 		free(sub);
-		if (sc->bad)
+		if (!scan_next(sc, '}'))
 			return;
-		skip_ws(sc);
-		if (sc->i < sc->len && sc->s[sc->i] == ',') {
-			sc->i++;
-			continue;
-		}
-		if (sc->i < sc->len && sc->s[sc->i] == '}') {
-			sc->i++;
-			return;
-		}
-		sc->bad = true;
 	}
 }
 
 static void scan_array(struct scan *sc, const char *path, int depth)
 {
-	sc->i++;
-	skip_ws(sc);
-	if (sc->i < sc->len && sc->s[sc->i] == ']') {
-		sc->i++;
+	if (!scan_open(sc, ']'))
 		return;
-	}
 	for (size_t idx = 0; !sc->bad && sc->i < sc->len; idx++) {
 		skip_ws(sc);
 		char *sub = wd_asprintf("%s[%zu]", path, idx);
 		record(sc, sub, sc->line);
 		scan_value(sc, sub, depth + 1);
 		free(sub);
-		if (sc->bad)
+		if (!scan_next(sc, ']'))
 			return;
-		skip_ws(sc);
-		if (sc->i < sc->len && sc->s[sc->i] == ',') {
-			sc->i++;
-			continue;
-		}
-		if (sc->i < sc->len && sc->s[sc->i] == ']') {
-			sc->i++;
-			return;
-		}
-		sc->bad = true;
 	}
 }
 

@@ -7,6 +7,8 @@
  * an argument value, and never names a secret-named field. Proposals and
  * accepting are in memory_rules.c. Pure: no I/O, no clock (time is a
  * parameter).
+ *
+ * See docs/design.md, section "Approval memory".
  */
 #include "memory_int.h"
 
@@ -161,7 +163,9 @@ cJSON *mem_args_from_request(const char *request_json, char **tool)
 	cJSON *a = NULL;
 	enum pol_kind k;
 	if (cJSON_IsString(kind) && pol_kind_parse(kind->valuestring, &k) == 0)
-		a = k == POL_EXEC ? exec_args(root, tool) : open_args(root, tool);
+		a = k == POL_EXEC   ? exec_args(root, tool)
+		    : k == POL_OPEN ? open_args(root, tool)
+				    : NULL; /* a socket's row has no arguments to compare */
 	cJSON_Delete(root);
 	return a;
 }

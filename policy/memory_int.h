@@ -2,6 +2,8 @@
  * memory_int.h: approval memory's private structures, shared by memory.c,
  * memory_rules.c, the config parser (accepted_rules) and pol_decide().
  * Nothing here is part of the contract in policy.h.
+ *
+ * See docs/design.md, section "Approval memory".
  */
 #ifndef WARDEN_POLICY_MEMORY_INT_H
 #define WARDEN_POLICY_MEMORY_INT_H
@@ -10,7 +12,7 @@
 
 #include <cjson/cJSON.h>
 
-/* The most values an "in" condition holds (issue 7: "in" for up to 10). */
+/* The most values an "in" condition holds. */
 #define MEM_MAX_IN 10
 /* How deep similarity looks into nested arguments. */
 #define MEM_MAX_DEPTH 3

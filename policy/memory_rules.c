@@ -8,6 +8,8 @@
  * numbers. A nested value or a text field with more than ten values gets no
  * rule; denials and edited approvals inside the bounds are counter-evidence.
  * Pure: the time of acceptance is a parameter.
+ *
+ * See docs/design.md, section "Approval memory".
  */
 #include "memory_int.h"
 

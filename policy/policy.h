@@ -1,12 +1,14 @@
 /*
  * policy: warden's pure decision library: the request model, the project
  * config (.warden/permissions.json), sensitive markers, command
- * classification, hard deny, grants and rules, the fast path and process-tree
- * coverage (DESIGN.md pipeline steps 1-3).
+ * classification, hard deny, grants and rules, the fast path, process-tree
+ * coverage, approval memory and the agent harnesses' shapes.
  *
  * It does no I/O beyond the text it is handed, reads no clock (time is a
  * parameter), never logs and never exits. Everything it returns is owned by
  * the caller unless a prototype says otherwise.
+ *
+ * See docs/design.md, section "Policy".
  */
 #ifndef WARDEN_POLICY_H
 #define WARDEN_POLICY_H
@@ -17,9 +19,11 @@
 
 /* ---- the request model ------------------------------------------------ */
 
-enum pol_kind { POL_EXEC, POL_OPEN };
+/* POL_CONNECT: a unix socket call the supervisor decides (no pol_request). */
+enum pol_kind { POL_EXEC, POL_OPEN, POL_CONNECT };
 
-/* The audit's name of a kind ("exec", "open"), and back. 0 or -EINVAL. */
+/* The audit's name of a kind ("exec", "open", "connect"), and back. 0 or
+ * -EINVAL. */
 const char *pol_kind_name(enum pol_kind k);
 int pol_kind_parse(const char *s, enum pol_kind *out);
 
@@ -238,10 +242,28 @@ enum pol_source {
 	POL_SRC_ACCEPTED_RULE, /* an accepted confirm rule */
 	POL_SRC_FAST_PATH,
 	POL_SRC_COVERED, /* inside the tree of an allowed command */
+	/* Decided by the supervisor, never by pol_decide(): */
+	POL_SRC_STARTUP,     /* the agent's own start-up, by the person who ran it */
+	POL_SRC_HARNESS,     /* the agent harness's own machinery */
+	POL_SRC_JUDGE,	     /* the judge's verdict */
+	POL_SRC_JUDGE_CACHE, /* the judge's verdict for the same request, reused */
+	POL_SRC_TIER,	     /* the unattended tier */
+	POL_SRC_USER,	     /* a person's answer */
+	POL_SRC_TIMEOUT,     /* nobody answered before the deadline */
+	POL_SRC_STOPPED,     /* the session or the caller stopped waiting */
+	POL_SRC_LIMIT,	     /* too many opens waiting on the view */
+	POL_SRC_DECODER,     /* the exec could not be read, or fails in the kernel */
+	POL_SRC_REPEAT,	     /* the same exec refused a moment ago */
+	POL_SRC_BOUNDARY,    /* a socket outside the sandbox */
+	POL_SRC_INTEGRITY,   /* an exec that is not what was decided */
+	POL_SRC_ERROR,	     /* the request could not be built */
 };
 
-/* The stable lower-case name of a source ("hard_deny", "fast_path", ...). */
+/* The stable lower-case name of a source ("hard_deny", "fast_path", ...):
+ * the audit's "source" column. pol_source_parse() reads one back: 0, or
+ * -EINVAL for a name no source has. */
 const char *pol_source_name(enum pol_source s);
+int pol_source_parse(const char *s, enum pol_source *out);
 const char *pol_verdict_name(enum pol_verdict v);
 
 /* What the supervisor knows about the caller's process tree. */
@@ -254,8 +276,8 @@ struct pol_context {
 struct pol_decision {
 	enum pol_verdict verdict;
 	enum pol_source source;
-	/* Whether an allowed exec covers the process tree it starts (DESIGN.md
-	 * "Process trees"): false for the fast path, for a shell that reads
+	/* Whether an allowed exec covers the process tree it starts (docs/design.md,
+	 * section "Process trees"): false for the fast path, for a shell that reads
 	 * commands from a terminal or pipe (no -c), and for a script. The
 	 * supervisor applies this to any later allowance of the same request
 	 * too (judge, tier, person). */
@@ -268,7 +290,7 @@ struct pol_decision {
 	char matched[160];
 };
 
-/* Decides |r| in DESIGN.md's order: hard deny; config deny rules; session
+/* Decides |r| in this order: hard deny; config deny rules; session
  * grants, project grants, accepted rules and allow/ask rules; coverage;
  * the fast path; otherwise undecided. |s| may be NULL. |now_us| is realtime
  * µs (review dates of accepted rules). Never fails: an internal problem
@@ -359,7 +381,7 @@ struct pol_judge_settings {
 };
 bool pol_config_judge(const struct pol_config *c, struct pol_judge_settings *out);
 
-/* ---- approval memory (issue 7) ----------------------------------------- */
+/* ---- approval memory --------------------------------------------------- */
 
 /*
  * Memory is advice: it shows a person what people decided before on similar
@@ -498,9 +520,10 @@ bool pol_accepted_covers_args(const struct pol_config *c, const char *tool, cons
 
 /* ---- end of approval memory --------------------------------------------- */
 
-/* ---- agent harnesses (issue 10) ----------------------------------------- */
+/* ---- agent harnesses --------------------------------------------------- */
 
-/* The wrapper shapes of agent harnesses (harness.c has the exact grammar):
+/* The wrapper shapes of agent harnesses (harness_claude.c and harness_codex.c
+ * have the exact grammar):
  *   POL_HARNESS_CLAUDE_CODE  bash -c "source HOME/.claude/shell-snapshots/
  *                            snapshot-bash-ID.sh 2>/dev/null || true &&
  *                            shopt -u extglob && eval 'CMD' < /dev/null &&
@@ -519,6 +542,28 @@ enum pol_harness {
 
 /* "none", "claude-code", "codex", "aider". */
 const char *pol_harness_name(enum pol_harness h);
+
+/* What warden knows of a harness (profiles.c): one row per enum
+ * pol_harness, static, never freed. */
+struct pol_harness_profile {
+	enum pol_harness harness;
+	const char *name; /* as pol_harness_name() */
+	/* The variables it needs to reach its model (its own API keys), kept
+	 * although they look like secrets; NULL-terminated. */
+	const char *const *env_keep;
+	/* The places in HOME (relative) it writes: its configuration and
+	 * session state; NULL-terminated. */
+	const char *const *home_writable;
+	/* The tail of its npm launcher script's canonical path, whose native
+	 * child becomes the agent (pol_harness_launcher_child()), or NULL. */
+	const char *launcher;
+	/* Whether it runs per-call machinery of its own (Codex's set-up
+	 * re-exec and wrapper: pol_codex_shape()) before a tool call. */
+	bool call_machinery;
+};
+/* The profile of |h|; POL_HARNESS_NONE's (nothing kept, nothing
+ * writable, no machinery) for a value out of range. */
+const struct pol_harness_profile *pol_harness_profile(enum pol_harness h);
 
 /* Which harness shape |argv| (NULL-terminated) is, by argv[0]'s program
  * name, with *inner set to the model's command (caller frees; NULL when
@@ -563,7 +608,7 @@ void pol_config_set_agent_binary(struct pol_config *c, const char *path);
  * does not replace pol_decide(): a hard deny still refuses. */
 bool pol_is_harness_startup(enum pol_harness kind, char *const argv[], const struct pol_config *c);
 
-/* What a Codex exec of its own machinery is (harness.c has the grammar):
+/* What a Codex exec of its own machinery is (harness_codex.c has the grammar):
  *   POL_CODEX_SETUP     X --codex-run-as-process-setup FD PID pipe "" CWD
  *                       PROG ARGV0 [ARG...]: Codex's binary re-run to set up
  *                       a tool call's process, which then execs PROG (decided

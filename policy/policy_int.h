@@ -1,12 +1,15 @@
 /*
  * policy_int.h: the private structures and helpers shared by the files of
  * policy/. Nothing here is part of the contract in policy.h.
+ *
+ * See docs/design.md, section "Policy".
  */
 #ifndef WARDEN_POLICY_INT_H
 #define WARDEN_POLICY_INT_H
 
 #include "policy.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,7 +54,7 @@ struct pol_request {
 	char *harness_path;
 	char *harness_file;
 	/* A recognised Codex wrapper, recorded by its parts (the template is
-	 * in harness.c): the PATH entry and the command as quoted; NULL
+	 * in harness_codex.c): the PATH entry and the command as quoted; NULL
 	 * otherwise. */
 	char *wrap_dir;
 	char *wrap_quoted;
@@ -61,12 +64,14 @@ struct pol_request {
  * runs or loads (LD_PRELOAD, BASH_ENV, GIT_CONFIG*, ...). */
 bool pol_env_name_is_risky(const char *name, size_t len);
 /* True when the environment entry |entry| ("NAME=value") is known harmless
- * for every program of the fast path (request.c says how that list is
+ * for every program of the fast path (envnames.c says how that list is
  * made). HOME and XDG_CONFIG_HOME pass here; git judges them. */
 bool pol_env_entry_fast_ok(const char *entry);
 /* True when |name| (length |len|) looks like it holds a secret (PASSWORD,
  * TOKEN, API_KEY, ...). */
 bool pol_name_is_secret(const char *name, size_t len);
+/* What a redacted value is shown as. */
+#define POL_REDACTED "<redacted>"
 /* A redacted copy of one argument; |prev| is the argument before it (or
  * NULL), for "--password hunter2" and "-H 'Authorization: ...'". Caller
  * frees. */
@@ -150,7 +155,16 @@ void pol_accepted_free(struct pol_accepted *a, size_t n);
 
 /* ---- end of approval memory --------------------------------------------- */
 
-/* Config helpers of config_out.c. */
+/* |names|[|i|] when |i| is one of the |n| and has a name, else |dflt|: an
+ * enum's name from its table (names.c). */
+const char *pol_name_of(const char *const *names, size_t n, size_t i, const char *dflt);
+/* The index of |s| (may be NULL) among |names|[|from|..|n|), or -EINVAL. */
+int pol_name_find(const char *const *names, size_t from, size_t n, const char *s);
+/* Parses an outside mode ("hide", "gate", ...): 0, or -EINVAL when
+ * unknown (names.c). */
+int pol_outside_mode_parse(const char *s, enum pol_outside_mode *m);
+
+/* Config helpers of config_out.c and names.c. */
 /* Rebuilds c->merged from the built-in outside list, c->outside and c->home. */
 void pol_config_merge_outside(struct pol_config *c);
 const char *pol_access_name(unsigned bit);
@@ -184,12 +198,17 @@ void pol_json_pretty(struct wd_sb *sb, const struct cJSON *v, int indent);
 
 /* ---- globs and markers (sensitive.c) ------------------------------------- */
 
-/* NULL when |pat| is a usable glob, else a sentence saying what is wrong. */
-const char *pol_glob_problem(const char *pat);
+/* 0 when |pat| is a usable glob; else -EINVAL with, when |err| is not
+ * NULL, a sentence saying what is wrong (caller frees). */
+int pol_glob_check(const char *pat, char **err);
+/* -EINVAL with a copy of |what| in *err (when |err| is not NULL): the
+ * failure of a check whose message is a fixed sentence. */
+int pol_invalid(const char *what, char **err);
 /* True when |path| matches |pat| or lies under a directory that does. */
 bool pol_glob_match(const char *pat, const char *path);
-/* What is wrong with a control_files pattern, or NULL (control.c). */
-const char *pol_control_problem(const char *pat);
+/* 0 when |pat| is a usable control_files pattern (control.c); else -EINVAL
+ * with, when |err| is not NULL, what is wrong (caller frees). */
+int pol_control_check(const char *pat, char **err);
 /* |path| with "//", "." and ".." resolved lexically ("a/../b" is "b",
  * "/.." is "/", leading ".." of a relative path stay). Caller frees. */
 char *pol_path_lexical(const char *path);
@@ -246,7 +265,7 @@ struct sh_script {
 void sh_split(const char *s, struct sh_script *out);
 void sh_script_free(struct sh_script *sc);
 
-/* ---- classification (classify.c, harddeny.c) --------------------------- */
+/* ---- classification (classify.c, unwrap.c, vocab.c, harddeny.c) -------- */
 
 /* What the classifier knows besides the argv. */
 struct cls_env {
@@ -278,6 +297,11 @@ struct cls_result {
 void cls_raise(struct cls_result *r, enum pol_class cls, const char *matched, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* Formats a reason into |reason| (|rn| bytes) and copies |m| (NULL: "")
+ * into |matched| (|mn| bytes): what cls_raise() and pol_decide() record. */
+void pol_reason_vset(char *reason, size_t rn, char *matched, size_t mn, const char *m,
+		     const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
+
 /* Classifies |argv| (|argc| words). |depth| counts nested unwraps. */
 void cls_argv(const struct cls_env *e, char *const *argv, size_t argc, int depth,
 	      struct cls_result *r);
@@ -305,27 +329,78 @@ const char *cls_prog_name(const char *arg0);
 const char *cls_identity(const char *path, const char *arg0, char *buf, size_t n);
 /* True for sh, bash, dash, zsh, ksh, mksh, fish, ash, busybox... */
 bool cls_is_shell(const char *name);
+/* How deep wrappers and nested scripts are followed. */
+#define CLS_MAX_DEPTH 8
+
+/* True when the NULL-terminated |list| holds the |n| bytes at |s|. */
+bool cls_in_list(const char *const *list, const char *s, size_t n);
+
+/* ---- wrappers and shells as command lines (unwrap.c) --------------------- */
+
+/* A program that runs another one: its own options and operands. */
+struct wrapper {
+	const char *name;
+	const char *argopts;	      /* short options that take a separate argument */
+	const char *const *long_args; /* long options that take one */
+	int positional;		      /* operands before the command (timeout's duration) */
+	bool assignments;	      /* VAR=value words before the command */
+	bool privileged;
+};
+
+/* What a wrapper's own words do besides running the command. */
+struct unwrap_info {
+	const char *risky;   /* a run-changing VAR= assignment, or NULL */
+	const char *split;   /* env -S's string, or NULL */
+	const char *outfile; /* time -o's file, or NULL */
+	bool lookup;	     /* command -v / -V: a lookup, runs nothing */
+	bool shell;	     /* sudo -s / -i: an interactive shell */
+	bool edit;	     /* sudo -e: sudoedit of the operands */
+};
+
+/* The wrapper called |name|, or NULL. */
+const struct wrapper *cls_find_wrapper(const char *name);
+/* Index of the command |w| wraps in |argv| (|argc| when there is none);
+ * fills |info| with what the wrapper's own words do. */
+size_t cls_skip_wrapper(const struct wrapper *w, char *const *argv, size_t argc,
+			struct unwrap_info *info);
+/* The wrapper's own words, parsed by its grammar: false (with |r| raised)
+ * when one is unknown or not harmless, or when the grammar does not find
+ * the command where the unwrapping did (index |k|). */
+bool cls_wrapper_grammar_ok(const struct cls_env *e, const struct wrapper *w, char *const *argv,
+			    size_t argc, size_t k, struct cls_result *r);
+/* For sh/bash/...: the index of the -c script, or 0 when there is no -c.
+ * *problem is set when a flag makes the shell read more code than the
+ * script, or when a word is not one warden knows; *home_files for a login
+ * or interactive shell, which reads HOME's start-up files. */
+size_t cls_shell_script_index(const char *name, char *const *argv, size_t argc,
+			      const char **problem, bool *home_files);
+
 /* Unwraps wrappers (env, nice, timeout, nohup, stdbuf, sudo, ...) and
  * returns the index of the real program in argv, or -1 when none. Sets
  * *risky_env when an env VAR= assignment is run-changing, *privileged for
  * sudo/doas. */
 long cls_unwrap(char *const *argv, size_t argc, bool *risky_env, bool *privileged);
 
+/* Why a fast-path check reached its answer, and the word it turned on
+ * (the command, or the offending option or operand). */
+struct pol_reason {
+	char why[200];
+	char matched[64];
+};
+
 /* True when |name| with |argv| is a known read-only command under its
  * program's grammar (readonly.c, grammar.h): every word parsed as the
  * program parses it, no option that writes, runs, reads its names from
  * elsewhere or prints secrets, and the program's own operand rule. |cwd|
  * (may be NULL) places relative operands. Writes the reason either way into
- * |why| (|n| bytes) and what matched, the command or the offending word,
- * into |matched| (at least 64 bytes). Appends the parsed words to |trace|
+ * |rs|. Appends the parsed words to |trace|
  * when it is not NULL (explain). */
 bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const char *cwd,
-			struct wd_sb *trace, char *why, size_t n, char *matched);
+			struct wd_sb *trace, struct pol_reason *rs);
 
 /* The git command lines that only read (git.c): global options and the
  * subcommand as git parses them. Appends to |trace| when not NULL. */
-bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char *why, size_t n,
-		      char *matched);
+bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, struct pol_reason *rs);
 
 /* The program an argv[0] makes a multi-call program play (git-log: git
  * log; busybox, toybox applets; systemctl's shutdown, reboot, halt,
@@ -334,7 +409,7 @@ bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, char 
  * the program itself. */
 const char *cls_multicall_applet(const char *prog, const char *arg0);
 
-/* ---- agent harnesses (harness.c) ---------------------------------------- */
+/* ---- agent harnesses (harness*.c, profiles.c) --------------------------- */
 
 /* The harness shape of |argv| whose program name (after cls_identity()) is
  * |name|, with the model's command in *inner (caller frees; NULL when
@@ -367,6 +442,35 @@ const char *hn_multicall_name(const struct cls_env *e, const char *identity, con
 char **hn_tool_argv(const char *name, char *const *argv, size_t argc, const char **tool,
 		    struct cls_result *r);
 
-/* Decide helpers (decide.c) used by request.c and config_out.c. */
+/* The parts of harness.c, harness_claude.c and harness_codex.c share. */
+/* The model's command inside a Claude Code wrapper script, or NULL.
+ * Caller frees. */
+char *hn_claude_inner(const char *script, const char *home);
+/* The model's command inside Codex's wrapper script, or NULL (caller
+ * frees); *snap, when |snap| is not NULL, the snapshot it sources. */
+char *hn_codex_inner(const char *script, const char *home, char **snap);
+/* Whether |argv| is one of Claude Code's start-up execs (|home| may be
+ * NULL) or Codex's (pol_is_harness_startup()). */
+bool hn_claude_startup(char *const *argv, size_t argc, const char *home);
+bool hn_codex_startup(char *const *argv, size_t argc);
+
+/* A cursor over a script (harness_scan.c). Each consumes at *p and
+ * advances it only on success. */
+/* The literal |lit|. */
+bool hn_eat(const char **p, const char *lit);
+/* 1..|max| characters of |set| (or of [A-Za-z0-9] plus |set| when
+ * |alnum|). */
+bool hn_eat_span(const char **p, const char *set, bool alnum, size_t max);
+/* The single-quoted word at *p with '\'' and '"'"' read as a quote, as
+ * bash reads them, followed by |term| (a space, or '\0' for the end): the
+ * unquoted text (caller frees) or NULL. */
+char *hn_eat_quoted_to(const char **p, char term);
+/* A home directory that bash reads as one word with no expansion. */
+bool hn_home_is_plain(const char *home);
+/* Whether argv[0]'s program name is |name|. */
+bool hn_is_named(const char *arg0, const char *name);
+/* Whether |argv| is exactly program |name| with the words |rest|. */
+bool hn_argv_is(char *const *argv, size_t argc, const char *name, const char *const *rest,
+		size_t nrest);
 
 #endif

@@ -1,20 +1,16 @@
 /*
  * readonly.c: the programs of the fast path, each with its options as the
- * program itself defines them (grammar.h), and the rules on what its
- * operands may be.
+ * program itself defines them (grammar.h), and the check of a command
+ * against them.
  *
  * A command is read-only when warden knows exactly which program runs and
- * exactly what every word it receives does: every option is in the
- * program's table (GNU long options may be abbreviated as getopt_long
- * allows; an ambiguous prefix or an unknown option is not read-only), no
- * option writes, runs code, reads the names of its files from elsewhere or
- * prints secrets, and the program's own rule accepts its operands (a sed
- * script that only prints, find's expression without actions, no operand
- * under /proc for a program that prints what it reads). A program not in
- * the table needs a decision. The long options are those of the program's
- * --help on Debian 12 (coreutils 9.1, grep 3.8, sed 4.9, diffutils 3.8,
- * findutils 4.9, file 5.44, debianutils 5.7); test_policy_grammar.c checks
- * every table against the installed program's own --help.
+ * what every word it receives does: each option in the program's table,
+ * none that writes, runs code, reads names from elsewhere or prints
+ * secrets, and the program's own operand rule (readonly_rules.c) met. The
+ * tables follow the programs' --help on Debian 12; test_policy_grammar.c
+ * checks each against the installed program.
+ *
+ * See docs/design.md, section "Grammars".
  */
 #include "grammar.h"
 #include "policy_int.h"
@@ -36,12 +32,6 @@
 	{                                                                                          \
 		"version", 0, N, OK                                                                \
 	}
-
-#define FAIL(...)                                                                                  \
-	do {                                                                                       \
-		snprintf(why, n, __VA_ARGS__);                                                     \
-		return false;                                                                      \
-	} while (0)
 
 /* ---- tables ---------------------------------------------------------------------- */
 
@@ -481,209 +471,6 @@ static const struct gr_opt none_opts[] = {
 };
 /* clang-format on */
 
-/* ---- rules on operands ------------------------------------------------------------------ */
-
-static size_t count_operands(const struct gr_parse *ps)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < ps->n; i++)
-		k += ps->items[i].opt == NULL;
-	return k;
-}
-
-/* A sed script made only of addresses and the print commands p P = l q Q. */
-static bool sed_print_only(const char *s)
-{
-	const char *p = s;
-	for (;;) {
-		while (*p == ' ' || *p == '\t' || *p == ';' || *p == '\n')
-			p++;
-		if (!*p)
-			return true;
-		for (int addr = 0; addr < 2; addr++) {
-			if (isdigit((unsigned char)*p)) {
-				while (isdigit((unsigned char)*p))
-					p++;
-				if (*p == '~') {
-					p++;
-					while (isdigit((unsigned char)*p))
-						p++;
-				}
-			} else if (*p == '$') {
-				p++;
-			} else if (*p == '/' || *p == '\\') {
-				char d = *p == '\\' ? p[1] : '/';
-				if (*p == '\\') {
-					if (!d)
-						return false;
-					p++;
-				}
-				p++;
-				while (*p && *p != d) {
-					if (*p == '\\' && p[1])
-						p++;
-					p++;
-				}
-				if (!*p)
-					return false;
-				p++;
-				if (*p == 'I' || *p == 'M')
-					p++;
-			}
-			if (addr == 0 && *p == ',') {
-				p++;
-				if (*p == '+' || *p == '~')
-					p++;
-				continue;
-			}
-			break;
-		}
-		while (*p == ' ')
-			p++;
-		if (*p == '!')
-			p++;
-		while (*p == ' ')
-			p++;
-		if (!*p || !strchr("pP=lqQ", *p))
-			return false;
-		p++;
-		while (isdigit((unsigned char)*p))
-			p++; /* q5, l40 */
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p && *p != ';' && *p != '\n')
-			return false;
-	}
-}
-
-static bool check_sed(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-		      size_t argc, char *why, size_t n, char *matched)
-{
-	(void)p;
-	(void)argv;
-	(void)argc;
-	bool quiet = false, have_script = false;
-	for (size_t i = 0; i < ps->n; i++) {
-		const struct gr_item *it = &ps->items[i];
-		if (it->opt && it->opt->shrt == 'n')
-			quiet = true;
-		const char *script = NULL;
-		if (it->opt && it->opt->shrt == 'e')
-			script = it->value;
-		else if (!it->opt && !have_script) {
-			bool any_e = false;
-			for (size_t k = 0; k < ps->n; k++)
-				any_e |= ps->items[k].opt && ps->items[k].opt->shrt == 'e';
-			if (!any_e)
-				script = it->word;
-		}
-		if (!script)
-			continue;
-		have_script = true;
-		if (!sed_print_only(script)) {
-			snprintf(matched, 64, "%s", "sed");
-			FAIL("the sed script does more than print lines");
-		}
-	}
-	if (!quiet || !have_script) {
-		snprintf(matched, 64, "%s", "sed");
-		FAIL("sed without -n and a print-only script may do more than read");
-	}
-	return true;
-}
-
-/* find's expression: tests and the actions that only print. */
-struct find_prim {
-	const char *name;
-	int args;
-};
-/* clang-format off */
-static const struct find_prim find_prims[] = {
-	{"-print", 0}, {"-print0", 0}, {"-ls", 0}, {"-prune", 0}, {"-quit", 0}, {"-true", 0},
-	{"-false", 0}, {"-empty", 0}, {"-executable", 0}, {"-readable", 0}, {"-writable", 0},
-	{"-nogroup", 0}, {"-nouser", 0}, {"-xdev", 0}, {"-mount", 0}, {"-depth", 0}, {"-d", 0},
-	{"-follow", 0}, {"-noleaf", 0}, {"-daystart", 0}, {"-ignore_readdir_race", 0},
-	{"-noignore_readdir_race", 0}, {"-not", 0}, {"!", 0}, {"(", 0}, {")", 0}, {",", 0},
-	{"-a", 0}, {"-and", 0}, {"-o", 0}, {"-or", 0}, {"-help", 0}, {"--help", 0},
-	{"-version", 0}, {"--version", 0}, {"-name", 1}, {"-iname", 1}, {"-path", 1},
-	{"-ipath", 1}, {"-wholename", 1}, {"-iwholename", 1}, {"-lname", 1}, {"-ilname", 1},
-	{"-regex", 1}, {"-iregex", 1}, {"-regextype", 1}, {"-type", 1}, {"-xtype", 1},
-	{"-size", 1}, {"-perm", 1}, {"-user", 1}, {"-group", 1}, {"-uid", 1}, {"-gid", 1},
-	{"-links", 1}, {"-inum", 1}, {"-samefile", 1}, {"-newer", 1}, {"-anewer", 1},
-	{"-cnewer", 1}, {"-mtime", 1}, {"-atime", 1}, {"-ctime", 1}, {"-mmin", 1}, {"-amin", 1},
-	{"-cmin", 1}, {"-used", 1}, {"-maxdepth", 1}, {"-mindepth", 1}, {"-printf", 1},
-	{"-fstype", 1}, {"-context", 1},
-};
-/* clang-format on */
-
-static bool check_find(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-		       size_t argc, char *why, size_t n, char *matched)
-{
-	(void)p;
-	(void)ps;
-	size_t i = 1;
-	/* -H -L -P -D x -Olevel, then the paths: words up to the first that
-	 * starts with '-' or is ( or !. */
-	while (i < argc && argv[i][0] == '-' && strchr("HLPDO", argv[i][1]) && argv[i][1]) {
-		if (strcmp(argv[i], "-D") == 0)
-			i++;
-		i++;
-	}
-	while (i < argc && argv[i][0] != '-' && strcmp(argv[i], "(") != 0 &&
-	       strcmp(argv[i], "!") != 0)
-		i++;
-	for (; i < argc; i++) {
-		const char *a = argv[i];
-		const struct find_prim *hit = NULL;
-		for (size_t k = 0; k < WD_ARRAY_SIZE(find_prims); k++)
-			if (strcmp(a, find_prims[k].name) == 0)
-				hit = &find_prims[k];
-		/* -newerXY ref */
-		if (!hit && strncmp(a, "-newer", 6) == 0 && strlen(a) == 8 &&
-		    strchr("amcBt", a[6]) && strchr("amcBt", a[7])) {
-			i++;
-			continue;
-		}
-		if (!hit) {
-			snprintf(matched, 64, "%s", a);
-			FAIL("find %.60s is not a test or an action warden knows (actions that "
-			     "run, "
-			     "delete or write are not read-only)",
-			     a);
-		}
-		i += (size_t)hit->args;
-	}
-	return true;
-}
-
-static bool check_one_operand(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-			      size_t argc, char *why, size_t n, char *matched)
-{
-	(void)argv;
-	(void)argc;
-	if (count_operands(ps) > 1) {
-		snprintf(matched, 64, "%s", p->name);
-		FAIL("%s with a second operand writes its output to that file", p->name);
-	}
-	return true;
-}
-
-/* GNU head and tail still read "-20" (and tail "+20") as a line count, but
- * only as the first argument. */
-static bool obsolete_count(const char *name, const char *a)
-{
-	if (strcmp(name, "head") != 0 && strcmp(name, "tail") != 0)
-		return false;
-	if (a[0] != '-' && !(a[0] == '+' && strcmp(name, "tail") == 0))
-		return false;
-	const char *q = a + 1;
-	if (!isdigit((unsigned char)*q))
-		return false;
-	while (isdigit((unsigned char)*q))
-		q++;
-	return strspn(q, "bcklmqvfz") == strlen(q) && strlen(q) <= 2;
-}
-
 /* ---- the table ----------------------------------------------------------------------------- */
 
 /* Programs that print what they read: an operand under /proc (environ,
@@ -723,7 +510,7 @@ static const struct gr_prog programs[] = {
 	{"realpath", NULL, GR_GNU, realpath_opts, NULL},
 	{"readlink", NULL, GR_GNU, readlink_opts, NULL},
 	{"sort", NULL, GR_GNU, sort_opts, NULL},
-	{"uniq", NULL, GR_GNU, uniq_opts, check_one_operand},
+	{"uniq", NULL, GR_GNU, uniq_opts, gr_check_one_operand},
 	{"cut", NULL, GR_GNU, cut_opts, NULL},
 	{"tr", NULL, GR_GNU, tr_opts, NULL},
 	{"nl", NULL, GR_GNU, nl_opts, NULL},
@@ -744,8 +531,8 @@ static const struct gr_prog programs[] = {
 	{"tty", NULL, GR_GNU, tty_opts, NULL},
 	{"diff", NULL, GR_GNU, diff_opts, NULL},
 	{"cmp", NULL, GR_GNU, cmp_opts, NULL},
-	{"sed", NULL, GR_GNU, sed_opts, check_sed},
-	{"find", NULL, GR_POSIX, find_opts, check_find},
+	{"sed", NULL, GR_GNU, sed_opts, gr_check_sed},
+	{"find", NULL, GR_POSIX, find_opts, gr_check_find},
 	{"file", NULL, GR_GNU, file_opts, NULL},
 	{"which", "which.debianutils", GR_POSIX, which_opts, NULL},
 	{"cd", NULL, GR_POSIX, cd_opts, NULL},
@@ -794,11 +581,11 @@ static bool version_query(const char *name, char *const *argv, size_t argc)
 }
 
 /* find's expression is not an options list: only its leading -H -L -P are
- * parsed by the table, the rest by check_find. */
+ * parsed by the table, the rest by gr_check_find. */
 static void parse_program(const struct gr_prog *p, char *const *argv, size_t argc,
 			  struct gr_parse *ps)
 {
-	if (p->check == check_find) {
+	if (p->check == gr_check_find) {
 		memset(ps, 0, sizeof(*ps));
 		size_t end = 0;
 		gr_parse_opts(p->opts, GR_POSIX, true, argv, argc, &end, ps);
@@ -807,7 +594,7 @@ static void parse_program(const struct gr_prog *p, char *const *argv, size_t arg
 				ps->items[ps->n++] = (struct gr_item){.word = argv[i]};
 		return;
 	}
-	if (argc > 1 && obsolete_count(p->name, argv[1])) {
+	if (argc > 1 && gr_obsolete_count(p->name, argv[1])) {
 		memset(ps, 0, sizeof(*ps));
 		static const struct gr_opt count = {"lines", 'n', GR_ARG, GR_OK};
 		ps->items[ps->n++] =
@@ -821,18 +608,19 @@ static void parse_program(const struct gr_prog *p, char *const *argv, size_t arg
 }
 
 bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const char *cwd,
-			struct wd_sb *trace, char *why, size_t n, char *matched)
+			struct wd_sb *trace, struct pol_reason *rs)
 {
-	snprintf(matched, 64, "%s", name);
+	snprintf(rs->matched, sizeof(rs->matched), "%s", name);
 	if (version_query(name, argv, argc)) {
-		snprintf(why, n, "%s %s only prints version or usage", name, argv[1]);
+		snprintf(rs->why, sizeof(rs->why), "%s %s only prints version or usage", name,
+			 argv[1]);
 		if (trace)
 			wd_sb_printf(trace, "%s: %s (version query)\n", name, argv[1]);
 		return true;
 	}
 	const struct gr_prog *p = gr_find(name);
 	if (!p) {
-		snprintf(why, n, "%.100s is not a known read-only command", name);
+		snprintf(rs->why, sizeof(rs->why), "%.100s is not a known read-only command", name);
 		if (trace)
 			wd_sb_printf(trace, "%s: not a fast-path program\n", name);
 		return false;
@@ -846,8 +634,9 @@ bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const 
 	}
 	bool ok = false;
 	if (ps->bad) {
-		snprintf(matched, 64, "%s", ps->bad);
-		snprintf(why, n, "%s: %s, so it is not read-only", p->name, ps->problem);
+		snprintf(rs->matched, sizeof(rs->matched), "%s", ps->bad);
+		snprintf(rs->why, sizeof(rs->why), "%s: %s, so it is not read-only", p->name,
+			 ps->problem);
 		goto out;
 	}
 	for (size_t i = 0; i < ps->n; i++) {
@@ -858,9 +647,9 @@ bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const 
 				snprintf(opt, sizeof(opt), "-%c", it->opt->shrt);
 			else
 				snprintf(opt, sizeof(opt), "--%s", it->opt->lng);
-			snprintf(matched, 64, "%s %s", p->name, opt);
-			snprintf(why, n, "%s %s (given as %.40s) %s", p->name, opt, it->word,
-				 gr_effect_name(it->opt->effect));
+			snprintf(rs->matched, sizeof(rs->matched), "%s %s", p->name, opt);
+			snprintf(rs->why, sizeof(rs->why), "%s %s (given as %.40s) %s", p->name,
+				 opt, it->word, gr_effect_name(it->opt->effect));
 			goto out;
 		}
 		bool printer = false;
@@ -870,18 +659,18 @@ bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const 
 		 * read the file they name and may print its lines. */
 		const char *path = it->opt ? it->value : it->word;
 		if (printer && path && gr_path_prints_secrets(path, cwd)) {
-			snprintf(matched, 64, "%s", path);
-			snprintf(why, n,
+			snprintf(rs->matched, sizeof(rs->matched), "%s", path);
+			snprintf(rs->why, sizeof(rs->why),
 				 "%s %.80s prints what /proc shows of a process, which may "
 				 "hold secrets",
 				 p->name, path);
 			goto out;
 		}
 	}
-	why[0] = '\0';
-	if (p->check && !p->check(p, ps, argv, argc, why, n, matched))
+	rs->why[0] = '\0';
+	if (p->check && !p->check(p, ps, argv, argc, rs))
 		goto out;
-	snprintf(why, n, "%s is a read-only command with these options", p->name);
+	snprintf(rs->why, sizeof(rs->why), "%s is a read-only command with these options", p->name);
 	ok = true;
 out:
 	free(ps);

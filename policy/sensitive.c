@@ -4,9 +4,12 @@
  *
  * Matching is byte-wise ASCII case folding, so paths that are not UTF-8 and
  * paths of any length are handled without a fixed buffer.
+ *
+ * See docs/design.md, section "Sensitive files".
  */
 #include "policy_int.h"
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <string.h>
 
@@ -162,7 +165,7 @@ bool pol_sensitive_below_differs(const struct pol_config *c, const char *from, c
 	return false;
 }
 
-const char *pol_glob_problem(const char *pat)
+static const char *glob_problem(const char *pat)
 {
 	if (!pat[0])
 		return "the pattern is empty";
@@ -187,6 +190,19 @@ const char *pol_glob_problem(const char *pat)
 		p = q;
 	}
 	return NULL;
+}
+
+int pol_invalid(const char *what, char **err)
+{
+	if (err)
+		*err = wd_strdup(what);
+	return -EINVAL;
+}
+
+int pol_glob_check(const char *pat, char **err)
+{
+	const char *problem = glob_problem(pat);
+	return problem ? pol_invalid(problem, err) : 0;
 }
 
 char *pol_path_lexical(const char *path)

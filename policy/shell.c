@@ -8,6 +8,8 @@
  * fast path. The tokens are still produced as well as possible, with the
  * bodies of substitutions and heredocs set aside, so that hard deny can look
  * inside a script that is not plain. It never executes or expands anything.
+ *
+ * See docs/design.md, section "Classification".
  */
 #include "policy_int.h"
 

@@ -30,12 +30,12 @@
 /*
  * Version 1. One row per outcome in `decisions`; `sessions` records each
  * `warden run`. The indexes serve the later queries:
- *  - tool history (issue 5): this session's rows oldest first
+ *  - the judge's tool history: this session's rows oldest first
  *    -> decisions_session_ts;
- *  - session rules (issue 5): people's replies in this session and its
+ *  - the judge's session rules: people's replies in this session and its
  *    parent -> decisions_people_session, sessions_parent;
- *  - similar decisions (issue 7): people's decisions of one kind, newest
- *    first -> decisions_people_kind;
+ *  - approval memory's similar decisions: people's decisions of one kind,
+ *    newest first -> decisions_people_kind;
  *  - `warden audit --since` and reports -> decisions_ts, decisions_source_ts.
  * by_person is derived, never written: a person decided exactly the rows
  * whose source is 'user' (a timeout or an unattended tier is not a person).
@@ -85,8 +85,8 @@ static const char schema_v1[] =
  * row's commit, and a row is committed before each decision is answered.
  * Two indexes served only cross-session listings (`warden audit --since`,
  * `--source`), which can scan: dropping them makes a row's commit about a
- * third cheaper (bench/store_rate: 9,400 to 15,000 rows/s in their own
- * transactions). Per-session listings and people's decisions keep theirs.
+ * third cheaper (bench/store_rate measures it). Per-session listings and
+ * people's decisions keep theirs.
  */
 static const char schema_v2[] = "DROP INDEX decisions_ts;"
 				"DROP INDEX decisions_source_ts;";
@@ -195,6 +195,24 @@ static void set_err(char **err, const char *fmt, ...)
 
 /* ---- migrations -------------------------------------------------------- */
 
+/* Prepares |sql| and steps it to its first row, leaving *st there for the
+ * caller to read and finalize. On failure finalizes it, sets *err to
+ * "<path>: cannot read <what>: <SQLite's message>" and returns -errno. */
+static int one_row(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *path,
+		   const char *what, char **err)
+{
+	int rc = sqlite3_prepare_v2(h, sql, -1, st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(*st);
+	if (rc != SQLITE_ROW) {
+		set_err(err, "%s: cannot read %s: %s", path, what, sqlite3_errmsg(h));
+		sqlite3_finalize(*st);
+		*st = NULL;
+		return sto_errno(rc) ? sto_errno(rc) : -EIO;
+	}
+	return 0;
+}
+
 /* Reads the schema version: 0 for a fresh (empty) database. -EPROTO when the
  * file has tables but no schema_version: some other program's database. */
 static int read_version(sqlite3 *h, int *version, const char *path, char **err)
@@ -205,14 +223,9 @@ static int read_version(sqlite3 *h, int *version, const char *path, char **err)
 				  " (SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
 				  "   AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\')";
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW) {
-		set_err(err, "%s: cannot read the schema: %s", path, sqlite3_errmsg(h));
-		sqlite3_finalize(st);
-		return sto_errno(rc) ? sto_errno(rc) : -EIO;
-	}
+	int rc = one_row(h, sql, &st, path, "the schema", err);
+	if (rc < 0)
+		return rc;
 	bool has_version = sqlite3_column_int(st, 0) > 0;
 	int tables = sqlite3_column_int(st, 1);
 	sqlite3_finalize(st);
@@ -228,15 +241,10 @@ static int read_version(sqlite3 *h, int *version, const char *path, char **err)
 		*version = 0;
 		return 0;
 	}
-	rc = sqlite3_prepare_v2(h, "SELECT coalesce(max(version), 0) FROM schema_version", -1, &st,
-				NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW) {
-		set_err(err, "%s: cannot read schema_version: %s", path, sqlite3_errmsg(h));
-		sqlite3_finalize(st);
-		return sto_errno(rc) ? sto_errno(rc) : -EIO;
-	}
+	rc = one_row(h, "SELECT coalesce(max(version), 0) FROM schema_version", &st, path,
+		     "schema_version", err);
+	if (rc < 0)
+		return rc;
 	*version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
 	return 0;

@@ -6,7 +6,7 @@
  * history, and approval memory.
  *
  * A row is committed when sto_append() returns 0: the supervisor answers the
- * agent only after that (DESIGN.md: no operation runs without its row).
+ * agent only after that (docs/design.md: no operation runs without its row).
  * Not thread-safe: one struct sto_db per thread.
  */
 #ifndef WARDEN_STORE_H
@@ -107,7 +107,7 @@ int sto_check(struct sto_db *db);
  * string is owned by |db| and valid until the next call on |db|. */
 const char *sto_errmsg(const struct sto_db *db);
 
-/* ---- approval memory (issue 7) ----------------------------------------- */
+/* ---- approval memory ---------------------------------------------------- */
 
 /* Calls |cb| for each decision a person made: rows whose source is 'user',
  * approvals and denials alike; never 'timeout', 'tier', 'judge' or any

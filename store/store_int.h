@@ -1,7 +1,7 @@
 /*
  * store_int.h: what store.c and print.c share, and what the store's tests
  * reach beyond the public header (the migration runner). Not for other
- * modules: sqlite3.h stays inside store/ (DESIGN.md, third-party headers).
+ * modules: sqlite3.h stays inside store/ (docs/style.md, third-party headers).
  */
 #ifndef WARDEN_STORE_INT_H
 #define WARDEN_STORE_INT_H

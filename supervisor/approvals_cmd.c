@@ -296,6 +296,40 @@ static char *send_to_owner(const char *id, const char *req)
 	return a.reply;
 }
 
+/* Shows the persistent grant request |id| would write, and asks whether
+ * to write it (unless |yes|). 0 to go on, else warden's exit status. */
+static int confirm_project_grant(const char *id, bool yes)
+{
+	/* Show the persistent grant before it is written. */
+	char *req = wd_asprintf("preview\t%s\n", id);
+	char *preview = send_to_owner(id, req);
+	free(req);
+	if (!preview || !wd_str_has_prefix(preview, "ok\t")) {
+		wd_err("%s", preview ? preview + 6 : "no running session holds that request");
+		free(preview);
+		return 1;
+	}
+	/* "ok\tPATH\tGRANT": the file the session will write. */
+	char *path = preview + 3, *tab = strchr(path, '\t');
+	if (tab)
+		*tab = '\0';
+	printf("This persistent grant will be written to %s:\n  %s",
+	       tab ? path : ".warden/permissions.json", tab ? tab + 1 : path);
+	free(preview);
+	if (!yes) {
+		if (!isatty(STDIN_FILENO)) {
+			wd_err("not a terminal: add --yes to write the grant");
+			return 1;
+		}
+		printf("Write it? [y/N] ");
+		fflush(stdout);
+		char line[16];
+		if (!fgets(line, sizeof(line), stdin) || (line[0] != 'y' && line[0] != 'Y'))
+			return 1;
+	}
+	return 0;
+}
+
 int sup_cmd_answer(int argc, char **argv, bool approve)
 {
 	static const struct option longopts[] = {
@@ -337,34 +371,9 @@ int sup_cmd_answer(int argc, char **argv, bool approve)
 	}
 	const char *id = argv[optind];
 	if (project) {
-		/* Show the persistent grant before it is written. */
-		char *req = wd_asprintf("preview\t%s\n", id);
-		char *preview = send_to_owner(id, req);
-		free(req);
-		if (!preview || !wd_str_has_prefix(preview, "ok\t")) {
-			wd_err("%s",
-			       preview ? preview + 6 : "no running session holds that request");
-			free(preview);
-			return 1;
-		}
-		/* "ok\tPATH\tGRANT": the file the session will write. */
-		char *path = preview + 3, *tab = strchr(path, '\t');
-		if (tab)
-			*tab = '\0';
-		printf("This persistent grant will be written to %s:\n  %s",
-		       tab ? path : ".warden/permissions.json", tab ? tab + 1 : path);
-		free(preview);
-		if (!yes) {
-			if (!isatty(STDIN_FILENO)) {
-				wd_err("not a terminal: add --yes to write the grant");
-				return 1;
-			}
-			printf("Write it? [y/N] ");
-			fflush(stdout);
-			char line[16];
-			if (!fgets(line, sizeof(line), stdin) || (line[0] != 'y' && line[0] != 'Y'))
-				return 1;
-		}
+		int rc = confirm_project_grant(id, yes);
+		if (rc != 0)
+			return rc;
 	}
 	wd_autofree char *hex = wd_hex_encode(note);
 	const char *kind = !approve ? "reject" : project ? "project" : always ? "always" : "once";

@@ -10,33 +10,6 @@
 #include <limits.h>
 #include <string.h>
 
-int sup_config_load(const char *path, bool missing_ok, struct pol_config **out)
-{
-	char *text = NULL;
-	size_t len = 0;
-	int rc = wd_read_file(path, 1 << 20, &text, &len);
-	if (rc == -ENOENT && missing_ok) {
-		*out = pol_config_default();
-		return 0;
-	}
-	if (rc < 0) {
-		wd_err("%s: cannot read: %s", path, strerror(-rc));
-		return rc;
-	}
-	struct pol_config_errors errs = {0};
-	rc = pol_config_parse(text, len, path, out, &errs);
-	free(text);
-	if (rc < 0) {
-		for (size_t i = 0; i < errs.count; i++)
-			fprintf(stderr, "%s\n", errs.items[i].message);
-		fprintf(stderr, "%s: %zu problem%s\n", path, errs.count,
-			errs.count == 1 ? "" : "s");
-		pol_config_errors_free(&errs);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 int sup_cmd_config(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "check") != 0) {
@@ -106,6 +79,62 @@ static struct sbx_places *explain_places(const struct pol_config *cfg, const cha
 	return pl;
 }
 
+/* The exec request of |av| as explain sees it, and in *identity what it
+ * says of the program (caller frees). NULL when it could not be built. */
+static struct pol_request *explain_exec(struct pol_config *cfg, const char *dir, char *const *av,
+					char **identity)
+{
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), "%s", dir);
+	/* The program as an exec would find it (PATH search), then its
+	 * identity by the decoder's own check. */
+	wd_autofree char *prog = NULL;
+	if (!strchr(av[0], '/')) {
+		const char *path = getenv("PATH");
+		wd_autofree char *copy = wd_strdup(path ? path : "/usr/bin:/bin");
+		char *save = NULL;
+		for (char *d = strtok_r(copy, ":", &save); d && !prog;
+		     d = strtok_r(NULL, ":", &save)) {
+			char *full = wd_asprintf("%s/%s", d, av[0]);
+			if (access(full, X_OK) == 0)
+				prog = full;
+			else
+				free(full);
+		}
+	} else if (av[0][0] != '/') {
+		prog = wd_asprintf("%s/%s", cwd, av[0]);
+	}
+	const char *invoked = prog ? prog : av[0];
+	wd_autofree char *resolved = NULL;
+	wd_autofree char *why = NULL;
+	bool writable = false;
+	if (invoked[0] == '/') {
+		/* The places of every agent profile: explain does not
+		 * know which agent will run. */
+		struct sbx_places *pl = explain_places(cfg, dir);
+		int rc = sbx_program_identity(pl, invoked, &resolved, &writable, &why);
+		sbx_places_free(pl);
+		*identity = rc < 0     ? wd_asprintf("not found as an exec would find it: %s",
+						     strerror(-rc))
+			    : writable ? wd_strdup(why)
+				       : wd_strdup("outside every place the agent can write, "
+						   "owned by root or you");
+	}
+	if (!*identity)
+		*identity = wd_strdup("not found on PATH");
+	struct pol_exec_desc d = {
+		.path = invoked,
+		.resolved = resolved && strcmp(resolved, invoked) != 0 ? resolved : NULL,
+		.argv = av,
+		.envp = NULL,
+		.cwd = cwd,
+		.agent_writable = writable,
+		.agent_writable_why = why,
+	};
+	return pol_request_exec(&d, dir);
+}
+
 /* A verdict as explain shows it: the hard deny in words, not the
  * internal name. */
 static const char *verdict_word(enum pol_verdict v)
@@ -131,14 +160,57 @@ static void print_next(enum pol_verdict v, enum pol_tier tier)
 	       sup_tier_outcome(tier));
 }
 
-static void print_decision(const struct pol_decision *d, char *parsed, enum pol_tier tier)
+/* The JSON "tier" member, when the request goes on to the tier. */
+static void json_tier(enum pol_verdict v, enum pol_tier tier)
 {
+	if (v != POL_UNDECIDED && v != POL_ASK)
+		return;
+	printf(",\"tier\":");
+	json_str(stdout, sup_tier_outcome(tier));
+}
+
+static void explain_json(const struct pol_request *req, const struct pol_decision *d,
+			 const char *identity, const char *parsed, enum pol_tier tier)
+{
+	char *rj = pol_request_json(req);
+	printf("{\"request\":%s,\"verdict\":", rj);
+	json_str(stdout, verdict_value(d->verdict));
+	printf(",\"source\":");
+	json_str(stdout, pol_source_name(d->source));
+	printf(",\"reason\":");
+	json_str(stdout, d->reason);
+	printf(",\"matched\":");
+	json_str(stdout, d->matched);
+	printf(",\"covers\":%s", d->covers ? "true" : "false");
+	json_tier(d->verdict, tier);
+	if (identity) {
+		printf(",\"identity\":");
+		json_str(stdout, identity);
+	}
+	if (parsed) {
+		printf(",\"parsed\":");
+		json_str(stdout, parsed);
+	}
+	printf("}\n");
+	free(rj);
+}
+
+static void explain_text(const struct pol_request *req, const struct pol_decision *d,
+			 const char *identity, const char *parsed, const char *summary,
+			 enum pol_tier tier)
+{
+	printf("request:  %s\n", summary);
+	const char *res = pol_request_resolved(req);
+	if (res)
+		printf("program:  %s\n", res);
+	if (identity)
+		printf("identity: %s\n", identity);
 	printf("verdict:  %s\n", verdict_word(d->verdict));
 	printf("source:   %s\n", pol_source_name(d->source));
 	printf("reason:   %s\n", d->reason);
 	if (d->matched[0])
 		printf("matched:  %s\n", d->matched);
-	for (char *line = parsed, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+	for (const char *line = parsed, *nl; line && *line; line = nl ? nl + 1 : NULL) {
 		nl = strchr(line, '\n');
 		printf("parsed:   %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
 	}
@@ -161,6 +233,7 @@ static int explain_open(const struct pol_config *cfg, const char *dir, const cha
 		return SUP_EXIT_USAGE;
 	}
 	enum pol_tier tier = pol_config_tier(cfg);
+	const struct pol_decision *d = &a.decision;
 	if (json) {
 		printf("{\"request\":");
 		json_str(stdout, a.summary);
@@ -172,32 +245,53 @@ static int explain_open(const struct pol_config *cfg, const char *dir, const cha
 		json_str(stdout, a.why);
 		if (a.decided) {
 			printf(",\"verdict\":");
-			json_str(stdout, verdict_value(a.decision.verdict));
+			json_str(stdout, verdict_value(d->verdict));
 			printf(",\"source\":");
-			json_str(stdout, pol_source_name(a.decision.source));
+			json_str(stdout, pol_source_name(d->source));
 			printf(",\"reason\":");
-			json_str(stdout, a.decision.reason);
+			json_str(stdout, d->reason);
 			printf(",\"matched\":");
-			json_str(stdout, a.decision.matched);
-			if (a.decision.verdict == POL_UNDECIDED || a.decision.verdict == POL_ASK) {
-				printf(",\"tier\":");
-				json_str(stdout, sup_tier_outcome(tier));
-			}
+			json_str(stdout, d->matched);
+			json_tier(d->verdict, tier);
 		}
 		printf("}\n");
 	} else {
 		printf("request:  %s\n", a.summary);
 		printf("view:     %s\n", a.why);
-		if (a.decided)
-			print_decision(&a.decision, NULL, tier);
-		else
+		if (a.decided) {
+			printf("verdict:  %s\n", verdict_word(d->verdict));
+			printf("source:   %s\n", pol_source_name(d->source));
+			printf("reason:   %s\n", d->reason);
+			if (d->matched[0])
+				printf("matched:  %s\n", d->matched);
+			print_next(d->verdict, tier);
+		} else {
 			printf("verdict:  %s\n",
 			       a.route == SUP_OPEN_FREE ? "allow (no decision needed)"
 			       : a.route == SUP_OPEN_HIDDEN
 				       ? "not found (hidden)"
 				       : "refused by the kernel (nobody is asked)");
+		}
 	}
 	sup_open_answer_free(&a);
+	return 0;
+}
+
+/* The project |project| (canonical, into |dir|, PATH_MAX bytes) and its
+ * config, set up as warden run would. 0, or -errno after saying why. */
+static int explain_config(const char *project, char *dir, struct pol_config **cfg)
+{
+	if (!realpath(project, dir)) {
+		int e = errno;
+		wd_err("project %s: %s", project, strerror(e));
+		return e ? -e : -ENOENT;
+	}
+	wd_autofree char *cfgpath = wd_asprintf("%s/.warden/permissions.json", dir);
+	int rc = sup_config_load(cfgpath, true, cfg);
+	if (rc < 0)
+		return rc;
+	const char *home = getenv("HOME");
+	pol_config_set_paths(*cfg, dir, home ? home : "/root");
 	return 0;
 }
 
@@ -243,17 +337,9 @@ int sup_cmd_explain(int argc, char **argv)
 		return SUP_EXIT_USAGE;
 	}
 	char dir[PATH_MAX];
-	if (!realpath(project, dir)) {
-		wd_err("project %s: %s", project, strerror(errno));
-		return SUP_EXIT_USAGE;
-	}
-	wd_autofree char *cfgpath = wd_asprintf("%s/.warden/permissions.json", dir);
 	struct pol_config *cfg = NULL;
-	if (sup_config_load(cfgpath, true, &cfg) < 0)
+	if (explain_config(project, dir, &cfg) < 0)
 		return SUP_EXIT_USAGE;
-	const char *home = getenv("HOME");
-	pol_config_set_paths(cfg, dir, home ? home : "/root");
-
 	struct pol_request *req;
 	wd_autofree char *identity = NULL; /* what explain says of the program */
 	if (open_path) {
@@ -261,59 +347,8 @@ int sup_cmd_explain(int argc, char **argv)
 				      json);
 		pol_config_free(cfg);
 		return rc;
-	} else {
-		char *const *av = argv + optind;
-		char cwd[PATH_MAX];
-		if (!getcwd(cwd, sizeof(cwd)))
-			snprintf(cwd, sizeof(cwd), "%s", dir);
-		/* The program as an exec would find it (PATH search), then its
-		 * identity by the decoder's own check. */
-		wd_autofree char *prog = NULL;
-		if (!strchr(av[0], '/')) {
-			const char *path = getenv("PATH");
-			wd_autofree char *copy = wd_strdup(path ? path : "/usr/bin:/bin");
-			char *save = NULL;
-			for (char *d = strtok_r(copy, ":", &save); d && !prog;
-			     d = strtok_r(NULL, ":", &save)) {
-				char *full = wd_asprintf("%s/%s", d, av[0]);
-				if (access(full, X_OK) == 0)
-					prog = full;
-				else
-					free(full);
-			}
-		} else if (av[0][0] != '/') {
-			prog = wd_asprintf("%s/%s", cwd, av[0]);
-		}
-		const char *invoked = prog ? prog : av[0];
-		wd_autofree char *resolved = NULL;
-		wd_autofree char *why = NULL;
-		bool writable = false;
-		if (invoked[0] == '/') {
-			/* The places of every agent profile: explain does not
-			 * know which agent will run. */
-			struct sbx_places *pl = explain_places(cfg, dir);
-			int rc = sbx_program_identity(pl, invoked, &resolved, &writable, &why);
-			sbx_places_free(pl);
-			identity = rc < 0 ? wd_asprintf("not found as an exec would find it: %s",
-							strerror(-rc))
-				   : writable
-					   ? wd_strdup(why)
-					   : wd_strdup("outside every place the agent can write, "
-						       "owned by root or you");
-		}
-		if (!identity)
-			identity = wd_strdup("not found on PATH");
-		struct pol_exec_desc d = {
-			.path = invoked,
-			.resolved = resolved && strcmp(resolved, invoked) != 0 ? resolved : NULL,
-			.argv = av,
-			.envp = NULL,
-			.cwd = cwd,
-			.agent_writable = writable,
-			.agent_writable_why = why,
-		};
-		req = pol_request_exec(&d, dir);
 	}
+	req = explain_exec(cfg, dir, argv + optind, &identity);
 	if (!req) {
 		wd_err("the request could not be built: %s", strerror(errno));
 		pol_config_free(cfg);
@@ -326,40 +361,10 @@ int sup_cmd_explain(int argc, char **argv)
 	/* What every command of the request parsed to (names, options, the
 	 * value each took, operands, the word that could not be placed). */
 	wd_autofree char *parsed = pol_explain_grammar(req, cfg);
-	if (json) {
-		char *rj = pol_request_json(req);
-		printf("{\"request\":%s,\"verdict\":", rj);
-		json_str(stdout, verdict_value(d.verdict));
-		printf(",\"source\":");
-		json_str(stdout, pol_source_name(d.source));
-		printf(",\"reason\":");
-		json_str(stdout, d.reason);
-		printf(",\"matched\":");
-		json_str(stdout, d.matched);
-		printf(",\"covers\":%s", d.covers ? "true" : "false");
-		if (d.verdict == POL_UNDECIDED || d.verdict == POL_ASK) {
-			printf(",\"tier\":");
-			json_str(stdout, sup_tier_outcome(pol_config_tier(cfg)));
-		}
-		if (identity) {
-			printf(",\"identity\":");
-			json_str(stdout, identity);
-		}
-		if (parsed) {
-			printf(",\"parsed\":");
-			json_str(stdout, parsed);
-		}
-		printf("}\n");
-		free(rj);
-	} else {
-		printf("request:  %s\n", summary);
-		const char *res = pol_request_resolved(req);
-		if (res)
-			printf("program:  %s\n", res);
-		if (identity)
-			printf("identity: %s\n", identity);
-		print_decision(&d, parsed, pol_config_tier(cfg));
-	}
+	if (json)
+		explain_json(req, &d, identity, parsed, pol_config_tier(cfg));
+	else
+		explain_text(req, &d, identity, parsed, summary, pol_config_tier(cfg));
 	free(summary);
 	pol_request_free(req);
 	pol_config_free(cfg);

@@ -1,22 +1,14 @@
 /*
- * desk.c: the approvals desk. Each `warden run` listens on a Unix socket
- * in a private runtime directory ($XDG_RUNTIME_DIR/warden or /run/warden,
- * mode 0700, owned by the user; the sandbox hides that directory). People
- * answer from another terminal with `warden approvals`, `warden approve`
- * and `warden deny`.
- *
- * Who answers is the peer's SO_PEERCRED uid: only the user who started the
- * run, or root, may see or answer anything. The protocol is one request
- * line and one answer per connection:
- *
- *   list json|table              -> the pending requests
- *   preview ID                   -> "ok\tFILE\t..." the project grant
- *                                   "approve --always --project" would
- *                                   write, and the file it goes to
- *   answer ID once|always|project|reject HEXNOTE -> "ok\t..." or "error\t..."
- *
- * Connections are non-blocking and in the event loop: a slow or silent
- * client never holds up a decision.
+ * desk.c: the approvals desk. Each `warden run` listens on a Unix socket in
+ * a private runtime directory ($XDG_RUNTIME_DIR/warden or /run/warden,
+ * 0700; hidden from the sandbox); people answer from another terminal with
+ * `warden approvals`, `warden approve` and `warden deny`. Only the user who
+ * started the run, or root (the peer's SO_PEERCRED uid), may see or answer.
+ * One request line and one answer per connection ("list json|table",
+ * "preview ID" (answers "ok\tFILE\t...": the grant and the file it goes
+ * to), "answer ID once|always|project|reject HEXNOTE"), served
+ * non-blocking in the event loop. docs/design.md, section "The approvals
+ * desk".
  */
 #include "sup.h"
 
@@ -272,8 +264,13 @@ static void handle(struct conn *c, char *line, struct wd_sb *out)
 	}
 	char *who = user_name(c->uid);
 	char *summary = wd_strdup(p->rq->summary);
-	char *msg = NULL;
-	int rc = sup_pending_answer(r, p, a, note, who, &msg);
+	char *written = NULL, *err = NULL;
+	int rc = sup_pending_answer(r, p, a, note, who, &written, &err);
+	char *msg = err	      ? wd_steal_pointer(&err)
+		    : written ? wd_asprintf("wrote %s/.warden/permissions.json:\n%s",
+					    r->opts.project, written)
+			      : NULL;
+	free(written);
 	/* How long the approval holds, in the person's words. */
 	const char *scope = a == SUP_ANSWER_ALWAYS ? " for the rest of this session"
 			    : a == SUP_ANSWER_ALWAYS_PROJECT

@@ -150,28 +150,10 @@ static int agent_notes(const char *agent)
 	return SUP_EXIT_USAGE;
 }
 
-int sup_cmd_doctor(int argc, char **argv)
+/* Checks the kernel's features warden needs into |checks| (7). Returns
+ * how many. */
+static size_t kernel_checks(struct check *checks)
 {
-	const char *agent = NULL;
-	const char *project = ".";
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--agent") == 0 && i + 1 < argc) {
-			agent = argv[++i];
-		} else if (strncmp(argv[i], "--agent=", 8) == 0) {
-			agent = argv[i] + 8;
-		} else if (strcmp(argv[i], "--project") == 0 && i + 1 < argc) {
-			project = argv[++i];
-		} else {
-			fputs("usage: warden doctor [--project DIR] [--agent "
-			      "claude-code|codex|aider]\n",
-			      stderr);
-			return SUP_EXIT_USAGE;
-		}
-	}
-	struct utsname u;
-	uname(&u);
-	printf("warden %s on Linux %s (%s)\n", WARDEN_VERSION, u.release, u.machine);
-	struct check checks[7] = {0};
 	size_t n = 0;
 
 	checks[n] = (struct check){"seccomp user notification", true, in_child(try_filter), "",
@@ -207,14 +189,16 @@ int sup_cmd_doctor(int argc, char **argv)
 	snprintf(checks[n++].detail, 160, "the sandbox%s; the view is mounted only there",
 		 userns ? ", made by a user without root" : "");
 
-	wd_autofree char *fuse_fix = NULL;
+	/* The advice outlives this function, as the other checks' literals do. */
+	static char fuse_fix[400];
 	checks[n] = (struct check){SBX_FUSE_DEV, true, pr.ns_err ? 0 : pr.fuse_err, "", NULL};
 	if (pr.ns_err)
 		snprintf(checks[n].detail, 160, "not tried: it is opened inside the namespaces");
 	else
 		snprintf(checks[n].detail, 160, "the project view that decides sensitive opens");
 	if (checks[n].err) {
-		fuse_fix = fuse_advice(checks[n].err);
+		wd_autofree char *advice = fuse_advice(checks[n].err);
+		snprintf(fuse_fix, sizeof(fuse_fix), "%s", advice);
 		checks[n].fix = fuse_fix;
 	}
 	n++;
@@ -225,6 +209,32 @@ int sup_cmd_doctor(int argc, char **argv)
 				   "it nothing limits where the agent writes outside the view"};
 	snprintf(checks[n++].detail, 160, "ABI version %ld: the floor under writes", abi);
 
+	return n;
+}
+
+int sup_cmd_doctor(int argc, char **argv)
+{
+	const char *agent = NULL;
+	const char *project = ".";
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--agent") == 0 && i + 1 < argc) {
+			agent = argv[++i];
+		} else if (strncmp(argv[i], "--agent=", 8) == 0) {
+			agent = argv[i] + 8;
+		} else if (strcmp(argv[i], "--project") == 0 && i + 1 < argc) {
+			project = argv[++i];
+		} else {
+			fputs("usage: warden doctor [--project DIR] [--agent "
+			      "claude-code|codex|aider]\n",
+			      stderr);
+			return SUP_EXIT_USAGE;
+		}
+	}
+	struct utsname u;
+	uname(&u);
+	printf("warden %s on Linux %s (%s)\n", WARDEN_VERSION, u.release, u.machine);
+	struct check checks[7] = {0};
+	size_t n = kernel_checks(checks);
 	bool ok = true;
 	for (size_t i = 0; i < n; i++) {
 		print_check(&checks[i]);

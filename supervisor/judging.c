@@ -1,23 +1,11 @@
 /*
- * judging.c: step 4 of the pipeline, the judge, as the supervisor runs it.
- *
- * - Configuration: WARDEN_JUDGE_URL and WARDEN_JUDGE_MODEL (or the config's
- *   "judge" object), WARDEN_JUDGE_API_KEY from the environment only (the
- *   agent never sees any WARDEN_ variable). None configured: every
- *   undecided request escalates, and warden says so once at start.
- * - Turns: the prefix (system prompt, <session_context>, <user_rules>) is
- *   built once per turn and passed byte for byte to every call in the turn,
- *   so that a server's prefix cache hits. A turn ends when the agent's tree
- *   sent no request for --turn-idle seconds, or when a person answers.
- * - Rules come from the audit: this session's (and its parent's, --parent)
- *   replies of people, newest first; "Always approved" from "always"
- *   answers, "User approved ... with note" and "User rejected ...: note".
- * - History is this session's decided requests, kept in memory, oldest
- *   first, with each person's note or the tier's fixed note.
- * - Cache: the same request in the same turn gets the same verdict without
- *   a call (audited as judge_cache).
- * - The HTTP client runs on curl multi inside the event loop: a slow model
- *   holds up nothing else. Any failure escalates (judge/ decides that).
+ * judging.c: step 4 of the pipeline, the judge, as the supervisor runs it:
+ * its configuration (WARDEN_JUDGE_URL, _MODEL, _API_KEY or the config's
+ * "judge"), turns whose prompt prefix is built once and reused byte for
+ * byte, rules from the people's answers in the audit, this session's
+ * history, a per-turn cache (audited as judge_cache), and the HTTP client
+ * on curl multi inside the event loop. Any failure escalates.
+ * docs/design.md, section "The judge".
  */
 #include "sup.h"
 
@@ -134,9 +122,9 @@ int sup_judge_init(struct sup_run *r)
 		.hook_arg = r,
 	};
 	r->judge = j;
-	j->client = jdg_client_new(&cfg);
-	if (!j->client || j->timer_fd < 0) {
-		int e = errno ? errno : EINVAL;
+	int crc = jdg_client_new(&cfg, &j->client);
+	if (crc < 0 || j->timer_fd < 0) {
+		int e = crc < 0 ? -crc : errno ? errno : EINVAL;
 		wd_err("the judge at %s could not be set up: %s", url, strerror(e));
 		return -e;
 	}
@@ -197,7 +185,8 @@ static void new_turn(struct sup_run *r)
 	for (size_t i = 0; i < 2; i++) {
 		if (!sessions[i])
 			continue;
-		struct sto_filter f = {.session = sessions[i], .source = "user"};
+		struct sto_filter f = {.session = sessions[i],
+				       .source = pol_source_name(POL_SRC_USER)};
 		sto_query(r->db, &f, collect_rule, &a);
 	}
 	wd_autofree char *argv = wd_argv_join(r->opts.argv);
@@ -237,7 +226,7 @@ void sup_judge_person_answered(struct sup_run *r)
 }
 
 void sup_judge_record(struct sup_run *r, const struct sup_request *rq, bool allowed,
-		      const char *source, const char *decided_by, const char *note)
+		      enum pol_source source, const char *decided_by, const char *note)
 {
 	struct sup_judge *j = r->judge;
 	if (!j)
@@ -256,7 +245,7 @@ void sup_judge_record(struct sup_run *r, const struct sup_request *rq, bool allo
 		j->hist = wd_calloc(HISTORY_MAX, sizeof(*j->hist));
 	j->hist[j->nhist++] = (struct hist){
 		.summary = wd_strdup(rq->summary ? rq->summary : ""),
-		.source = wd_strdup(source),
+		.source = wd_strdup(pol_source_name(source)),
 		.decided_by = decided_by ? wd_strdup(decided_by) : NULL,
 		.note = note ? wd_strdup(note) : NULL,
 		.allowed = allowed,
@@ -279,7 +268,7 @@ static void done(void *arg, const struct jdg_result *res)
 		j->cache[j->ncache++] = (struct cached){wd_strdup(f->request), res->outcome,
 							wd_strdup(res->reason), wd_strdup(json)};
 	}
-	sup_judge_verdict(r, f->rq, res->outcome, res->reason, json, "judge");
+	sup_judge_verdict(r, f->rq, res->outcome, res->reason, json, POL_SRC_JUDGE);
 	free(json);
 	free(f->request);
 	free(f);
@@ -301,7 +290,7 @@ bool sup_judge_submit(struct sup_run *r, struct sup_request *rq)
 		if (strcmp(j->cache[i].request, request) == 0) {
 			free(request);
 			sup_judge_verdict(r, rq, j->cache[i].outcome, j->cache[i].reason,
-					  j->cache[i].json, "judge_cache");
+					  j->cache[i].json, POL_SRC_JUDGE_CACHE);
 			return true;
 		}
 	}
@@ -342,7 +331,8 @@ void sup_judge_free(struct sup_run *r)
 		if (j->client)
 			jdg_cancel(j->client, f->id);
 		sup_judge_verdict(r, f->rq, JDG_ESCALATE,
-				  "the session ended before the judge answered", NULL, "judge");
+				  "the session ended before the judge answered", NULL,
+				  POL_SRC_JUDGE);
 		free(f->request);
 		free(f);
 	}

@@ -64,15 +64,17 @@ static int collect_call(const struct sto_row *row, void *arg)
 {
 	struct calls *c = arg;
 	struct call *k = row->tool_call ? find_call(c, row->tool_call) : NULL;
+	enum pol_source src = POL_SRC_NONE;
+	(void)pol_source_parse(row->source, &src);
 	if (!k) {
 		/* The agent's own start-up chain is not a tool call (a
 		 * harness's start-up execs, run by the agent, are). */
-		if (row->source && strcmp(row->source, "startup") == 0 && row->reason &&
+		if (src == POL_SRC_STARTUP && row->reason &&
 		    wd_str_has_prefix(row->reason, "the agent's start-up"))
 			return 0;
 		/* Nor is a harness setting up a call's process: the call is
 		 * that process's next exec. */
-		if (row->source && strcmp(row->source, "harness") == 0 && row->reason &&
+		if (src == POL_SRC_HARNESS && row->reason &&
 		    strstr(row->reason, "setting up a tool call's process"))
 			return 0;
 		if (c->n == c->cap) {
@@ -90,9 +92,11 @@ static int collect_call(const struct sto_row *row, void *arg)
 		if (!row->tool_call)
 			return 0; /* the call's own row */
 	}
-	if (strcmp(row->kind ? row->kind : "", "open") == 0)
+	enum pol_kind kind = POL_EXEC;
+	(void)pol_kind_parse(row->kind, &kind);
+	if (kind == POL_OPEN)
 		k->opens++;
-	else if (strcmp(row->kind ? row->kind : "", "connect") == 0)
+	else if (kind == POL_CONNECT)
 		k->connects++;
 	else
 		k->execs++;
@@ -137,26 +141,6 @@ static int print_tool_calls(struct sto_db *db, const struct sto_filter *f)
 		wd_sb_free(&k->under);
 	}
 	free(c.v);
-	return rc;
-}
-
-int sup_open_audit(const char *dir, const char *audit, struct sto_db **db)
-{
-	wd_autofree char *def = wd_asprintf("%s/.warden/audit.db", dir);
-	if (!audit)
-		audit = def;
-	*db = NULL;
-	if (access(audit, R_OK) < 0) {
-		wd_err("%s: no audit here (%s); run warden run first, or pass --audit PATH", audit,
-		       strerror(errno));
-		return -errno;
-	}
-	char *err = NULL;
-	int rc = sto_open(audit, db, &err);
-	if (rc < 0) {
-		wd_err("%s", err ? err : strerror(-rc));
-		free(err);
-	}
 	return rc;
 }
 

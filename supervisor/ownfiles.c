@@ -1,29 +1,13 @@
 /*
  * ownfiles.c: warden refuses to start when the agent could change what
- * warden itself runs or trusts at its next start: its
- * executable, the project's config, and the audit's directory.
+ * warden itself runs or trusts at its next start: its executable, the
+ * project's config, and the audit's directory.
  *
- * A file can be changed through its own content or through any directory
- * on its way from "/" (an entry renamed or replaced). So every element of
- * the path is checked, as written and as the kernel resolves it (a
- * symlinked directory on the way is followed, and its entry checked too):
- *  - Landlock: the element lies in a place the agent may write (the
- *    writable list the sandbox gets, other than the session's private
- *    temporary directories, which never reach the host). The project's
- *    .warden/ is not counted: the view keeps it read-only (and, with
- *    --no-view, a read-only bind of it), so neither its entry in the
- *    project nor anything in it can be changed from inside.
- *  - File permissions: the element is writable by its group or others (a
- *    directory with the sticky bit excepted: others cannot replace an
- *    entry they do not own), which Landlock's absence would open to the
- *    agent; and, without Landlock, it belongs to the user running warden,
- *    whose uid the agent has. An element owned by another user is not
- *    refused: the agent never has that user's uid, and root running a
- *    user's build (sudo make test) trusts that user by choice.
- * Nothing here is a guess from a name: owners, modes and the resolved path
- * come from the kernel, and /proc/self/exe is checked to name the very
- * file that runs. The check runs before the sandbox exists; the agent can
- * only ever act after it.
+ * Every element of each path is checked, as written and as the kernel
+ * resolves it, against the places the agent may write (Landlock's list)
+ * and against file permissions; owners, modes and the resolved path come
+ * from the kernel, never from a name. The check runs before the sandbox
+ * exists. docs/design.md, section "Warden's own files".
  */
 #include "sup.h"
 
@@ -154,9 +138,8 @@ static char **host_places(const struct sup_run *r, char *const *writable)
 }
 
 int sup_own_files_check(const struct sup_run *r, const char *project, const char *cfgpath,
-			char *const *writable, char **why)
+			char *const *writable, char **err)
 {
-	*why = NULL;
 	struct own o = {
 		.project = project,
 		.warden_dir = wd_asprintf("%s/.warden", project),
@@ -205,6 +188,9 @@ int sup_own_files_check(const struct sup_run *r, const char *project, const char
 	free(o.places);
 	if (ok)
 		return 0;
-	*why = o.why;
+	if (err)
+		*err = o.why;
+	else
+		free(o.why);
 	return -EPERM;
 }

@@ -1,7 +1,7 @@
 /*
  * rules_cmd.c: `warden rules propose` and `warden rules accept`: confirm
- * rules proposed from the decisions people made (approval memory, issue 7),
- * and the explicit step that writes one into .warden/permissions.json.
+ * rules proposed from the decisions people made (approval memory), and the
+ * explicit step that writes one into .warden/permissions.json.
  *
  * Proposing changes nothing. Accepting is a person's choice, named with
  * --by, and shows every condition before it writes. Memory itself never
@@ -43,37 +43,6 @@ struct rules_opts {
 	bool json;
 	struct pol_propose_opts p;
 };
-
-/* The people's decisions read from the audit, with their strings copied. */
-struct records {
-	struct pol_mem_record *v;
-	size_t n;
-};
-
-static int take_row(const struct sto_row *row, void *arg)
-{
-	struct records *rs = arg;
-	rs->v = wd_realloc(rs->v, (rs->n + 1) * sizeof(*rs->v));
-	struct pol_mem_record *m = &rs->v[rs->n++];
-	memset(m, 0, sizeof(*m));
-	m->request = wd_strdup(row->request ? row->request : "{}");
-	m->source = wd_strdup(row->source);
-	m->approved = row->decision && strcmp(row->decision, "allow") == 0;
-	m->edited = false; /* warden cannot change a request's arguments */
-	m->decided_by = wd_strdup(row->decided_by ? row->decided_by : "someone");
-	m->ts_us = row->ts_us;
-	return 0;
-}
-
-static void records_free(struct records *rs)
-{
-	for (size_t i = 0; i < rs->n; i++) {
-		free((char *)rs->v[i].request);
-		free((char *)rs->v[i].source);
-		free((char *)rs->v[i].decided_by);
-	}
-	free(rs->v);
-}
 
 static bool parse_count(const char *s, long lo, long hi, long *out)
 {
@@ -157,13 +126,13 @@ static int parse_opts(int argc, char **argv, struct rules_opts *o)
 }
 
 /* Reads the people's decisions of the project's audit and proposes. */
-static int load_proposals(const struct rules_opts *o, const char *dir, struct records *rs,
+static int load_proposals(const struct rules_opts *o, const char *dir, struct sup_records *rs,
 			  struct pol_proposals **out)
 {
 	struct sto_db *db = NULL;
 	if (sup_open_audit(dir, o->audit, &db) < 0)
 		return 1;
-	int rc = sto_people_decisions(db, NULL, RULES_MAX_RECORDS, take_row, rs);
+	int rc = sto_people_decisions(db, NULL, RULES_MAX_RECORDS, sup_records_take, rs);
 	if (rc < 0)
 		wd_err("%s", sto_errmsg(db));
 	sto_close(db);
@@ -204,7 +173,7 @@ static void print_table(const struct pol_proposals *ps, size_t nrecords,
 
 static int cmd_propose(const struct rules_opts *o, const char *dir)
 {
-	struct records rs = {0};
+	struct sup_records rs = {0};
 	struct pol_proposals *ps = NULL;
 	int rc = load_proposals(o, dir, &rs, &ps);
 	if (rc == 0 && o->json) {
@@ -219,7 +188,7 @@ static int cmd_propose(const struct rules_opts *o, const char *dir)
 		print_table(ps, rs.n, &o->p);
 	}
 	pol_proposals_free(ps);
-	records_free(&rs);
+	sup_records_free(&rs);
 	return rc;
 }
 
@@ -287,7 +256,7 @@ static int cmd_accept(const struct rules_opts *o, const char *dir, const char *i
 		wd_err("rules accept: --by NAME is required: accepting is a person's choice");
 		return SUP_EXIT_USAGE;
 	}
-	struct records rs = {0};
+	struct sup_records rs = {0};
 	struct pol_proposals *ps = NULL;
 	int rc = load_proposals(o, dir, &rs, &ps);
 	const struct pol_proposal *r = rc == 0 ? pol_proposals_find(ps, id) : NULL;
@@ -322,26 +291,7 @@ static int cmd_accept(const struct rules_opts *o, const char *dir, const char *i
 		free(rule);
 	}
 	pol_proposals_free(ps);
-	records_free(&rs);
-	return rc;
-}
-
-/* The newest people's decisions memory compares a pending request with: a
- * bound on the time a prompt waits for its "Seen before" line. */
-#define ADVICE_MAX_RECORDS 2000
-
-int sup_memory_advice(struct sto_db *db, const struct pol_request *req, char **summary, char **json)
-{
-	*summary = NULL;
-	*json = NULL;
-	if (!db || !req)
-		return -EINVAL;
-	struct records rs = {0};
-	const char *kind = pol_kind_name(pol_request_kind(req));
-	int rc = sto_people_decisions(db, kind, ADVICE_MAX_RECORDS, take_row, &rs);
-	if (rc == 0)
-		rc = pol_mem_advice(req, rs.v, rs.n, summary, json);
-	records_free(&rs);
+	sup_records_free(&rs);
 	return rc;
 }
 

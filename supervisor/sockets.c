@@ -3,23 +3,13 @@
  * (connect, sendto with an address, sendmsg, sendmmsg; sandbox/sock.c
  * decodes them and says why the decision cannot be raced).
  *
- * A pathname Unix socket is inside the boundary when it lies in the
- * project's view or in one of the session's private directories (on that
- * very mount: a socket of the host cannot be renamed or linked onto it);
- * any other one is outside, and reachable only when the config's
- * "sockets": {"allow": [...]} lists it. An abstract Unix name is refused:
- * the kernel already refuses the ones made outside the agent's Landlock
- * domain, and warden cannot hand one to the kernel without either letting
- * the caller's memory name it again (a race) or connecting from outside
- * that domain. Everything else (an INET socket, a stream socket's send) is
- * passed on untouched by sock.c already.
- *
- * A refused call fails with EACCES (an abstract name with EPERM, the errno
- * Landlock's scope gives), the process is told on its stderr, and
- * the audit gets a row of kind "connect". An allowed outside socket gets a
- * row too; inside ones do not. An allowed call is done on the caller's
- * behalf on a thread of its own (it may block as long as the call would),
- * which answers the notification.
+ * A pathname Unix socket in the project's view or a private directory is
+ * inside the boundary; any other is reachable only when the config's
+ * "sockets": {"allow": [...]} lists it. An abstract name is refused. A
+ * refusal fails with EACCES (EPERM for an abstract name), is told on the
+ * caller's stderr and audited with kind "connect"; an allowed call is done
+ * on the caller's behalf on a thread of its own. docs/design.md, section
+ * "Socket calls".
  */
 #include "sup.h"
 
@@ -113,7 +103,8 @@ static bool inside(const struct sup_run *r, int fd, const char *canon)
 
 /* Writes the audit row of a decided destination. 0 or -errno. */
 static int audit(struct sup_run *r, const struct sbx_sock_event *ev, const char *given,
-		 const char *canon, bool allow, const char *source, const char *reason, int64_t t0)
+		 const char *canon, bool allow, enum pol_source source, const char *reason,
+		 int64_t t0)
 {
 	struct sup_proc *p = sup_proc_get(r, ev->pid);
 	bool adopted = false;
@@ -139,11 +130,11 @@ static int audit(struct sup_run *r, const struct sbx_sock_event *ev, const char 
 		.session = r->session_id,
 		.pid = ev->pid,
 		.ppid = p ? p->ppid : 0,
-		.kind = "connect",
+		.kind = pol_kind_name(POL_CONNECT),
 		.request = req.buf,
 		.summary = sum.buf,
 		.decision = allow ? "allow" : "deny",
-		.source = source,
+		.source = pol_source_name(source),
 		.reason = reason,
 		.decided_by = "warden",
 		.tool_call = p ? p->tool_call : 0,
@@ -156,9 +147,10 @@ static int audit(struct sup_run *r, const struct sbx_sock_event *ev, const char 
 		wd_err("the audit row for \"%s\" could not be written (%s): refused", sum.buf,
 		       strerror(-rc));
 	}
-	wd_debug("%s %s (%s: %s)", allow ? "allowed" : "refused", sum.buf, source, reason);
+	wd_debug("%s %s (%s: %s)", allow ? "allowed" : "refused", sum.buf, pol_source_name(source),
+		 reason);
 	if (!allow)
-		sup_tell(ev->tgid, "refused %s to %s: %s", op_name(ev->op), canon, reason);
+		sup_tell(r, ev->tgid, "refused %s to %s: %s", op_name(ev->op), canon, reason);
 	if (adopted && p)
 		sup_proc_keep_untraced(r, p);
 	wd_sb_free(&req);
@@ -199,9 +191,10 @@ static int decide_path(struct sup_run *r, struct sbx_sock_event *ev, struct sbx_
 		char reason[512];
 		snprintf(reason, sizeof(reason), "the config's sockets.allow lists it (%.400s)",
 			 entry);
-		return audit(r, ev, m->path, canon, true, "rule", reason, t0) < 0 ? EACCES : 0;
+		return audit(r, ev, m->path, canon, true, POL_SRC_RULE, reason, t0) < 0 ? EACCES
+											: 0;
 	}
-	(void)audit(r, ev, m->path, canon, false, "boundary", REASON_OUTSIDE, t0);
+	(void)audit(r, ev, m->path, canon, false, POL_SRC_BOUNDARY, REASON_OUTSIDE, t0);
 	return EACCES;
 }
 
@@ -281,7 +274,8 @@ void sup_sock_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0
 			err = decide_path(r, ev, m, t0);
 		} else if (m->kind == SBX_ADDR_ABSTRACT) {
 			wd_autofree char *name = abstract_name(m);
-			(void)audit(r, ev, name, name, false, "boundary", REASON_ABSTRACT, t0);
+			(void)audit(r, ev, name, name, false, POL_SRC_BOUNDARY, REASON_ABSTRACT,
+				    t0);
 			err = EPERM;
 		}
 	}

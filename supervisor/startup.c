@@ -1,27 +1,13 @@
 /*
- * startup.c: an agent's own machinery, recognised by identity.
+ * startup.c: an agent's own machinery, recognised by identity: the native
+ * child an npm launcher script starts (sup_startup_child()), and Codex's
+ * per-call re-exec and wrapper script (sup_harness_machinery()), which run
+ * nothing undecided and cover nothing.
  *
- *  - The launcher's native child. An npm-installed agent is a script
- *    (Codex's bin/codex.js) that, on node < 22.15, spawns the agent's real
- *    binary as a child instead of replacing itself. That child, started by
- *    the launcher before any tool call, in the place the launcher's package
- *    puts it, with the launcher's own arguments, is the agent's start-up and
- *    takes over as "the agent": its children are tool calls, and its own
- *    later execs are its exec chain (sup_startup_child()).
- *  - Codex's per-call machinery, run by a direct child of the agent before
- *    its tool call has a row: the re-exec of Codex's own binary that sets up
- *    the call's process, and the wrapper script around the model's command.
- *    Neither runs anything undecided: the re-exec execs the wrapper and the
- *    wrapper execs /bin/bash -c CMD, each decided at its own exec, where
- *    the call's output is captured (so a refusal's reason reaches the
- *    model). They are allowed as the harness's and cover nothing
- *    (sup_harness_machinery()).
- *
- * Plugging in: decide.c's run_pipeline() asks sup_startup_child() first
- * (before the start-up branch) and sup_harness_machinery() before the
- * harness start-up probes; request_of() fills the snapshot's text with
- * sup_read_snapshot(). The launcher path and the agent binary's identity
- * live in sup_run (run.c sets the first, the start-up branch the second).
+ * pipeline.c asks sup_startup_child() before the start-up branch and
+ * sup_harness_machinery() before the harness start-up probes; request_of()
+ * fills the snapshot's text with sup_read_snapshot(). Every condition and
+ * why it cannot be faked: docs/design.md, section "The agent's start-up".
  */
 #include "sup.h"
 
@@ -100,7 +86,7 @@ enum sup_machinery sup_harness_machinery(struct sup_run *r, const struct sup_pro
 					 const struct sbx_exec_event *ev,
 					 const struct pol_request *req)
 {
-	if (r->opts.agent != POL_HARNESS_CODEX || !p || p->startup || p->orphan ||
+	if (!pol_harness_profile(r->opts.agent)->call_machinery || !p || p->startup || p->orphan ||
 	    p->tool_call != 0 || pol_request_agent_writable(req, NULL))
 		return SUP_MACH_NONE;
 	switch (pol_codex_shape(req, r->config, NULL)) {

@@ -8,15 +8,73 @@
 
 #include <string.h>
 
-static const char *const source_names[16] = {
-	"startup", "harness", "hard_deny", "rule", "grant", "fast_path",
-	"covered", "judge",   "tier",	   "user", "other",
+/* The rows of --stats: sup_stats' indexes. */
+enum {
+	ST_STARTUP,
+	ST_HARNESS,
+	ST_HARD_DENY,
+	ST_RULE,
+	ST_GRANT,
+	ST_FAST_PATH,
+	ST_COVERED,
+	ST_JUDGE,
+	ST_TIER,
+	ST_USER,
+	ST_OTHER,
 };
 
-void sup_stats_add(struct sup_stats *s, int source, int64_t ns)
+static const char *const source_names[16] = {
+	[ST_STARTUP] = "startup", [ST_HARNESS] = "harness", [ST_HARD_DENY] = "hard_deny",
+	[ST_RULE] = "rule",	  [ST_GRANT] = "grant",	    [ST_FAST_PATH] = "fast_path",
+	[ST_COVERED] = "covered", [ST_JUDGE] = "judge",	    [ST_TIER] = "tier",
+	[ST_USER] = "user",	  [ST_OTHER] = "other",
+};
+
+/* The row of |source|: grants of every kind together, the judge's cached
+ * verdicts with the judge's, and what warden refuses on its own as other. */
+static int stat_index(enum pol_source source)
 {
-	if (source < 0 || source >= 16)
-		source = 10; /* other */
+	switch (source) {
+	case POL_SRC_STARTUP:
+		return ST_STARTUP;
+	case POL_SRC_HARNESS:
+		return ST_HARNESS;
+	case POL_SRC_HARD_DENY:
+		return ST_HARD_DENY;
+	case POL_SRC_RULE:
+		return ST_RULE;
+	case POL_SRC_GRANT:
+	case POL_SRC_SESSION_GRANT:
+	case POL_SRC_ACCEPTED_RULE:
+		return ST_GRANT;
+	case POL_SRC_FAST_PATH:
+		return ST_FAST_PATH;
+	case POL_SRC_COVERED:
+		return ST_COVERED;
+	case POL_SRC_JUDGE:
+	case POL_SRC_JUDGE_CACHE:
+		return ST_JUDGE;
+	case POL_SRC_TIER:
+		return ST_TIER;
+	case POL_SRC_USER:
+		return ST_USER;
+	case POL_SRC_NONE:
+	case POL_SRC_TIMEOUT:
+	case POL_SRC_STOPPED:
+	case POL_SRC_LIMIT:
+	case POL_SRC_DECODER:
+	case POL_SRC_REPEAT:
+	case POL_SRC_BOUNDARY:
+	case POL_SRC_INTEGRITY:
+	case POL_SRC_ERROR:
+		break;
+	}
+	return ST_OTHER;
+}
+
+void sup_stats_add(struct sup_stats *s, enum pol_source src, int64_t ns)
+{
+	int source = stat_index(src);
 	s->count[source]++;
 	if (s->nlat[source] == s->caplat[source]) {
 		s->caplat[source] = s->caplat[source] ? s->caplat[source] * 2 : 256;

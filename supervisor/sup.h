@@ -70,7 +70,7 @@ struct sup_opts {
 
 struct sup_proc;
 struct sup_pending;
-struct sup_prompt_state;
+struct sup_tty;
 
 /* Per-source latency samples for --stats. */
 struct sup_stats {
@@ -125,7 +125,7 @@ struct sup_run {
 	 * as a direct child of the agent (see sup_proc.orphan). */
 	bool lost_track;
 	/* The entry of the caller whose notification is being handled, for
-	 * as long as that handling lasts (decide.c): the caller is blocked in
+	 * as long as that handling lasts (pipeline.c): the caller is blocked in
 	 * its exec and its pidfd, opened before the notification's id check,
 	 * showed it alive, so sup_proc_get() need not ask its pidfd again. */
 	struct sup_proc *live;
@@ -156,7 +156,10 @@ struct sup_run {
 	/* The homes the "~/" places apply to: $HOME, the passwd home of the
 	 * invoking uid, SUDO_USER's (NULL-terminated, canonical, distinct). */
 	char **homes;
-	struct sup_prompt_state *prompt;
+	struct sup_tty *tty; /* the terminal prompt (tty.c), or NULL */
+	/* The places whose files are in a view (the project, the gated and
+	 * markers places): sup_tell() never writes to a stderr there. */
+	const char *tell_skip[SBX_MAX_VIEWS + 1];
 	/* The approvals desk (desk.c). */
 	int desk_fd;	 /* listening socket, -1 when none */
 	char *desk_path; /* its path, removed at exit */
@@ -192,6 +195,51 @@ struct sup_run {
 	char **shared_dirs;
 };
 
+/* ---- warden run's set-up (run_opts.c, agent.c, markers.c) --------------- */
+
+/* Reads warden run's options into |o| (-h prints the usage and exits).
+ * 0, or -EINVAL after saying why on stderr. */
+int sup_run_options(int argc, char **argv, struct sup_opts *o);
+
+/* |cmd| found in PATH the way execvp would (caller frees), or NULL. */
+char *sup_find_program(const char *cmd);
+/* The agent's environment: without warden's variables and secret-looking
+ * ones the harness or config does not keep, plus WARDEN_SESSION. Free
+ * with sup_free_env(). */
+char **sup_agent_environ(const char *session, const struct pol_config *c, enum pol_harness h);
+void sup_free_env(char **env);
+/* Who started the run (SUDO_USER for root through sudo). Caller frees. */
+char *sup_person_name(void);
+/* The profile of a known agent, from its program's path, then argv[0]. */
+enum pol_harness sup_detect_agent(const char *real, const char *arg0);
+/* Sets r->launcher when the program (canonical |real|) is a known launcher
+ * script whose native child becomes the agent. */
+void sup_find_launcher(struct sup_run *r, const char *real);
+/* The places in the home directory harness |h| must write (NULL-ended). */
+const char *const *sup_profile_writable(enum pol_harness h);
+/* Where Landlock lets the agent write: the agent profile |h|'s places in
+ * the home directory, the project, the temporary directories, harmless
+ * devices and the config's list. NULL-terminated; caller frees each and
+ * the array. */
+char **sup_writable_list(const struct pol_config *c, const char *project, enum pol_harness h);
+
+/* sbx_spawn's callbacks: serve the project's view, gated place |i|, and
+ * markers view |i| on |fuse_fd| (taken). 0 or -errno. */
+int sup_start_view(void *arg, int fuse_fd);
+int sup_start_gate(void *arg, size_t i, int fuse_fd);
+int sup_start_markers(void *arg, size_t i, int fuse_fd);
+/* The homes the "~/" places apply to (NULL-terminated; caller frees). */
+char **sup_home_list(void);
+/* The places outside the project the agent must not see, to be hidden by
+ * mounts (NULL-terminated; caller frees); sets up the gated places and
+ * markers views on the way. */
+char **sup_hide_list(struct sup_run *r, const struct pol_config *c, const char *project,
+		     const char *audit, bool no_view);
+/* The harness's own places (|prof|) in each markers view: unmarked. */
+void sup_unmark_profile(struct sup_run *r, const char *const *prof);
+/* The agent's writable places inside each markers view. */
+void sup_markers_writable(struct sup_run *r, char *const *writable);
+
 /* ---- private temporary directories (tmpdir.c) -------------------------- */
 
 /* Makes the session's directory under /tmp and computes the binds: the
@@ -208,14 +256,14 @@ void sup_tmp_free(struct sup_run *r);
 
 /* ---- warden's own files (ownfiles.c) ----------------------------------- */
 
-/* Refuses (-EPERM, a sentence in *why: caller frees) when warden's
+/* Refuses (-EPERM, a sentence in *err: caller frees) when warden's
  * executable, the config |cfgpath|, the audit's directory, or a directory
  * above any of them could be changed by the agent (a place of |writable|,
  * the list Landlock will get, other than the private temporary
  * directories; or, by file permissions, another user). |project|'s
  * .warden/ is kept read-only in the sandbox and is not counted. */
 int sup_own_files_check(const struct sup_run *r, const char *project, const char *cfgpath,
-			char *const *writable, char **why);
+			char *const *writable, char **err);
 
 /* ---- processes (trace.c) ----------------------------------------------- */
 
@@ -306,6 +354,11 @@ void sup_trace_free(struct sup_run *r);
 bool sup_startup_child(struct sup_run *r, struct sup_proc *p, const struct sbx_exec_event *ev,
 		       const struct pol_request *req);
 
+/* Called for every exec notification before it is decided: the agent's
+ * start-up ends at the first sign it has had a child (an exec by another
+ * process of its tree, or a child alive at an exec of its own). */
+void sup_startup_check(struct sup_run *r, const struct sbx_exec_event *ev, struct sup_proc *p);
+
 enum sup_machinery {
 	SUP_MACH_NONE,
 	SUP_MACH_SETUP,	   /* Codex's process-setup re-exec: allowed, not a tool call */
@@ -323,7 +376,7 @@ char *sup_read_snapshot(struct sup_run *r, const char *path);
  * cannot start inside warden. */
 void sup_warn_agent_options(enum pol_harness agent, char *const *argv);
 
-/* ---- the pipeline (decide.c) ------------------------------------------- */
+/* ---- the pipeline (pipeline.c, viewq.c, pending.c) ------------------------------------------- */
 
 /* Handles one seccomp notification: decode, decide, audit, answer. */
 void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg);
@@ -385,11 +438,13 @@ enum sup_answer {
 	SUP_ANSWER_ALWAYS_PROJECT, /* a session grant and a persistent project grant */
 	SUP_ANSWER_REJECT,
 };
-/* Decides |p| as |who| answered. Returns 0, or -errno when a project grant
- * could not be written (the request is then approved once and the error is
- * in *msg). *msg (caller frees, may be NULL) says what happened. */
+/* Decides |p| as |who| answered. With SUP_ANSWER_ALWAYS_PROJECT, the
+ * grant written to .warden/permissions.json is in *written (the file's new
+ * text; caller frees; |written| may be NULL). Returns 0, or -errno when the
+ * project grant could not be written: the request is then approved for the
+ * session only, and *err says so. */
 int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer a,
-		       const char *note, const char *who, char **msg);
+		       const char *note, const char *who, char **written, char **err);
 /* Refuses every pending request (at exit). */
 void sup_pending_refuse_all(struct sup_run *r, const char *why);
 /* Refuses pending requests whose deadline passed (audited as "timeout") and
@@ -400,6 +455,38 @@ int sup_pending_expire(struct sup_run *r);
 struct sup_pending *sup_pending_find(struct sup_run *r, unsigned id);
 /* Queues |rq| for a person (desk and, with --prompt tty, the terminal). */
 void sup_pending_add(struct sup_run *r, struct sup_request *rq);
+
+/* ---- the pipeline's parts (answer.c, pipeline.c, viewq.c) -------------- */
+
+/* How the decision of one request ends. */
+struct sup_outcome {
+	bool allow;
+	enum pol_source source;
+	const char *reason;
+	const char *decided_by;
+	const char *note;
+	bool covers; /* an allowed exec covers its tree (see sup_proc.cover) */
+	int err;     /* the errno a refusal returns (0: EACCES) */
+	/* The exec is the harness's set-up of a tool call's process, not the
+	 * call: the process's next exec is. */
+	bool not_a_call;
+};
+
+/* Writes the queued rows of execs the kernel failed (answer.c), in one
+ * transaction with |also| (may be NULL) when given. Returns
+ * sto_append_batch()'s result; |also|->id is set on success. */
+int sup_audit_flush(struct sup_run *r, struct sto_row *also);
+/* Audits and answers |rq| (answer.c), then frees it. */
+void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o);
+/* sup_finish() of a decision warden reached itself (decided_by "warden"). */
+void sup_finish_warden(struct sup_run *r, struct sup_request *rq, bool allow,
+		       enum pol_source source, const char *reason);
+/* Steps 1-5 for |rq| (pipeline.c). */
+void sup_run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup);
+/* Policy could not build |rq|'s request: refused (pipeline.c). */
+void sup_refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summary);
+/* Answers a view request: the worker waiting for it wakes up (viewq.c). */
+void sup_view_answer(struct sup_run *r, struct sup_view_wait *vw, int result);
 
 /* ---- the approvals desk (desk.c) ------------------------------------------ */
 
@@ -416,11 +503,12 @@ int sup_cmd_approvals(int argc, char **argv);
 int sup_cmd_answer(int argc, char **argv, bool approve);
 
 /* Writes "warden: <msg>\n" to the stderr of |tgid| without ever blocking
- * the supervisor (see decide.c). */
-void sup_tell(pid_t tgid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ * the supervisor (tell.c). */
+void sup_tell(const struct sup_run *r, pid_t tgid, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* sup_tell() never writes to a stderr inside |place| (the project's view or
  * a gated place's); called once per place, the string must outlive the run. */
-void sup_tell_skip(const char *place);
+void sup_tell_skip(struct sup_run *r, const char *place);
 
 /* ---- socket calls (sockets.c) ------------------------------------------ */
 
@@ -430,17 +518,17 @@ void sup_sock_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0
  * lets the agent have, for warden doctor. */
 void sup_sockets_describe(const struct pol_config *c, FILE *out);
 
-/* ---- the person at the terminal (prompt.c) ----------------------------- */
+/* ---- the person at the terminal (tty.c) ----------------------------- */
 
 /* Opens /dev/tty for --prompt tty. 0 or -errno. */
-int sup_prompt_open(struct sup_run *r);
-/* Puts the terminal in the event loop (after sup_prompt_open). */
-int sup_prompt_watch(struct sup_run *r);
+int sup_tty_open(struct sup_run *r);
+/* Puts the terminal in the event loop (after sup_tty_open). */
+int sup_tty_watch(struct sup_run *r);
 /* Queues |p| for the person: shows it now if nothing else is shown. */
-void sup_prompt_enqueue(struct sup_run *r, struct sup_pending *p);
+void sup_tty_enqueue(struct sup_run *r, struct sup_pending *p);
 /* |p| was decided elsewhere (desk, deadline): stop showing it. */
-void sup_prompt_forget(struct sup_run *r, struct sup_pending *p);
-void sup_prompt_close(struct sup_run *r);
+void sup_tty_forget(struct sup_run *r, struct sup_pending *p);
+void sup_tty_close(struct sup_run *r);
 
 /* ---- the judge (judging.c) --------------------------------------------- */
 
@@ -453,63 +541,60 @@ void sup_judge_free(struct sup_run *r);
  * sup_judge_verdict(). False when there is no judge or the call could not
  * start: the caller escalates. */
 bool sup_judge_submit(struct sup_run *r, struct sup_request *rq);
-/* The pipeline's continuation after the judge (decide.c). Takes |rq|. */
+/* The pipeline's continuation after the judge (pipeline.c). Takes |rq|. */
 void sup_judge_verdict(struct sup_run *r, struct sup_request *rq, int outcome, const char *reason,
-		       const char *judge_json, const char *source);
+		       const char *judge_json, enum pol_source source);
 /* A request arrived (turns end after --turn-idle of silence). */
 void sup_judge_touch(struct sup_run *r);
 /* A person answered: the next call starts a new turn. */
 void sup_judge_person_answered(struct sup_run *r);
 /* Appends a decided request to the judge's history. */
 void sup_judge_record(struct sup_run *r, const struct sup_request *rq, bool allowed,
-		      const char *source, const char *decided_by, const char *note);
+		      enum pol_source source, const char *decided_by, const char *note);
 uint64_t sup_judge_calls(const struct sup_run *r);
 
 /* ---- stats (stats.c) ---------------------------------------------------- */
 
-void sup_stats_add(struct sup_stats *s, int source, int64_t ns);
+void sup_stats_add(struct sup_stats *s, enum pol_source source, int64_t ns);
 void sup_stats_print(const struct sup_stats *s, FILE *out);
 void sup_stats_free(struct sup_stats *s);
 
-/* ---- commands ------------------------------------------------------------ */
+/* ---- leaves shared by the supervisor and the commands ------------------- */
 
-/* Loads the permissions.json at |path|; with |missing_ok|, no file is the
- * built-in config. Prints every problem (file:line: key: what to do) on
+/* Loads the permissions.json at |path| (config_load.c); with |missing_ok|,
+ * no file is the built-in config. Prints every problem (file:line: key: what to do) on
  * stderr and returns -EINVAL for a bad file. Caller frees *out. */
 int sup_config_load(const char *path, bool missing_ok, struct pol_config **out);
 
-int sup_cmd_run(int argc, char **argv);
 /* Opens the audit of the project in |dir| (or |audit| when given) for the
- * commands that read it, saying on stderr what to do when there is none.
+ * commands that read it (audit_open.c), saying on stderr what to do when there is none.
  * 0 or -errno. */
 int sup_open_audit(const char *dir, const char *audit, struct sto_db **db);
-int sup_cmd_audit(int argc, char **argv);
-int sup_cmd_doctor(int argc, char **argv);
-int sup_cmd_config(int argc, char **argv);
-int sup_cmd_explain(int argc, char **argv);
 
-/* Where Landlock lets the agent write: the agent profile |h|'s places in
- * the home directory, the project, the temporary directories, harmless
- * devices and the config's list. NULL-terminated; caller frees each and
- * the array. */
-char **sup_writable_list(const struct pol_config *c, const char *project, enum pol_harness h);
-
-/* Called for every exec notification before it is decided: the agent's
- * start-up ends at the first sign it has had a child (an exec by another
- * process of its tree, or a child alive at an exec of its own). */
-/* Writes the queued rows of execs the kernel failed, in one transaction
- * with |also| (may be NULL) when given. Returns sto_append_batch()'s
- * result; |also|->id is set on success. */
-int sup_audit_flush(struct sup_run *r, struct sto_row *also);
-
-void sup_startup_check(struct sup_run *r, const struct sbx_exec_event *ev, struct sup_proc *p);
-int sup_cmd_rules(int argc, char **argv); /* rules_cmd.c: rules propose|accept */
-/* Approval memory for a pending request (rules_cmd.c): the summary line
+/* The people's decisions read from the audit (advice.c), strings owned. */
+struct sup_records {
+	struct pol_mem_record *v;
+	size_t n;
+};
+/* sto_people_decisions()'s callback: appends |row| to |arg|, a sup_records. */
+int sup_records_take(const struct sto_row *row, void *arg);
+void sup_records_free(struct sup_records *rs);
+/* Approval memory for a pending request (advice.c): the summary line
  * ("3 similar: 2 approved, 1 denied (by ann)") and the JSON context, from
  * the latest people's decisions in |db|. Advice only. 0 or -errno; caller
  * frees both. */
 int sup_memory_advice(struct sto_db *db, const struct pol_request *req, char **summary,
 		      char **json);
+
+/* ---- commands ------------------------------------------------------------ */
+
+int sup_cmd_run(int argc, char **argv);
+int sup_cmd_audit(int argc, char **argv);
+int sup_cmd_doctor(int argc, char **argv);
+int sup_cmd_config(int argc, char **argv);
+int sup_cmd_explain(int argc, char **argv);
+
+int sup_cmd_rules(int argc, char **argv); /* rules_cmd.c: rules propose|accept */
 
 /* ---- explain --open (openq.c) --------------------------------------------- */
 

@@ -2,18 +2,13 @@
  * tmpdir.c: the session's private temporary directories, and what is
  * shared with the host inside them.
  *
- * Each run gets a fresh directory under the host's /tmp (mkdtemp: 0700,
- * the invoking user's), holding tmp/, var-tmp/ and shm/ (each 01777),
- * which the sandbox binds over /tmp, /var/tmp and /dev/shm. Nothing the
- * host keeps there (sockets of tmux, X11 or an ssh-agent, build trees,
- * scripts, a warden built under /tmp) is visible to the agent, and nothing
- * the agent leaves there reaches the host. What must be seen is bound at
- * its own path inside the private one (sup_tmp_setup says what and why).
- * At the end the directory is removed, by descriptors only and after every
- * process of the sandbox is gone (sup_tmp_finish), unless --keep-tmp.
- *
- * It does not decide what the agent may write: Landlock (the writable
- * list) and the read-only binds do.
+ * Each run gets a fresh directory under the host's /tmp holding tmp/,
+ * var-tmp/ and shm/, which the sandbox binds over /tmp, /var/tmp and
+ * /dev/shm; what must be seen is bound at its own path inside them
+ * (sup_tmp_setup). At the end the directory is removed by descriptors only,
+ * once every process of the sandbox is gone (sup_tmp_finish). It decides
+ * nothing about writes: Landlock and the read-only binds do.
+ * docs/design.md, section "Private temporary directories".
  */
 #include "sup.h"
 
@@ -173,21 +168,12 @@ static int make_session_dir(struct sup_run *r)
 	return 0;
 }
 
-int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const char *prog,
-		  char *const *writable)
+/* Which of /tmp, /var/tmp and /dev/shm become private: a real directory
+ * each (a /var/tmp that is a symlink to /tmp leads to the private /tmp
+ * anyway). As root /dev is a fresh tmpfs with its own /dev/shm; in a user
+ * namespace the host's must exist to be covered. */
+static void private_binds(struct sup_run *r)
 {
-	sweep_stale();
-	int rc = make_session_dir(r);
-	if (rc < 0) {
-		wd_err("the session's private temporary directory could not be made under /tmp: "
-		       "%s",
-		       strerror(-rc));
-		return rc;
-	}
-	/* Which of /tmp, /var/tmp and /dev/shm become private: a real
-	 * directory each (a /var/tmp that is a symlink to /tmp leads to the
-	 * private /tmp anyway). As root /dev is a fresh tmpfs with its own
-	 * /dev/shm; in a user namespace the host's must exist to be covered. */
 	for (size_t i = 0; i < WD_ARRAY_SIZE(privs); i++) {
 		struct stat st;
 		bool fresh_dev = i == 2 && geteuid() == 0;
@@ -200,21 +186,26 @@ int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const
 		else
 			add_bind(r, src, privs[i].path, true, false);
 	}
-	/*
-	 * What is shared with the host, at its own path inside the private
-	 * directories (each only when it lies under one, and exists):
-	 *  - the project without the view (with the view, an empty mount
-	 *    point is made for the view instead): writable, as it is;
-	 *  - the writable list's places (the agent profile's, the config's
-	 *    "writable"): writable, as Landlock already allows;
-	 *  - the config's "tmp": {"share": [...]}: read-only, unless it lies
-	 *    in a writable place;
-	 *  - HOME and the working directory (outside the project): read-only,
-	 *    so that the agent starts where it was started and finds its
-	 *    configuration, and can change nothing there (a bind under /tmp
-	 *    would otherwise be writable under /tmp's Landlock rule).
-	 * Never the audit: absent from the sandbox, it is hidden.
-	 */
+}
+
+/*
+ * What is shared with the host, at its own path inside the private
+ * directories (each only when it lies under one, and exists):
+ *  - the project without the view (with the view, an empty mount
+ *    point is made for the view instead): writable, as it is;
+ *  - the writable list's places (the agent profile's, the config's
+ *    "writable"): writable, as Landlock already allows;
+ *  - the config's "tmp": {"share": [...]}: read-only, unless it lies
+ *    in a writable place;
+ *  - HOME and the working directory (outside the project): read-only,
+ *    so that the agent starts where it was started and finds its
+ *    configuration, and can change nothing there (a bind under /tmp
+ *    would otherwise be writable under /tmp's Landlock rule).
+ * Never the audit: absent from the sandbox, it is hidden.
+ */
+static struct cand *shared_places(struct sup_run *r, const char *project, const char *cwd,
+				  const char *prog, char *const *writable, size_t *np)
+{
 	struct cand *v = NULL;
 	size_t n = 0;
 	if (r->opts.no_view)
@@ -245,6 +236,13 @@ int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const
 	add_cand(r, &v, &n, getenv("HOME"), false);
 	if (!wd_path_within(cwd, project))
 		add_cand(r, &v, &n, cwd, false);
+	*np = n;
+	return v;
+}
+
+/* Binds the shared places |v| (taken), sorted, each once. */
+static void bind_shared(struct sup_run *r, struct cand *v, size_t n, const char *project)
+{
 	qsort(v, n, sizeof(*v), cand_cmp);
 	for (size_t i = 0; i < n; i++) {
 		/* The same place twice: writable wins. */
@@ -271,8 +269,12 @@ int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const
 	for (size_t i = 0; i < n; i++)
 		free(v[i].path);
 	free(v);
-	/* The agent's TMPDIR under its private /tmp: an empty directory of
-	 * its own there, so that its tools find it. */
+}
+
+/* The agent's TMPDIR under its private /tmp: an empty directory of its
+ * own there, so that its tools find it. */
+static void make_tmpdir_env(struct sup_run *r)
+{
 	wd_autofree char *td = clean_path(getenv("TMPDIR"));
 	const char *root = td ? private_root(r, td) : NULL;
 	for (size_t i = 0; root && i < WD_ARRAY_SIZE(privs); i++) {
@@ -283,6 +285,24 @@ int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const
 		if (sub < 0 || make_under(sub, td + strlen(root) + 1, 0700) < 0)
 			wd_warn("TMPDIR %s could not be made in the private %s", td, root);
 	}
+}
+
+int sup_tmp_setup(struct sup_run *r, const char *project, const char *cwd, const char *prog,
+		  char *const *writable)
+{
+	sweep_stale();
+	int rc = make_session_dir(r);
+	if (rc < 0) {
+		wd_err("the session's private temporary directory could not be made under /tmp: "
+		       "%s",
+		       strerror(-rc));
+		return rc;
+	}
+	private_binds(r);
+	size_t n = 0;
+	struct cand *v = shared_places(r, project, cwd, prog, writable, &n);
+	bind_shared(r, v, n, project);
+	make_tmpdir_env(r);
 	wd_debug("private temporary directories in %s", r->tmp_dir);
 	return 0;
 }

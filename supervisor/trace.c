@@ -1,51 +1,14 @@
 /*
  * trace.c: the process table and the ptrace side of the supervisor.
  *
- * What warden must know of each process is what covers it (DESIGN.md
- * "Process trees": the allowed command whose tree it is in, or nothing) and
- * the tool call it belongs to. Following every fork with ptrace gives both
- * exactly, but makes the supervisor a party to every fork, exit and signal
- * of the tree. So only covered trees are followed:
- *
- *  - The agent is attached before its first exec (spawn.c) and, like any
- *    process, at each exec of its own; its pid (sup_run.child.pid) marks its
- *    exec chain as its start-up, and init reports its exit status
- *    (sbx_child_exit), so it needs no tracing in between.
- *  - A process whose exec is allowed is seized while it waits in that exec
- *    (sup_trace_seize, before the answer): its exec event is where the new
- *    image is checked against the decision (notify.c says why that closes
- *    the argv race). If the exec covers its tree, the process is seized
- *    with fork, vfork and clone events (SBX_TRACE_FOLLOW): everything it
- *    starts is traced from its first instruction and inherits the cover,
- *    exactly as it was when it was created.
- *  - At an exec event whose new cover is nothing, the process is detached:
- *    its forks, exits and signals are the kernel's business again.
- *
- * Why a process without an entry is one that nothing covers: a cover is
- * only ever given at an exec event, to a traced process, which is traced
- * with fork events from then on; each process it creates is attached by the
- * kernel before its first instruction and gets an entry at its first stop.
- * A process is detached only when its cover becomes nothing. So a process
- * we did not see created descends from a process nothing covered when it
- * was created, through processes nothing covered, and nothing covers it.
- * The filter refuses the two ways of creating a process whose parent is not
- * its creator (clone's CLONE_PARENT; clone3, whose flags it cannot read)
- * and PR_SET_CHILD_SUBREAPER, so that /proc's PPid names the creator of a
- * process, or, once that creator has exited, the sandbox's init.
- *
- * The tool call of such a process comes from its ancestry (PPid upwards to
- * the first process with an entry, or to the agent). Entries of untraced
- * processes (seen at an exec, then detached) hold a pidfd and count only
- * while that process lives, so a recycled pid never inherits one. When the
- * ancestry breaks (an orphan) the process starts a tool call of its own but
- * never counts as the agent's direct child (sup_proc.orphan), which is what
- * the harness start-up shortcut requires (decide.c).
- *
- * A traced process cannot be traced by another (ptrace is refused anyway by
- * the filter). Signals sent to tracees are passed on unchanged; group stops
- * are kept (PTRACE_LISTEN), so job control works as without warden. If the
- * supervisor dies, PTRACE_O_EXITKILL kills every tracee and init's
- * PDEATHSIG ends the namespace with everything else in it.
+ * Each process's entry says what covers it (the allowed command whose tree
+ * it is in, or nothing) and the tool call it belongs to. Only covered
+ * trees are followed with fork events; a process whose exec is allowed is
+ * seized while it waits in that exec, so that its exec event checks the
+ * new image against the decision. A process without an entry is one that
+ * nothing covers, and its tool call comes from its ancestry. Why that
+ * holds, and why a recycled pid never inherits an entry: docs/design.md,
+ * section "Process trees".
  */
 #include "sup.h"
 
@@ -475,7 +438,7 @@ static bool has_children(pid_t pid)
 /*
  * The agent's start-up is the exec chain of its first process until it has
  * had a child: from then on it is running tool calls, and an exec of its
- * own process is decided like any other (and covers nothing, decide.c).
+ * own process is decided like any other (and covers nothing, pipeline.c).
  * The agent is not traced between its execs, so "has had a child" is seen
  * from two sides: an exec by any other process of the tree (every process
  * but the agent's descends from it), and, at an exec of the agent's own, a
@@ -536,11 +499,11 @@ static void exec_mismatch(struct sup_run *r, pid_t pid, struct sbx_exec_event *e
 		.ts_us = wd_now_real_us(),
 		.session = r->session_id,
 		.pid = pid,
-		.kind = "exec",
+		.kind = pol_kind_name(POL_EXEC),
 		.request = json,
 		.summary = ev ? ev->path : "(unknown exec)",
 		.decision = "deny",
-		.source = "integrity",
+		.source = pol_source_name(POL_SRC_INTEGRITY),
 		.reason = why,
 		.decided_by = "warden",
 	};

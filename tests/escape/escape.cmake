@@ -15,12 +15,18 @@ if(TARGET wd_judge)
 	# The judge's prompt builder is checked for escaping when it exists.
 	list(APPEND esc_libs wd_judge)
 endif()
-wd_test(test_escape SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_escape.c
-	LIBS ${esc_libs} LABELS escape TIMEOUT 900)
-if(TARGET wd_judge)
-	target_compile_definitions(test_escape PRIVATE WARDEN_ESC_HAVE_JUDGE=1)
-endif()
-add_dependencies(test_escape warden ${esc_targets})
+# One driver per topic (test_escape: races, exec side doors, hard deny,
+# prompt injection, pressure; test_esc_sys: the static filter;
+# test_esc_files: sensitive files by every name), sharing escape_fx.c.
+foreach(t test_escape test_esc_sys test_esc_files)
+	wd_test(${t} SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/${t}.c
+		${CMAKE_SOURCE_DIR}/tests/escape/escape_fx.c
+		LIBS ${esc_libs} LABELS escape TIMEOUT 900)
+	if(TARGET wd_judge)
+		target_compile_definitions(${t} PRIVATE WARDEN_ESC_HAVE_JUDGE=1)
+	endif()
+	add_dependencies(${t} warden ${esc_targets})
+endforeach()
 
 # The identity escapes (a program is where it lives, paths are the
 # caller's, start-up ends).
@@ -35,7 +41,7 @@ add_dependencies(test_esc_identity warden esc_identity)
 # resident once written: the flood case, which bounds warden's memory over
 # 10,000 decisions, would measure the quarantine. 32 MiB keeps the bound
 # about warden.
-set_property(TEST test_escape APPEND PROPERTY ENVIRONMENT
+set_property(TEST test_escape test_esc_sys test_esc_files APPEND PROPERTY ENVIRONMENT
 	"ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:quarantine_size_mb=32")
 
 # Secrets outside the project: the home's markers view, the hidden token

@@ -456,7 +456,7 @@ static void test_desk_always_project_grant(void **state)
 }
 
 /* BUG: in a project without .warden/permissions.json (every project before
- * its first project grant), write_project_grant() in supervisor/decide.c
+ * its first project grant), write_project_grant() in supervisor/pending.c
  * keeps rc == -ENOENT from wd_read_file() after falling back to the default
  * config and returns it: nothing is written, the approval silently becomes
  * a session grant ("the project grant could not be written: No such file or
@@ -827,7 +827,7 @@ static void test_desk_review_run_never_prompts(void **state)
 	 * exec of "cat .env": ...), although review runs read sensitive
 	 * resources without asking (issue 6 item 6; README: "sensitive files
 	 * are read without asking"). The open: policy/decide.c decide_open()
-	 * clears |sensitive| for review reads, but supervisor/decide.c runs
+	 * clears |sensitive| for review reads, but supervisor/pipeline.c runs
 	 * every open with no_fast_path, so the read falls through to
 	 * POL_UNDECIDED ("a change to .env needs a decision") and the review
 	 * tier refuses it. The exec: decide_exec() ignores ctx->review, so a

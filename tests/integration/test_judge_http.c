@@ -406,11 +406,11 @@ static void test_client_new_rejects_missing_fields(void **state)
 {
 	(void)state;
 	struct jdg_config c = {.url = "http://127.0.0.1:1/v1/messages"};
-	errno = 0;
-	assert_null(jdg_client_new(&c));
-	assert_int_equal(errno, EINVAL);
+	struct jdg_client *cl = NULL;
+	assert_int_equal(jdg_client_new(&c, &cl), -EINVAL);
+	assert_null(cl);
 	c.model = "m";
-	struct jdg_client *cl = jdg_client_new(&c);
+	assert_int_equal(jdg_client_new(&c, &cl), 0);
 	assert_non_null(cl);
 	assert_int_equal(jdg_client_api(cl), JDG_API_ANTHROPIC);
 	/* No hooks: cannot submit. */
@@ -488,7 +488,7 @@ static struct jdg_client *loop_client(struct loop *l, char **url)
 		.set_timer = loop_timer,
 		.hook_arg = l,
 	};
-	l->c = jdg_client_new(&c);
+	assert_int_equal(jdg_client_new(&c, &l->c), 0);
 	assert_non_null(l->c);
 	return l->c;
 }

@@ -10,7 +10,19 @@ wd_test(test_policy
 
 # The fast path's grammars: option tables, shells, wrappers, names,
 # environment, secret printers; some rows run the real programs.
-wd_test(test_policy_grammar
-	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_policy_grammar.c
+# test_policy_grammar: the tables; test_policy_names: the names a program
+# answers to; test_policy_programs: the tables against the installed
+# programs. All share grammar_fx.c.
+foreach(t test_policy_grammar test_policy_names test_policy_programs)
+	wd_test(${t}
+		SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/${t}.c
+			${CMAKE_SOURCE_DIR}/tests/unit/grammar_fx.c
+		LIBS wd_policy
+		LABELS unit)
+endforeach()
+
+# The harness profile table and the enum name tables.
+wd_test(test_policy_profiles
+	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_policy_profiles.c
 	LIBS wd_policy
 	LABELS unit)

@@ -525,16 +525,16 @@ static void test_verdict_parse_table(void **state)
 	};
 	for (size_t i = 0; i < WD_ARRAY_SIZE(cases); i++) {
 		struct jdg_verdict v;
-		char err[200] = "";
-		int rc = jdg_verdict_parse(cases[i].text, strlen(cases[i].text), &v, err,
-					   sizeof(err));
+		char *err = NULL;
+		int rc = jdg_verdict_parse(cases[i].text, strlen(cases[i].text), &v, &err);
 		if (rc != cases[i].rc)
 			fail_msg("case %zu (%s): rc %d, want %d (%s)", i, cases[i].text, rc,
-				 cases[i].rc, err);
+				 cases[i].rc, err ? err : "");
 		if (rc == 0)
 			assert_int_equal(jdg_verdict_outcome(&v), cases[i].outcome);
 		else
-			assert_true(err[0] != '\0');
+			assert_true(err && err[0] != '\0');
+		free(err);
 	}
 }
 
@@ -543,8 +543,8 @@ static void test_verdict_embedded_nul_and_long_reason(void **state)
 	(void)state;
 	const char t[] = "{\"decision\":\"allow\",\"risk_level\":\"low\",\"reason\":\"x\"}\0junk";
 	struct jdg_verdict v;
-	assert_int_equal(jdg_verdict_parse(t, sizeof(t) - 1, &v, NULL, 0), -EBADMSG);
-	assert_int_equal(jdg_verdict_parse(t, strlen(t), &v, NULL, 0), 0);
+	assert_int_equal(jdg_verdict_parse(t, sizeof(t) - 1, &v, NULL), -EBADMSG);
+	assert_int_equal(jdg_verdict_parse(t, strlen(t), &v, NULL), 0);
 	assert_string_equal(v.reason, "x");
 
 	struct wd_sb sb = {0};
@@ -552,7 +552,7 @@ static void test_verdict_embedded_nul_and_long_reason(void **state)
 	for (int i = 0; i < 1000; i++)
 		wd_sb_puts(&sb, "\xc3\xa9");
 	wd_sb_puts(&sb, "\"}");
-	assert_int_equal(jdg_verdict_parse(sb.buf, sb.len, &v, NULL, 0), 0);
+	assert_int_equal(jdg_verdict_parse(sb.buf, sb.len, &v, NULL), 0);
 	assert_true(strlen(v.reason) < JDG_REASON_MAX);
 	assert_int_equal(strlen(v.reason) % 2, 0); /* cut between characters */
 	assert_int_equal(jdg_verdict_outcome(&v), JDG_REJECT);
@@ -581,8 +581,7 @@ static void test_envelope_openai(void **state)
 		"\"prompt_tokens_details\":{\"cached_tokens\":1024}}}";
 	char *content = NULL;
 	struct jdg_usage u;
-	assert_int_equal(jdg_envelope_parse(JDG_API_OPENAI, b, strlen(b), &content, &u, NULL, 0),
-			 0);
+	assert_int_equal(jdg_envelope_parse(JDG_API_OPENAI, b, strlen(b), &content, &u, NULL), 0);
 	assert_string_equal(content, "{\"decision\":\"allow\"}");
 	assert_int_equal(u.prompt_tokens, 1200);
 	assert_int_equal(u.completion_tokens, 20);
@@ -599,12 +598,13 @@ static void test_envelope_openai(void **state)
 		"{\"error\":{\"message\":\"bad key\"}}",
 	};
 	for (size_t i = 0; i < WD_ARRAY_SIZE(bad); i++) {
-		char err[128] = "";
+		char *err = NULL;
 		assert_int_equal(jdg_envelope_parse(JDG_API_OPENAI, bad[i], strlen(bad[i]),
-						    &content, &u, err, sizeof(err)),
+						    &content, &u, &err),
 				 -EBADMSG);
 		assert_null(content);
-		assert_true(err[0]);
+		assert_true(err && err[0]);
+		free(err);
 	}
 }
 
@@ -618,7 +618,7 @@ static void test_envelope_anthropic(void **state)
 		"\"cache_read_input_tokens\":2000,\"cache_creation_input_tokens\":50}}";
 	char *content = NULL;
 	struct jdg_usage u;
-	assert_int_equal(jdg_envelope_parse(JDG_API_ANTHROPIC, b, strlen(b), &content, &u, NULL, 0),
+	assert_int_equal(jdg_envelope_parse(JDG_API_ANTHROPIC, b, strlen(b), &content, &u, NULL),
 			 0);
 	assert_string_equal(content, "{\"a\":1}");
 	assert_int_equal(u.prompt_tokens, 2150);
@@ -628,12 +628,12 @@ static void test_envelope_anthropic(void **state)
 
 	const char *err_body = "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}";
 	assert_int_equal(jdg_envelope_parse(JDG_API_ANTHROPIC, err_body, strlen(err_body), &content,
-					    &u, NULL, 0),
+					    &u, NULL),
 			 -EBADMSG);
 	const char *no_text = "{\"content\":[{\"type\":\"tool_use\"}]}";
-	assert_int_equal(jdg_envelope_parse(JDG_API_ANTHROPIC, no_text, strlen(no_text), &content,
-					    &u, NULL, 0),
-			 -EBADMSG);
+	assert_int_equal(
+		jdg_envelope_parse(JDG_API_ANTHROPIC, no_text, strlen(no_text), &content, &u, NULL),
+		-EBADMSG);
 }
 
 static void test_api_detect(void **state)

@@ -1,27 +1,14 @@
 /*
- * prompt.c: `--prompt tty`: asking the person at the controlling terminal.
+ * tty.c: `--prompt tty`: asking the person at the controlling terminal.
  *
- * The agent usually owns the terminal (its process group is in the
- * foreground). To ask, the supervisor takes the foreground, shows one
- * pending request at a time, reads one line without blocking the loop (the
- * tty fd is in the event loop), then gives the terminal back and continues
- * any of the agent's processes that stopped on it meanwhile (SIGTTIN).
- *
- * Answers: "a" allow once, "A" allow always for this session, "r" reject;
- * a note may follow after a space ("r use make clean instead"). Anything
- * else asks again: no answer is read as an approval.
- *
- * The agent can write to the same terminal, so it could draw a question
- * of its own or paint over warden's. Two things make that detectable or
- * stop it: before the agent runs, warden prints a random session code on
- * the terminal, and every real question shows it (the agent never sees
- * it: it is written to the terminal only, and nothing in the sandbox can
- * read a terminal's screen); and while a question is shown warden holds
- * the foreground with TOSTOP set, so the agent's processes that write to
- * the terminal are stopped (SIGTTOU) until the answer. A process that
- * ignores SIGTTOU, or left the terminal's session but kept a descriptor of
- * it, can still write: the code tells a forged question, not a painted-over
- * one, which is why the desk (warden approvals) is the safe channel.
+ * The supervisor takes the terminal's foreground, shows one pending request
+ * at a time, reads one line without blocking the loop, then gives the
+ * terminal back. Answers: "a" allow once, "A" allow always for this
+ * session, "r" reject; a note may follow after a space. Anything else asks
+ * again. Every question shows the session code printed before the agent
+ * ran, and the agent's writes to the terminal are stopped while a question
+ * is shown. What that does and does not stop: docs/design.md, section
+ * "The terminal prompt" (the desk is the safe channel).
  */
 #include "sup.h"
 
@@ -33,7 +20,7 @@
 #include <sys/random.h>
 #include <termios.h>
 
-struct sup_prompt_state {
+struct sup_tty {
 	struct sup_pending **queue;
 	size_t n, cap;
 	struct sup_pending *shown;
@@ -61,7 +48,7 @@ static void set_tostop(int fd, bool on)
 
 static void give_back(struct sup_run *r)
 {
-	struct sup_prompt_state *ps = r->prompt;
+	struct sup_tty *ps = r->tty;
 	if (ps->held) {
 		if (!ps->had_tostop)
 			set_tostop(r->tty_fd, false);
@@ -77,7 +64,7 @@ static void give_back(struct sup_run *r)
  * terminal stop (SIGTTOU) until give_back(). */
 static void take(struct sup_run *r)
 {
-	struct sup_prompt_state *ps = r->prompt;
+	struct sup_tty *ps = r->tty;
 	if (r->child.has_terminal)
 		tcsetpgrp(r->tty_fd, getpgrp());
 	if (!ps->held) {
@@ -100,7 +87,7 @@ static void on_tty(struct sup_loop *l, int fd, uint32_t events, void *arg)
 {
 	(void)l;
 	struct sup_run *r = arg;
-	struct sup_prompt_state *ps = r->prompt;
+	struct sup_tty *ps = r->tty;
 	if (events & (EPOLLHUP | EPOLLERR)) {
 		sup_loop_del(r->loop, fd);
 		return;
@@ -134,44 +121,44 @@ static void on_tty(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		}
 		ps->shown = NULL;
 		if (still_pending(r, p))
-			sup_pending_answer(r, p, a, note, r->person, NULL);
+			sup_pending_answer(r, p, a, note, r->person, NULL, NULL);
 		give_back(r);
 		show(r);
 	}
 }
 
-int sup_prompt_watch(struct sup_run *r)
+int sup_tty_watch(struct sup_run *r)
 {
 	return r->tty_fd >= 0 ? sup_loop_add(r->loop, r->tty_fd, EPOLLIN, on_tty, r) : 0;
 }
 
-int sup_prompt_open(struct sup_run *r)
+int sup_tty_open(struct sup_run *r)
 {
 	r->tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (r->tty_fd < 0)
 		return -errno;
-	r->prompt = wd_calloc(1, sizeof(*r->prompt));
+	r->tty = wd_calloc(1, sizeof(*r->tty));
 	/* Letters and digits nobody confuses; 5 of 28: 17 million codes. */
 	static const char alphabet[] = "ACDEFHJKLMNPRTUVWXY345679";
 	unsigned char rnd[5];
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		sup_prompt_close(r);
+		sup_tty_close(r);
 		return -EIO;
 	}
 	for (size_t i = 0; i < sizeof(rnd); i++)
-		r->prompt->code[i] = alphabet[rnd[i] % (sizeof(alphabet) - 1)];
+		r->tty->code[i] = alphabet[rnd[i] % (sizeof(alphabet) - 1)];
 	/* Before the agent runs: nothing of it is on the terminal yet. */
 	dprintf(r->tty_fd,
 		"warden: this session's code is %s. Every question warden asks on this terminal "
 		"shows it; a question without it is not warden's. The approvals desk (warden "
 		"approvals) is the channel the agent cannot draw on.\n",
-		r->prompt->code);
+		r->tty->code);
 	return 0;
 }
 
 static void show(struct sup_run *r)
 {
-	struct sup_prompt_state *ps = r->prompt;
+	struct sup_tty *ps = r->tty;
 	while (!ps->shown && ps->n > 0) {
 		struct sup_pending *p = ps->queue[0];
 		memmove(ps->queue, ps->queue + 1, (ps->n - 1) * sizeof(*ps->queue));
@@ -233,9 +220,9 @@ static void show(struct sup_run *r)
 	wd_sb_free(&sb);
 }
 
-void sup_prompt_enqueue(struct sup_run *r, struct sup_pending *p)
+void sup_tty_enqueue(struct sup_run *r, struct sup_pending *p)
 {
-	struct sup_prompt_state *ps = r->prompt;
+	struct sup_tty *ps = r->tty;
 	if (ps->n == ps->cap) {
 		ps->cap = ps->cap ? ps->cap * 2 : 8;
 		ps->queue = wd_realloc(ps->queue, ps->cap * sizeof(*ps->queue));
@@ -244,9 +231,9 @@ void sup_prompt_enqueue(struct sup_run *r, struct sup_pending *p)
 	show(r);
 }
 
-void sup_prompt_forget(struct sup_run *r, struct sup_pending *p)
+void sup_tty_forget(struct sup_run *r, struct sup_pending *p)
 {
-	struct sup_prompt_state *ps = r->prompt;
+	struct sup_tty *ps = r->tty;
 	if (!ps)
 		return;
 	for (size_t i = 0; i < ps->n; i++) {
@@ -266,14 +253,14 @@ void sup_prompt_forget(struct sup_run *r, struct sup_pending *p)
 	}
 }
 
-void sup_prompt_close(struct sup_run *r)
+void sup_tty_close(struct sup_run *r)
 {
-	if (r->prompt && r->prompt->held && !r->prompt->had_tostop && r->tty_fd >= 0)
+	if (r->tty && r->tty->held && !r->tty->had_tostop && r->tty_fd >= 0)
 		set_tostop(r->tty_fd, false);
-	if (r->prompt) {
-		free(r->prompt->queue);
-		free(r->prompt);
-		r->prompt = NULL;
+	if (r->tty) {
+		free(r->tty->queue);
+		free(r->tty);
+		r->tty = NULL;
 	}
 	wd_close(&r->tty_fd);
 }

@@ -1,5 +1,5 @@
 /*
- * memory.c: the store's side of approval memory: the decisions people made,
+ * people.c: the store's side of approval memory: the decisions people made,
  * newest first, for similarity and proposed rules (policy/ computes both).
  *
  * Only rows whose source is 'user' are a person's decision; the partial

@@ -1,0 +1,237 @@
+/*
+ * answer.c: the end of the pipeline: audits a decided request, then
+ * answers it (the exec notification or the waiting view worker), and
+ * writes the queued rows of execs the kernel failed. The row is committed
+ * before an allowing answer; see docs/design.md, section "The pipeline".
+ */
+#include "sup.h"
+
+#include <errno.h>
+#include <string.h>
+
+static void request_free(struct sup_request *rq)
+{
+	if (!rq)
+		return;
+	sbx_exec_event_free(rq->ev);
+	free(rq->judge_json);
+	free(rq->judge_reason);
+	pol_request_free(rq->req);
+	free(rq->summary);
+	free(rq);
+}
+
+static const char *verb_of(const struct sup_request *rq)
+{
+	if (rq->kind == POL_EXEC)
+		return "exec";
+	if (rq->vw && (rq->vw->access & ~(unsigned)POL_ACC_READ))
+		return "change";
+	return "read";
+}
+
+/* An allowed exec is checked at its exec event, so warden must be the
+ * caller's tracer before the answer lets it go on. The caller is blocked
+ * in the exec (only a fatal signal ends that wait, see filter.c), so it
+ * cannot run, fork or exec meanwhile. Refuses |o| when that fails. */
+static void seize_caller(struct sup_run *r, const struct sup_request *rq, struct sup_proc *p,
+			 bool covers_next, struct sup_outcome *o)
+{
+	int src = sup_trace_seize(r, p, covers_next);
+	if (src < 0) {
+		o->allow = false;
+		o->reason = "warden could not attach to it to check the exec";
+		o->err = src == -ESRCH ? ESRCH : EPERM;
+		wd_warn("pid %d: PTRACE_SEIZE: %s", rq->pid, strerror(-src));
+	}
+}
+
+/* Writes |rq|'s audit row; returns its id (0 when it could not be written,
+ * which refuses |o|). */
+static int64_t write_row(struct sup_run *r, const struct sup_request *rq, struct sup_proc *p,
+			 const struct sup_proc *covering, struct sup_outcome *o)
+{
+	char *json = rq->req ? pol_request_json(rq->req) : NULL;
+	int64_t t_dec = wd_now_mono_ns();
+	struct sto_row row = {
+		.ts_us = wd_now_real_us(),
+		.session = r->session_id,
+		.pid = rq->pid,
+		.ppid = covering ? covering->ppid : 0,
+		.kind = pol_kind_name(rq->kind),
+		.request = json ? json : "{}",
+		.summary = rq->summary,
+		.decision = o->allow ? "allow" : "deny",
+		.source = pol_source_name(o->source),
+		.reason = o->reason,
+		.decided_by = o->decided_by,
+		.note = o->note,
+		.tool_call = covering ? covering->tool_call : 0,
+		.latency_us = (t_dec - rq->t_recv_ns) / 1000,
+		.judge = rq->judge_json,
+	};
+	int64_t t_row = wd_now_mono_ns();
+	int rc = sup_audit_flush(r, &row);
+	/* The first exec of an agent's child is the tool call the rest of its
+	 * tree is attributed to. */
+	if (rc == 0 && p && !p->startup && p->tool_call == 0 && rq->kind == POL_EXEC &&
+	    !o->not_a_call)
+		p->tool_call = row.id;
+	r->stats.rows++;
+	r->stats.rows_ns += wd_now_mono_ns() - t_row;
+	free(json);
+	if (rc < 0) {
+		r->audit_failures++;
+		wd_err("the audit row for \"%s\" could not be written (%s): refused", rq->summary,
+		       strerror(-rc));
+		if (o->allow) {
+			o->allow = false;
+			o->reason = "the audit could not be written, so nothing may run";
+		}
+	}
+	return row.id;
+}
+
+/* Answers the refused |rq|, audited as row |row_id|, and frees it. */
+static void answer_refusal(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+			   const struct sup_outcome *o, int64_t row_id)
+{
+	if (p && rq->ev) {
+		p->refused_digest = rq->ev->digest;
+		p->refused_row = row_id;
+		p->refused_at_ns = wd_now_mono_ns();
+	}
+	/* A view caller that could not be named (tgid 0) is not told: never
+	 * write to a pid that is not the one that asked. */
+	if (rq->tgid > 0) {
+		if (o->source == POL_SRC_USER)
+			sup_tell(r, rq->tgid, "refused by %s: %s (%s\"%s\")", o->decided_by,
+				 o->note ? o->note : "no note",
+				 rq->kind == POL_EXEC ? "exec of " : "", rq->summary);
+		else
+			sup_tell(r, rq->tgid, "refused %s\"%s\": %s",
+				 rq->kind == POL_EXEC ? "exec of " : "", rq->summary, o->reason);
+	}
+	if (rq->kind == POL_EXEC) {
+		sbx_notify_deny(r->child.notify_fd, rq->ev->id, o->err ? o->err : EACCES);
+		sup_proc_keep_untraced(r, p); /* for the retry above */
+	} else {
+		sup_view_answer(r, rq->vw, -(o->err ? o->err : EACCES));
+	}
+	request_free(rq);
+}
+
+/* Lets the allowed exec |rq| (audited as row |row_id|) go on, and frees it. */
+static void answer_exec(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+			const struct sup_outcome *o, bool covers_next, int64_t row_id)
+{
+	/* Record what was decided before answering: the exec event, handled
+	 * later on this same thread, checks the new image against it. */
+	struct sbx_exec_event *ev = wd_steal_pointer(&rq->ev);
+	uint64_t id = ev->id;
+	sbx_exec_event_free(p->decided);
+	p->decided = ev;
+	p->decided_row = row_id;
+	p->next_cover = covers_next ? (o->source == POL_SRC_COVERED ? p->cover : row_id) : 0;
+	if (sbx_notify_allow(r->child.notify_fd, id) < 0) {
+		sbx_exec_event_free(p->decided); /* the caller is gone */
+		p->decided = NULL;
+	}
+	request_free(rq);
+}
+
+/*
+ * Audits and answers |rq|, then frees it. The row is committed before the
+ * answer; if it cannot be, the request is refused (fail closed).
+ */
+void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o)
+{
+	struct sup_proc *p = rq->kind == POL_EXEC ? sup_proc_get(r, rq->pid) : NULL;
+	if (rq->kind == POL_EXEC && !p)
+		p = sup_proc_adopt(r, rq->pid, 0, 0);
+	struct sup_proc *covering = p ? p : sup_proc_get(r, rq->pid);
+	/* The cover once the exec has happened: the decision's own row when it
+	 * covers (set below, once the row exists), the caller's cover for a
+	 * covered command, else nothing. */
+	bool covers_next = rq->kind == POL_EXEC && o.allow && o.covers;
+	/* The agent's own process covers nothing: were it to, everything it
+	 * starts afterwards (every tool call) would go undecided. */
+	if (p && p->tgid == r->child.pid)
+		covers_next = false;
+	if (rq->kind == POL_EXEC && o.allow)
+		seize_caller(r, rq, p, covers_next, &o);
+	int64_t row_id = write_row(r, rq, p, covering, &o);
+	sup_stats_add(&r->stats, o.source, wd_now_mono_ns() - rq->t_recv_ns);
+	sup_judge_record(r, rq, o.allow, o.source, o.decided_by,
+			 o.note			    ? o.note
+			 : o.source == POL_SRC_TIER ? o.reason
+						    : NULL);
+	wd_debug("%s %s: %s (%s: %s)", o.allow ? "allowed" : "refused", verb_of(rq), rq->summary,
+		 pol_source_name(o.source), o.reason);
+	if (!o.allow) {
+		answer_refusal(r, rq, p, &o, row_id);
+		return;
+	}
+	/* A person's approval is told, with or without a note: the agent
+	 * knows a person saw what it asked. */
+	if (o.note && *o.note && rq->tgid > 0)
+		sup_tell(r, rq->tgid, "approved by %s with note: %s", o.decided_by, o.note);
+	else if (rq->tgid > 0 && o.source == POL_SRC_USER)
+		sup_tell(r, rq->tgid, "approved by %s (%s\"%s\")", o.decided_by,
+			 rq->kind == POL_EXEC ? "exec of " : "", rq->summary);
+	if (rq->kind == POL_OPEN) {
+		sup_view_answer(r, rq->vw, 0);
+		request_free(rq);
+		return;
+	}
+	answer_exec(r, rq, p, &o, covers_next, row_id);
+}
+
+static void free_misses(struct sup_run *r)
+{
+	for (size_t i = 0; i < r->nmisses; i++) {
+		free((char *)r->misses[i].request);
+		free((char *)r->misses[i].summary);
+		free((char *)r->misses[i].reason);
+	}
+	r->nmisses = 0;
+}
+
+int sup_audit_flush(struct sup_run *r, struct sto_row *also)
+{
+	if (r->nmisses == 0) {
+		if (!also) {
+			free(r->misses);
+			r->misses = NULL;
+		}
+		return also ? sto_append(r->db, also) : 0;
+	}
+	size_t n = r->nmisses;
+	struct sto_row *rows = wd_calloc(n + 1, sizeof(*rows));
+	memcpy(rows, r->misses, n * sizeof(*rows));
+	if (also)
+		rows[n++] = *also;
+	int rc = sto_append_batch(r->db, rows, n);
+	if (rc == 0 && also)
+		also->id = rows[n - 1].id;
+	if (rc < 0)
+		wd_debug("%zu rows of failed execs could not be written: %s", r->nmisses,
+			 strerror(-rc));
+	free(rows);
+	free_misses(r);
+	if (!also) {
+		free(r->misses);
+		r->misses = NULL;
+	}
+	return rc;
+}
+
+void sup_finish_warden(struct sup_run *r, struct sup_request *rq, bool allow,
+		       enum pol_source source, const char *reason)
+{
+	sup_finish(r, rq,
+		   (struct sup_outcome){.allow = allow,
+					.source = source,
+					.reason = reason,
+					.decided_by = "warden"});
+}
