@@ -35,20 +35,27 @@ static char *canonical(const char *project, const char *path)
 }
 
 /* The outside place holding |abs| that run.c treats it by: the deepest
- * one (a later entry of the same path wins, as pol_config_outside says). */
-static const char *outside_place(const struct pol_config *cfg, const char *abs,
-				 enum pol_outside_mode *mode)
+ * one (a later entry of the same path wins, as pol_config_outside says),
+ * without a trailing "/" (the home is "~/"). Caller frees; NULL if none. */
+static char *outside_place(const struct pol_config *cfg, const char *abs,
+			   enum pol_outside_mode *mode)
 {
-	const char *best = NULL;
+	char *best = NULL;
 	size_t n = pol_config_outside_count(cfg);
 	for (size_t i = 0; i < n; i++) {
 		enum pol_outside_mode m;
-		const char *p = pol_config_outside(cfg, i, &m);
-		if (!p || p[0] != '/' || !wd_path_within(abs, p))
+		const char *given = pol_config_outside(cfg, i, &m);
+		if (!given || given[0] != '/')
 			continue;
-		if (!best || strlen(p) >= strlen(best)) {
+		char *p = wd_strdup(given);
+		for (size_t k = strlen(p); k > 1 && p[k - 1] == '/'; k--)
+			p[k - 1] = '\0';
+		if (wd_path_within(abs, p) && (!best || strlen(p) >= strlen(best))) {
+			free(best);
 			best = p;
 			*mode = m;
+		} else {
+			free(p);
 		}
 	}
 	return best;
@@ -130,7 +137,7 @@ static void outside(struct sup_open_answer *a, const struct pol_config *cfg, con
 		    const char *abs, unsigned access)
 {
 	enum pol_outside_mode mode = POL_OUTSIDE_OPEN;
-	const char *place = outside_place(cfg, abs, &mode);
+	wd_autofree char *place = outside_place(cfg, abs, &mode);
 	bool write = access & ~POL_ACC_READ;
 	if (place && mode == POL_OUTSIDE_HIDE) {
 		a->route = SUP_OPEN_HIDDEN;

@@ -26,7 +26,7 @@ struct open_case {
 	bool allowed;
 };
 
-static char *g_proj, *g_out;
+static char *g_proj, *g_out, *g_home;
 
 static void check_case(const struct open_case *c)
 {
@@ -111,6 +111,23 @@ static void test_explain_open_control_write(void **state)
 	check_case(&(struct open_case){".git/config", false, "read .git/config", false, true});
 }
 
+/* The home is seen through a markers view: a sensitive name there is
+ * decided, an ordinary file is not. */
+static void test_explain_open_home_markers(void **state)
+{
+	(void)state;
+	char *key = wd_asprintf("%s/notes/id_rsa", g_home);
+	char *key_row = wd_asprintf("read %s", key);
+	char *plain = wd_asprintf("%s/notes/todo.txt", g_home);
+	char *plain_row = wd_asprintf("read %s", plain);
+	check_case(&(struct open_case){key, false, key_row, true, false});
+	check_case(&(struct open_case){plain, false, plain_row, false, true});
+	free(key);
+	free(key_row);
+	free(plain);
+	free(plain_row);
+}
+
 /* The text form: the tier's outcome, and no internal verdict names. */
 static void test_explain_words(void **state)
 {
@@ -142,6 +159,11 @@ int main(void)
 	g_proj = wt_project();
 	g_out = wt_project(); /* a place outside the project, gated */
 	wt_write(g_out, "gated/notes.txt", "gated\n");
+	/* The home (HOME for explain and for the run): a markers view. */
+	g_home = wt_project();
+	wt_write(g_home, "notes/id_rsa", "KEY\n");
+	wt_write(g_home, "notes/todo.txt", "todo\n");
+	setenv("HOME", g_home, 1);
 	char *cfg = wd_asprintf("{\"tier\": \"passive\", \"outside\": [{\"path\": \"%s/gated\", "
 				"\"mode\": \"gate\"}]}\n",
 				g_out);
@@ -158,11 +180,14 @@ int main(void)
 		cmocka_unit_test(test_explain_open_etc_hosts),
 		cmocka_unit_test(test_explain_open_gated_place),
 		cmocka_unit_test(test_explain_open_control_write),
+		cmocka_unit_test(test_explain_open_home_markers),
 		cmocka_unit_test(test_explain_words),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	wt_rmtree(g_proj);
 	wt_rmtree(g_out);
+	wt_rmtree(g_home);
+	free(g_home);
 	free(g_proj);
 	free(g_out);
 	return rc;
