@@ -4,6 +4,8 @@
 #   make test    install what is missing, build, run every test
 #   make check   test + the asan-ubsan build's tests + the format check (CI)
 #   make bench   the benchmark harness (release build)
+#   make install the release binary, man page and bash completion
+#                (PREFIX=/usr/local, DESTDIR= for packaging)
 #
 # Packages come from Debian 12; when not root, apt-get runs through sudo.
 
@@ -20,7 +22,7 @@ PKGS := build-essential cmake pkg-config git python3 \
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps build demo install test test-asan fuzz format format-check check bench clean test-agents
+.PHONY: all deps build release demo install test test-asan fuzz format format-check check bench clean test-agents
 
 all: build
 
@@ -38,11 +40,19 @@ build: deps
 	cmake --preset debug >/dev/null
 	cmake --build --preset debug -j$(JOBS)
 
+# The release build: optimised, with the hardening flags of the preset.
+release: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j$(JOBS) --target warden
+
 # warden refuses to run from a place the agent (or another user) could
 # write: install it where only root can (the tree it was built in is the
-# user's own).
-install: build
-	$(SUDO) install -D -m 0755 -o root -g root build/debug/supervisor/warden $(DESTDIR)$(PREFIX)/bin/warden
+# user's own). cmake --install (the rules in CMakeLists.txt) puts the
+# release binary in $(PREFIX)/bin, the man page warden(1) in
+# $(PREFIX)/share/man/man1 and the bash completion in
+# $(PREFIX)/share/bash-completion/completions, all under $(DESTDIR).
+install: release
+	$(SUDO) env DESTDIR="$(DESTDIR)" cmake --install build/release --prefix "$(PREFIX)"
 
 demo: build
 	$(SUDO) ./examples/demo.sh build/debug/supervisor/warden

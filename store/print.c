@@ -153,7 +153,54 @@ struct table {
 	FILE *out;
 	bool measuring;
 	size_t width[NCOLS];
+	size_t fit; /* the terminal's width, 0: none */
 };
+
+/* Cuts |sb| (a line of cells: one column per code point) to |fit| columns,
+ * the last one "…". */
+static void cut_line(struct wd_sb *sb, size_t fit)
+{
+	size_t cols = 0;
+	for (size_t i = 0; fit && i < sb->len; i++) {
+		if (((unsigned char)sb->buf[i] & 0xc0) == 0x80)
+			continue;
+		if (++cols == fit) {
+			/* the rest, if more than this one column, becomes "…" */
+			size_t rest = 0;
+			for (size_t j = i; j < sb->len; j++)
+				rest += ((unsigned char)sb->buf[j] & 0xc0) != 0x80;
+			if (rest > 1) {
+				sb->len = i;
+				sb->buf[i] = '\0';
+				wd_sb_puts(sb, "\xe2\x80\xa6");
+			}
+			return;
+		}
+	}
+}
+
+/* Narrows the widest free-text columns so that a line fits in |fit|
+ * columns: the reason first, then the summary, then who decided, each down
+ * to a floor that keeps it readable. A line that cannot fit even then is
+ * cut at the terminal's edge (cut_line). */
+static void fit_widths(struct table *t, size_t fit)
+{
+	static const struct {
+		int col;
+		size_t floor;
+	} order[] = {{COL_REASON, 10}, {COL_SUMMARY, 16}, {COL_BY, 6}, {COL_SOURCE, 8}};
+	size_t total = 2 * (NCOLS - 1);
+	for (int c = 0; c < NCOLS; c++)
+		total += t->width[c];
+	for (size_t i = 0; fit && total > fit && i < WD_ARRAY_SIZE(order); i++) {
+		size_t *w = &t->width[order[i].col];
+		if (*w <= order[i].floor)
+			continue;
+		size_t cut = total - fit < *w - order[i].floor ? total - fit : *w - order[i].floor;
+		*w -= cut;
+		total -= cut;
+	}
+}
 
 /* The reason, and the person's note when it says something else. */
 static char *reason_text(const struct sto_row *row)
@@ -180,7 +227,8 @@ static int table_row(sqlite3_stmt *st, const struct sto_row *row, void *arg)
 	struct wd_sb line = {0};
 	for (int c = 0; c < NCOLS; c++) {
 		size_t w;
-		wd_autofree char *s = cell(text[c], col_cap[c], &w);
+		size_t cap = t->measuring || t->width[c] > col_cap[c] ? col_cap[c] : t->width[c];
+		wd_autofree char *s = cell(text[c], cap < 2 ? 2 : cap, &w);
 		if (t->measuring) {
 			if (w > t->width[c])
 				t->width[c] = w;
@@ -191,6 +239,7 @@ static int table_row(sqlite3_stmt *st, const struct sto_row *row, void *arg)
 			wd_sb_printf(&line, "%*s", (int)(t->width[c] - w + 2), "");
 	}
 	if (!t->measuring) {
+		cut_line(&line, t->fit);
 		wd_sb_putc(&line, '\n');
 		fwrite(line.buf, 1, line.len, t->out);
 	}
@@ -198,18 +247,26 @@ static int table_row(sqlite3_stmt *st, const struct sto_row *row, void *arg)
 	return 0;
 }
 
-static int print_table(struct sto_db *db, const struct sto_filter *f, FILE *out)
+static int print_table(struct sto_db *db, const struct sto_filter *f, size_t fit, FILE *out)
 {
 	struct table t = {.out = out, .measuring = true};
 	for (int c = 0; c < NCOLS; c++)
 		t.width[c] = strlen(col_title[c]);
-	/* Two passes (widths, then lines) keep memory flat on a large audit. */
+	/* Two passes (widths, then lines) keep memory flat on a large audit.
+	 * A damaged file is read around (-EUCLEAN): every row it could read
+	 * is printed, and the caller says which could not be. */
 	int r = sto_query_stmt(db, f, table_row, &t);
-	if (r < 0)
+	if (r < 0 && r != -EUCLEAN)
 		return r;
+	fit_widths(&t, fit);
+	t.fit = fit;
+	struct wd_sb head = {0};
 	for (int c = 0; c < NCOLS; c++)
-		fprintf(out, "%-*s%s", c + 1 < NCOLS ? (int)t.width[c] : 0, col_title[c],
-			c + 1 < NCOLS ? "  " : "\n");
+		wd_sb_printf(&head, "%-*.*s%s", c + 1 < NCOLS ? (int)t.width[c] : 0,
+			     (int)t.width[c], col_title[c], c + 1 < NCOLS ? "  " : "");
+	cut_line(&head, fit);
+	fprintf(out, "%s\n", head.buf);
+	wd_sb_free(&head);
 	t.measuring = false;
 	return sto_query_stmt(db, f, table_row, &t);
 }
@@ -393,6 +450,12 @@ static int print_csv(struct sto_db *db, const struct sto_filter *f, FILE *out)
 
 int sto_print(struct sto_db *db, const struct sto_filter *f, enum sto_format fmt, FILE *out)
 {
+	return sto_print_width(db, f, fmt, 0, out);
+}
+
+int sto_print_width(struct sto_db *db, const struct sto_filter *f, enum sto_format fmt,
+		    size_t width, FILE *out)
+{
 	/* One read transaction: the table's two passes and any output see the
 	 * same snapshot while the supervisor keeps appending. */
 	bool own_txn = sqlite3_get_autocommit(db->h);
@@ -404,7 +467,7 @@ int sto_print(struct sto_db *db, const struct sto_filter *f, enum sto_format fmt
 	int r;
 	switch (fmt) {
 	case STO_FMT_TABLE:
-		r = print_table(db, f, out);
+		r = print_table(db, f, width, out);
 		break;
 	case STO_FMT_JSON:
 		r = print_json(db, f, out);

@@ -688,7 +688,33 @@ static unsigned filter_mask(const struct sto_filter *f)
 		m |= STO_Q_KIND;
 	if (f->newest_first)
 		m |= STO_Q_NEWEST;
+	if (f->decision)
+		m |= STO_Q_DECISION;
+	if (f->limit)
+		m |= STO_Q_LIMIT;
 	return m;
+}
+
+/* The conditions of the filters in |m|, each " AND ...". */
+static void filter_conds(struct wd_sb *sb, unsigned m)
+{
+	if (m & STO_Q_SESSION)
+		wd_sb_puts(sb, " AND session = :session");
+	if (m & STO_Q_SINCE)
+		wd_sb_puts(sb, " AND ts_us >= :since");
+	if (m & STO_Q_SOURCE)
+		wd_sb_puts(sb, " AND source = :source");
+	if (m & STO_Q_KIND)
+		wd_sb_puts(sb, " AND kind = :kind");
+	if (m & STO_Q_DECISION)
+		wd_sb_puts(sb, " AND decision = :decision");
+}
+
+char *sto_filter_sql(const struct sto_filter *f)
+{
+	struct wd_sb sb = {0};
+	filter_conds(&sb, filter_mask(f));
+	return wd_sb_steal(&sb);
 }
 
 /* The SELECT for one filter combination. Parameters are named so that each
@@ -696,19 +722,19 @@ static unsigned filter_mask(const struct sto_filter *f)
 static char *query_sql(unsigned m)
 {
 	struct wd_sb sb = {0};
+	/* A limit keeps the latest rows: taken newest first, then put back
+	 * in the order asked for. */
+	bool latest = (m & STO_Q_LIMIT) && !(m & STO_Q_NEWEST);
+	if (latest)
+		wd_sb_puts(&sb, "SELECT * FROM (");
 	wd_sb_puts(&sb, select_cols);
 	wd_sb_puts(&sb, " WHERE 1");
-	if (m & STO_Q_SESSION)
-		wd_sb_puts(&sb, " AND session = :session");
-	if (m & STO_Q_SINCE)
-		wd_sb_puts(&sb, " AND ts_us >= :since");
-	if (m & STO_Q_SOURCE)
-		wd_sb_puts(&sb, " AND source = :source");
-	if (m & STO_Q_KIND)
-		wd_sb_puts(&sb, " AND kind = :kind");
-	wd_sb_puts(&sb, (m & STO_Q_NEWEST) ? " ORDER BY ts_us DESC, id DESC"
-					   : " ORDER BY ts_us ASC, id ASC");
+	filter_conds(&sb, m);
+	wd_sb_puts(&sb, (m & (STO_Q_NEWEST | STO_Q_LIMIT)) ? " ORDER BY ts_us DESC, id DESC"
+							   : " ORDER BY ts_us ASC, id ASC");
 	wd_sb_puts(&sb, " LIMIT :limit");
+	if (latest)
+		wd_sb_puts(&sb, ") ORDER BY ts_us ASC, id ASC");
 	return wd_sb_steal(&sb);
 }
 
@@ -743,6 +769,17 @@ static void bind_name(sqlite3_stmt *st, const char *name, const char *s)
 		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
 }
 
+void sto_bind_filter(sqlite3_stmt *st, const struct sto_filter *f)
+{
+	bind_name(st, ":session", f->session);
+	bind_name(st, ":source", f->source);
+	bind_name(st, ":kind", f->kind);
+	bind_name(st, ":decision", f->decision);
+	int i = sqlite3_bind_parameter_index(st, ":since");
+	if (i > 0)
+		sqlite3_bind_int64(st, i, f->since_us);
+}
+
 void sto_row_from_stmt(sqlite3_stmt *st, struct sto_row *row)
 {
 	memset(row, 0, sizeof(*row));
@@ -775,20 +812,17 @@ int sto_query_stmt(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb
 	int r = query_stmt(db, m, &st, &fresh);
 	if (r < 0)
 		return r;
-	bind_name(st, ":session", f->session);
-	bind_name(st, ":source", f->source);
-	bind_name(st, ":kind", f->kind);
-	int i = sqlite3_bind_parameter_index(st, ":since");
-	if (i > 0)
-		sqlite3_bind_int64(st, i, f->since_us);
+	sto_bind_filter(st, f);
 	sqlite3_int64 limit =
 		f->limit == 0 || f->limit > (size_t)INT64_MAX ? -1 : (sqlite3_int64)f->limit;
 	sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":limit"), limit);
 
 	int rc;
+	struct sto_key last = {0};
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct sto_row row;
 		sto_row_from_stmt(st, &row);
+		last = (struct sto_key){true, row.ts_us, row.id};
 		r = cb(st, &row, arg);
 		if (r != 0)
 			break;
@@ -801,6 +835,9 @@ int sto_query_stmt(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb
 		sqlite3_reset(st);
 		sqlite3_clear_bindings(st);
 	}
+	/* A damaged page: every row around it can still be read. */
+	if (r < 0 && rc != SQLITE_DONE && sto_is_damage(rc))
+		r = sto_salvage(db, f, cb, arg, &last);
 	return r;
 }
 

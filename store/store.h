@@ -78,17 +78,24 @@ int sto_append(struct sto_db *db, struct sto_row *row);
 int sto_append_batch(struct sto_db *db, struct sto_row *rows, size_t n);
 
 struct sto_filter {
-	const char *session; /* NULL: all sessions */
-	int64_t since_us;    /* 0: from the beginning */
-	const char *source;  /* NULL: any */
-	const char *kind;    /* NULL: any */
-	size_t limit;	     /* 0: no limit */
+	const char *session;  /* NULL: all sessions */
+	int64_t since_us;     /* 0: from the beginning */
+	const char *source;   /* NULL: any */
+	const char *kind;     /* NULL: any */
+	const char *decision; /* "allow" | "deny"; NULL: any */
+	size_t limit;	      /* the latest |limit| matching rows; 0: no limit */
 	bool newest_first;
 };
 
-/* Calls |cb| for each matching row, oldest first (or newest first). Strings
- * in the row are valid only during the call. Stops early and returns the
- * callback's value when it is non-zero. 0 or -errno. */
+/* Calls |cb| for each matching row, oldest first (or newest first); with a
+ * limit, the latest |limit| rows, still in that order. Strings in the row
+ * are valid only during the call. Stops early and returns the callback's
+ * value when it is non-zero. 0 or -errno.
+ *
+ * A damaged file (a page overwritten) does not hide the rows around the
+ * damage: the query then reads the table row by row, delivers every row it
+ * can read and returns -EUCLEAN, with sto_errmsg() naming the rows it could
+ * not read and what to do. sto_print() does the same. */
 typedef int (*sto_row_cb)(const struct sto_row *row, void *arg);
 int sto_query(struct sto_db *db, const struct sto_filter *f, sto_row_cb cb, void *arg);
 
@@ -98,9 +105,50 @@ enum sto_format { STO_FMT_TABLE, STO_FMT_JSON, STO_FMT_CSV };
  * pid, kind, decision, source, summary, reason/note, by), a JSON array with
  * every column, or CSV with a header line (RFC 4180 quoting). 0 or -errno. */
 int sto_print(struct sto_db *db, const struct sto_filter *f, enum sto_format fmt, FILE *out);
+/* sto_print() for a terminal |width| columns wide (0: no bound): the
+ * table's free-text columns are cut (ending in "…") so that a line fits. */
+int sto_print_width(struct sto_db *db, const struct sto_filter *f, enum sto_format fmt,
+		    size_t width, FILE *out);
 
 /* Runs PRAGMA integrity_check. 0 when "ok", -EIO otherwise. */
 int sto_check(struct sto_db *db);
+
+/* Runs PRAGMA quick_check (every page of every table and index, without
+ * comparing indexes with their tables), stopping after about |budget_ms|
+ * (0: no bound). 0 when what it checked is sound (*complete says whether it
+ * checked all), -EUCLEAN when the file is damaged, -errno on another
+ * failure; on failure, if |err| is not NULL, a sentence naming the file and
+ * what to do (caller frees). */
+int sto_quick_check(struct sto_db *db, int64_t budget_ms, bool *complete, char **err);
+
+/* ---- sessions ----------------------------------------------------------- */
+
+/* One session with the counts of its rows. Strings are NULL when unknown and
+ * valid only during the callback. */
+struct sto_session_info {
+	const char *id, *tier, *role, *agent, *project, *command;
+	int64_t started_us;
+	int64_t ended_us; /* 0: not recorded (running, or warden was killed) */
+	bool has_exit;
+	int exit_status;
+	int64_t allowed, refused;
+	int64_t asked; /* put to a person: answered (source user) or not (timeout) */
+		       /* The counts are -1 when the file is damaged and they could not be
+	 * read; sto_sessions() then returns -EUCLEAN after the last session. */
+};
+typedef int (*sto_session_cb)(const struct sto_session_info *s, void *arg);
+
+/* Calls |cb| for the latest |limit| sessions (0: all), oldest first. Stops
+ * early and returns the callback's value when it is non-zero. 0 or -errno
+ * (sto_errmsg() says why). */
+int sto_sessions(struct sto_db *db, size_t limit, sto_session_cb cb, void *arg);
+
+/* The session |spec| names: a full id ("20261202-120643-4f2a"), or the short
+ * id shown in approval ids (its last four hex digits, "4f2a"), or "last"
+ * (the latest session). Stores the full id in *id (caller frees). -ENOENT
+ * when none matches, -ENOTUNIQ when a short id matches several; then, if
+ * |err| is not NULL, a sentence (caller frees). */
+int sto_session_find(struct sto_db *db, const char *spec, char **id, char **err);
 
 /* A sentence about the last failure of a call on |db| (empty when none has
  * failed yet), e.g. for the supervisor's log when sto_append() fails. The

@@ -17,7 +17,9 @@ enum {
 	STO_Q_SOURCE = 1u << 2,
 	STO_Q_KIND = 1u << 3,
 	STO_Q_NEWEST = 1u << 4,
-	STO_Q_COUNT = 1u << 5,
+	STO_Q_DECISION = 1u << 5,
+	STO_Q_LIMIT = 1u << 6,
+	STO_Q_COUNT = 1u << 7,
 };
 
 /* The statements prepared once per connection. */
@@ -97,5 +99,30 @@ enum {
  * print.c can read the extra columns. */
 typedef int (*sto_stmt_cb)(sqlite3_stmt *st, const struct sto_row *row, void *arg);
 int sto_query_stmt(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb, void *arg);
+
+/* The conditions of |f| as SQL (" AND session = :session ..."), named
+ * parameters bound by sto_bind_filter(). Caller frees. */
+char *sto_filter_sql(const struct sto_filter *f);
+/* Binds the named parameters of sto_filter_sql() that |st| has. */
+void sto_bind_filter(sqlite3_stmt *st, const struct sto_filter *f);
+
+/* Whether |rc| says that the file is damaged (SQLITE_CORRUPT, NOTADB). */
+bool sto_is_damage(int rc);
+
+/* Where a query that met a damaged page stopped: the key (ts_us, id) of
+ * the last row it delivered, in the query's order. */
+struct sto_key {
+	bool set;
+	int64_t ts_us, id;
+};
+
+/* Reads around damage: looks up every row id of the decisions table one by
+ * one, delivers each readable row matching |f| that comes after |after| in
+ * the query's order (the latest |f->limit| of them when there is a limit),
+ * and names in sto_errmsg() the rows that could not be read. Returns
+ * -EUCLEAN when it delivered every row it could read but some part of the
+ * file is damaged, the callback's value when it stops early, or -errno. */
+int sto_salvage(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb, void *arg,
+		const struct sto_key *after);
 
 #endif

@@ -302,7 +302,7 @@ static int prepare_files(struct sup_run *r, struct launch *L)
 		add_warden_bind(r, L->project);
 	rc = sup_own_files_check(r, L->project, L->cfgpath, L->writable, &err);
 	if (rc < 0) {
-		wd_err("refusing to start: %s", err);
+		wd_err("refusing to start: %s", err ? err : strerror(-rc));
 		free(err);
 		return rc;
 	}
@@ -310,6 +310,12 @@ static int prepare_files(struct sup_run *r, struct launch *L)
 	if (rc < 0) {
 		wd_err("%s", err ? err : strerror(-rc));
 		free(err);
+		return rc;
+	}
+	/* A damaged audit is refused before anything is added to it. */
+	if ((rc = sup_audit_sound(r->db)) < 0) {
+		sto_close(r->db);
+		r->db = NULL;
 	}
 	return rc;
 }

@@ -570,6 +570,28 @@ int sup_config_load(const char *path, bool missing_ok, struct pol_config **out);
  * commands that read it (audit_open.c), saying on stderr what to do when there is none.
  * 0 or -errno. */
 int sup_open_audit(const char *dir, const char *audit, struct sto_db **db);
+/* The quick check of the audit at session start (audit_cmd.c), bounded in
+ * time; says on stderr what is damaged and what to do. 0 or -errno. */
+int sup_audit_sound(struct sto_db *db);
+int sup_cmd_sessions(int argc, char **argv);
+
+/* pager.c: output for a person at a terminal. */
+struct sup_pager {
+	pid_t pid;    /* the pager, 0: none */
+	size_t width; /* the terminal's columns, 0 when stdout is not a terminal */
+};
+/* When stdout is a terminal: measures it and, when |allow|, starts $PAGER
+ * (or less -FRX when PAGER is unset; none when it is empty or "cat") and
+ * points stdout into it. */
+void sup_pager_start(struct sup_pager *pg, bool allow);
+/* Ends the output into the pager and waits for the person to quit it. */
+void sup_pager_end(struct sup_pager *pg);
+/* Parses a count of rows given to option |opt| (1 .. 10^9, digits only);
+ * on bad input says so on stderr, naming |opt|, and returns -EINVAL. */
+int sup_parse_count(const char *opt, const char *s, size_t *out);
+/* |s| made safe for a terminal (wd_sanitize) and cut to |width| columns
+ * (0: whole), ending in "…" when cut. Caller frees. */
+char *sup_fit_line(const char *s, size_t width);
 
 /* The people's decisions read from the audit (advice.c), strings owned. */
 struct sup_records {

@@ -1,6 +1,6 @@
 /*
  * esc_exec: exec side doors that must be decided as the program they
- * really run (issue 8, item 2). Each mode tries to run /bin/touch MARKER
+ * really run. Each mode tries to run /bin/touch MARKER
  * (refused in passive mode) while looking like something else, from a
  * child (the agent's own exec chain is its start-up, approved by whoever ran
  * warden; a child's exec is a request). The child prints "MODE rc=R

@@ -1,6 +1,6 @@
 /*
  * esc_race: tries to get an undecided command executed by changing what an
- * exec runs after warden decided it (DESIGN.md: "the argv the judge saw is
+ * exec runs after warden decided it (docs/design.md: "the argv the judge saw is
  * the argv that runs").
  *
  *   esc_race path   N MARKER  a second thread flips the exec path between

@@ -1,5 +1,5 @@
 /*
- * esc_sys: side-door syscalls that DESIGN.md's static seccomp filter must
+ * esc_sys: side-door syscalls that warden's static seccomp filter must
  * refuse before any notification (so no audit row exists for them: the
  * caller sees the errno). Each mode tries one escape and prints
  * "MODE rc=R errno=NAME" (several lines for modes with variants); the

@@ -1,5 +1,5 @@
 /*
- * test_escape: the escape suite of issue 8. Each test runs one escape an
+ * test_escape: the escape suite. Each test runs one escape an
  * adversarial agent would try under the real `warden run` (real seccomp
  * filter, FUSE view, Landlock, namespaces, SQLite audit) and asserts both
  * that it failed (a marker never appears, a secret never reaches the
@@ -52,7 +52,7 @@
 
 #include "escape_fx.h"
 
-/* ---- exec races (DESIGN.md: the argv the judge saw is the argv that runs) */
+/* ---- exec races (docs/design.md: the argv the judge saw is the argv that runs) */
 
 static void race(void **state, const char *mode, const char *n)
 {

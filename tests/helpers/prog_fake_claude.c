@@ -1,6 +1,6 @@
 /*
  * fake_claude: a scripted stand-in for Claude Code that reproduces its exec
- * shapes exactly (issue 10), for tests/integration/test_agents.c.
+ * shapes exactly, for tests/integration/test_agents.c.
  *
  *   fake_claude SCRIPT   runs, like Claude Code 2.1.x, `bash -c env` at
  *                        start-up, then one tool call per line of SCRIPT:

@@ -1,6 +1,6 @@
 /*
  * twin_open: two threads of one process open the same file at the same
- * moment (issue 6: the same request from the same process while one is
+ * moment (the same request from the same process while one is
  * pending joins it). Prints "open N: ok" or "open N: <errno>" for each.
  *
  *   twin_open PATH

@@ -2,7 +2,7 @@
  * test_agents: real agent harnesses' exec shapes under `warden run`, with a
  * scripted stand-in for Claude Code (tests/helpers/prog_fake_claude.c) that
  * runs every tool call as Claude Code's exact bash wrapper and its find as
- * its own binary with argv[0] "bfs" (issue 10). A real seccomp filter, real
+ * its own binary with argv[0] "bfs". A real seccomp filter, real
  * processes and a real SQLite audit.
  */
 #include <setjmp.h>

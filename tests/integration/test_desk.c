@@ -1,5 +1,5 @@
 /*
- * test_desk: the approvals desk end to end (issue 6). A real `warden run`
+ * test_desk: the approvals desk end to end. A real `warden run`
  * in the background blocks an agent's exec on a person; the test is the
  * second terminal: it lists the request with `warden approvals --format
  * json` and answers it with `warden approve` / `warden deny`, or talks to
@@ -825,7 +825,7 @@ static void test_desk_review_run_never_prompts(void **state)
 	 * view (the shell's own open: warden: refused "read .env": review
 	 * run: escalations are never asked...) and as `cat .env` (refused
 	 * exec of "cat .env": ...), although review runs read sensitive
-	 * resources without asking (issue 6 item 6; README: "sensitive files
+	 * resources without asking (README: "sensitive files
 	 * are read without asking"). The open: policy/decide.c decide_open()
 	 * clears |sensitive| for review reads, but supervisor/pipeline.c runs
 	 * every open with no_fast_path, so the read falls through to

@@ -1,5 +1,5 @@
 /*
- * test_judge_run: the judge inside the real pipeline (issue 5): warden run
+ * test_judge_run: the judge inside the real pipeline: warden run
  * against a local HTTP server (tests/helpers/judge_server.c) that answers
  * scripted verdicts and records what it was sent.
  */

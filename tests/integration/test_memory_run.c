@@ -1,5 +1,5 @@
 /*
- * test_memory_run: memory never decides (issue 7). An audit holding 50
+ * test_memory_run: memory never decides. An audit holding 50
  * unanimous approvals of one command, by two people, is enough for memory
  * to propose a rule, and still the real `warden run --tier standard
  * --prompt none` of that command refuses it: nothing is allowed from

@@ -1,6 +1,6 @@
 /*
  * test_run: `warden run` end to end with the real binary, a real seccomp
- * filter, real processes and a real SQLite audit (issue 2).
+ * filter, real processes and a real SQLite audit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -468,7 +468,7 @@ static void test_run_audit_survives_sigkill(void **state)
 	free(log);
 }
 
-/* Issue 3: a project grant for make covers its compilers, but inside that
+/* A project grant for make covers its compilers, but inside that
  * tree hard deny, sensitive arguments and a shell reading commands from a
  * pipe are still decided. */
 static void test_run_coverage_still_decides_inside(void **state)
@@ -538,7 +538,7 @@ static void test_run_shebang_edge_cases_run(void **state)
 	free(s2);
 }
 
-/* Issue 2: an argv over 256 KiB in all is refused with a clear reason. */
+/* An argv over 256 KiB in all is refused with a clear reason. */
 static void test_run_argv_over_cap_refused(void **state)
 {
 	struct fx *f = *state;

@@ -1,5 +1,5 @@
 /*
- * test_memory: approval memory (issue 7): the request's arguments,
+ * test_memory: approval memory: the request's arguments,
  * similarity and the context shown to a person, proposed rules, accepted
  * rules in pol_decide() and in the config parser, and the store's query of
  * people's decisions on a real SQLite file.

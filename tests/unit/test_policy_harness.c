@@ -1,5 +1,5 @@
 /*
- * test_policy_harness.c: the exec shapes of real agent harnesses (issue 10):
+ * test_policy_harness.c: the exec shapes of real agent harnesses:
  * Claude Code's bash wrapper with the exact argv it produces, Codex's
  * bash -lc and aider's sh -c, hostile imitations of the Claude Code wrapper
  * (a second eval, a quote broken out of, a snapshot elsewhere, another cwd
