@@ -169,6 +169,9 @@ static void print_list(const char *session, bool json, struct wd_sb *ids)
 			for (char *t = strtok_r(line, "\t", &s2); t && k < 10;
 			     t = strtok_r(NULL, "\t", &s2))
 				f[k++] = t;
+			/* A session of an older warden sends no cwd. */
+			if (k == 9)
+				f[k++] = "?";
 			if (k < 10)
 				continue;
 			print_entry(f, width);
