@@ -442,3 +442,22 @@ char *pol_config_to_json(const struct pol_config *c)
 	cJSON_Delete(root);
 	return wd_sb_steal(&sb);
 }
+
+size_t pol_config_grant_count(const struct pol_config *c)
+{
+	return c->ngrants;
+}
+
+char *pol_config_grant_json(const struct pol_config *c, size_t i)
+{
+	if (i >= c->ngrants)
+		return NULL;
+	cJSON *a = grants_json(c);
+	cJSON *o = cJSON_DetachItemFromArray(a, (int)i);
+	cJSON_Delete(a);
+	char *p = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	char *s = wd_strdup(p);
+	cJSON_free(p);
+	return s;
+}

@@ -174,6 +174,11 @@ char *pol_config_to_json(const struct pol_config *c);
  * access), recording |by| and |at_us|. 0 or -errno. */
 int pol_config_add_grant(struct pol_config *c, const struct pol_request *r, const char *by,
 			 int64_t at_us);
+/* How many persistent grants |c| has, and grant |i| as one line of JSON,
+ * as pol_config_to_json() writes it in "grants" (NULL past the end).
+ * Caller frees. */
+size_t pol_config_grant_count(const struct pol_config *c);
+char *pol_config_grant_json(const struct pol_config *c, size_t i);
 
 /* ---- sensitive resources ---------------------------------------------- */
 

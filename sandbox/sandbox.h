@@ -115,6 +115,41 @@ int sbx_fuse_mount(const char *mountpoint, uid_t uid, gid_t gid);
  * single file (a gated file outside the project, mounted over it). */
 int sbx_fuse_mount_type(const char *mountpoint, uid_t uid, gid_t gid, mode_t type);
 
+/* The view's rules by path (view_rules.c), which `warden explain --open`
+ * asks as well. |path| is relative to the view's root ("" for the root).
+ * Sensitive: a sensitive marker matches, and it is not under one of the
+ * NULL-terminated |unmarked| places (a markers view's harness places). */
+bool sbx_view_path_sensitive(const struct pol_config *policy, const char *const *unmarked,
+			     const char *path);
+/* Write-protected (changes answer EROFS): the project's .warden/ and the
+ * write-protected patterns; |prefix| is a place's absolute path outside the
+ * project, NULL for the project's view. */
+bool sbx_view_path_write_protected(const struct pol_config *policy, const char *prefix,
+				   const char *path);
+/* Whether an open with |access| (enum pol_access) of an object that is
+ * |sensitive| / a |control| file goes to the decide callback. */
+bool sbx_view_open_decided(bool sensitive, bool control, unsigned access);
+
+/* The FUSE device every view is made with. */
+#define SBX_FUSE_DEV "/dev/fuse"
+
+/* Opens SBX_FUSE_DEV for a view (O_CLOEXEC): the fd, or -errno. */
+int sbx_fuse_dev_open(void);
+/* Whether the sandbox needs a user namespace (warden is not root). */
+bool sbx_needs_userns(void);
+/* The namespaces of the sandbox (CLONE_NEW* flags), as spawn makes them. */
+int sbx_clone_flags(void);
+
+/* What `warden run` needs before the agent starts, probed as spawn does it
+ * (probe.c): errno values, 0 when it works. */
+struct sbx_probe {
+	int ns_err;   /* the sandbox's namespaces (clone with sbx_clone_flags()) */
+	int fuse_err; /* the FUSE device and file system, opened inside them */
+};
+/* Probes in a short-lived child (nothing is mounted); |view|: the FUSE
+ * device too. Returns 0 and fills *out, or -errno (no pipe). */
+int sbx_probe(bool view, struct sbx_probe *out);
+
 /* ======================================================================
  * The agent's start (spawn.c) and its seccomp filter (filter.c).
  * ====================================================================== */

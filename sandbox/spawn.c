@@ -42,9 +42,9 @@
  */
 static int make_fuse_mount(mode_t type, int *fuse_fd)
 {
-	wd_autoclose int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	wd_autoclose int fd = sbx_fuse_dev_open();
 	if (fd < 0)
-		return -errno;
+		return fd;
 	wd_autoclose int fs = (int)syscall(SYS_fsopen, "fuse", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return -errno;
@@ -214,7 +214,7 @@ static int make_views(struct spawn *sp, char **err)
  * open, for the caller. */
 static int start_init(struct spawn *sp, int sv[2], char **err)
 {
-	long flags = CLONE_NEWNS | CLONE_NEWPID | SIGCHLD | (sp->userns ? CLONE_NEWUSER : 0);
+	long flags = sbx_clone_flags() | SIGCHLD;
 	sp->out->view_pids_host = !sp->userns;
 	pid_t init = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
 	if (init < 0) {
@@ -404,7 +404,7 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 	memset(out, 0, sizeof(*out));
 	out->notify_fd = out->pidfd = out->root_fd = out->exit_fd = out->init_pidfd = -1;
 	struct spawn sp = {.cfg = cfg, .out = out, .uid = getuid(), .gid = getgid()};
-	sp.userns = geteuid() != 0;
+	sp.userns = sbx_needs_userns();
 	int sv[2];
 	int rc = open_channel(sv, err);
 	if (rc < 0)

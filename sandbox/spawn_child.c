@@ -190,7 +190,7 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 		}
 		/* In a user namespace only this side can mount. */
 		int fd = sbx_fuse_mount_type(v[i].dir, uid, gid, v[i].type);
-		if (fd < 0 && access("/dev/fuse", R_OK | W_OK) < 0)
+		if (fd < 0 && access(SBX_FUSE_DEV, R_OK | W_OK) < 0)
 			fail(sock,
 			     "opening /dev/fuse for the project view (an unprivileged user "
 			     "needs it mode 0666, as Debian's fuse3 package makes it; or run "

@@ -39,10 +39,10 @@ int sbx_fuse_mount(const char *mountpoint, uid_t uid, gid_t gid)
 int sbx_fuse_mount_type(const char *mountpoint, uid_t uid, gid_t gid, mode_t type)
 {
 	char opts[128];
-	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	int fd = sbx_fuse_dev_open();
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* default_permissions: the kernel checks every access against the
 	 * attributes the view reports, with the caller's credentials and
 	 * capabilities, before the view is asked (docs/design.md, section

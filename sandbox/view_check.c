@@ -253,19 +253,7 @@ bool view_is_hidden(const struct sbx_view *v, const char *path)
 
 bool view_path_write_protected(const struct sbx_view *v, const char *path)
 {
-	/* .warden/ is warden's own state: protected even if the policy
-	 * module's list were to change. */
-	if (!v->prefix && (strcmp(path, ".warden") == 0 || wd_str_has_prefix(path, ".warden/")))
-		return true;
-	if (!v->prefix)
-		return pol_is_write_protected(v->policy, path);
-	/* A place outside the project is named by absolute path: the
-	 * project's patterns do not reach into it, but the project's own
-	 * .warden/ does, should the project lie below and its view ever be
-	 * gone from over it. */
-	wd_autofree char *abs =
-		path[0] ? wd_asprintf("%s/%s", v->prefix, path) : wd_strdup(v->prefix);
-	return pol_is_write_protected(v->policy, abs);
+	return sbx_view_path_write_protected(v->policy, v->prefix, path);
 }
 
 int view_check_write(const struct sbx_view *v, const char *path)

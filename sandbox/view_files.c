@@ -67,8 +67,7 @@ static int do_open(fuse_req_t req, struct vnode *n, struct fuse_file_info *fi)
 	if (!rc) {
 		unsigned known = view_node_flags(v, n, path, &st);
 
-		/* Sensitive: every open. Control file: a change only. */
-		if ((known & VIEW_SENSITIVE) || ((known & VIEW_CONTROL) && (acc & POL_ACC_WRITE)))
+		if (sbx_view_open_decided(known & VIEW_SENSITIVE, known & VIEW_CONTROL, acc))
 			rc = view_decide(v, req, path, NULL, acc);
 	}
 	free(path);

@@ -28,10 +28,7 @@
  * never under an unmarked place (a markers view's harness places). */
 bool view_path_sensitive(const struct sbx_view *v, const char *path)
 {
-	for (char **u = v->unmarked; u && *u; u++)
-		if (wd_path_within(path, *u))
-			return false;
-	return pol_is_sensitive(v->policy, path, NULL);
+	return sbx_view_path_sensitive(v->policy, (const char *const *)v->unmarked, path);
 }
 
 /* ---- the inode table ------------------------------------------------- */

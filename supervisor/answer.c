@@ -172,8 +172,13 @@ void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o)
 		answer_refusal(r, rq, p, &o, row_id);
 		return;
 	}
+	/* A person's approval is told, with or without a note: the agent
+	 * knows a person saw what it asked. */
 	if (o.note && *o.note && rq->tgid > 0)
 		sup_tell(r, rq->tgid, "approved by %s with note: %s", o.decided_by, o.note);
+	else if (rq->tgid > 0 && o.source == POL_SRC_USER)
+		sup_tell(r, rq->tgid, "approved by %s (%s\"%s\")", o.decided_by,
+			 rq->kind == POL_EXEC ? "exec of " : "", rq->summary);
 	if (rq->kind == POL_OPEN) {
 		sup_view_answer(r, rq->vw, 0);
 		request_free(rq);

@@ -97,12 +97,59 @@ static void list_one(const char *path, const char *id, void *arg)
 	free(ans);
 }
 
-static void print_list(const char *session, bool json)
+/* The ids in a desk answer (table or JSON), one per line, into |ids|. */
+static void collect_ids(const char *text, bool json, struct wd_sb *ids)
+{
+	if (json) {
+		static const char tag[] = "{\"id\":\"";
+		for (const char *o = strstr(text, tag); o; o = strstr(o + 1, tag)) {
+			const char *v = o + strlen(tag), *e = strchr(v, '"');
+			if (e)
+				wd_sb_printf(ids, "%.*s\n", (int)(e - v), v);
+		}
+		return;
+	}
+	for (const char *l = text; *l;) {
+		const char *nl = strchr(l, '\n'), *tab = strchr(l, '\t');
+		if (tab && (!nl || tab < nl))
+			wd_sb_printf(ids, "%.*s\n", (int)(tab - l), l);
+		if (!nl)
+			break;
+		l = nl + 1;
+	}
+}
+
+#define TABLE_INDENT 46
+
+/* One desk entry as table rows: the request, where it runs and the full
+ * command wrapped to the terminal's width, never cut unseen. */
+static void print_entry(char **f, int width)
+{
+	int w = width - TABLE_INDENT;
+	printf("%-10s %-22s %-6s %-5s ", f[0], f[1], f[2], f[3]);
+	sup_wrap(stdout, f[4], TABLE_INDENT, w);
+	wd_autofree char *in = wd_asprintf("in: %s", f[9]);
+	printf("%*s", TABLE_INDENT, "");
+	sup_wrap(stdout, in, TABLE_INDENT, w);
+	printf("%*s", TABLE_INDENT, "");
+	sup_wrap(stdout, f[5], TABLE_INDENT, w);
+	wd_autofree char *why = wd_asprintf("why: %s; %s", f[6], f[7]);
+	printf("%*s", TABLE_INDENT, "");
+	sup_wrap(stdout, why, TABLE_INDENT, w);
+	wd_autofree char *seen = wd_asprintf("Seen before: %s", f[8]);
+	printf("%*s", TABLE_INDENT, "");
+	sup_wrap(stdout, seen, TABLE_INDENT, w);
+}
+
+/* Prints the pending requests; their ids go to |ids| when not NULL. */
+static void print_list(const char *session, bool json, struct wd_sb *ids)
 {
 	struct list_acc a = {.json = json};
 	if (json)
 		wd_sb_putc(&a.out, '[');
 	each_session(session, list_one, &a);
+	if (ids && a.out.buf)
+		collect_ids(a.out.buf, json, ids);
 	if (json) {
 		wd_sb_puts(&a.out, "]\n");
 		fputs(a.out.buf, stdout);
@@ -110,26 +157,48 @@ static void print_list(const char *session, bool json)
 		printf("no pending requests (%d running session%s)\n", a.sessions,
 		       a.sessions == 1 ? "" : "s");
 	} else {
+		int width = sup_term_width(STDOUT_FILENO);
 		printf("%-10s %-22s %-6s %-5s %s\n", "ID", "SESSION", "AGE", "KIND",
-		       "REQUEST / PROCESS / WHY / DEADLINE");
+		       "REQUEST / CWD / PROCESS / WHY / DEADLINE");
 		char *save = NULL;
 		for (char *line = strtok_r(a.out.buf, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save)) {
-			char *f[9] = {0};
+			char *f[10] = {0};
 			char *s2 = NULL;
 			int k = 0;
-			for (char *t = strtok_r(line, "\t", &s2); t && k < 9;
+			for (char *t = strtok_r(line, "\t", &s2); t && k < 10;
 			     t = strtok_r(NULL, "\t", &s2))
 				f[k++] = t;
-			if (k < 9)
+			/* A session of an older warden sends no cwd. */
+			if (k == 9)
+				f[k++] = "?";
+			if (k < 10)
 				continue;
-			printf("%-10s %-22s %-6s %-5s %s\n%46s%s\n%46swhy: %s; %s\n%46sSeen "
-			       "before: %s\n",
-			       f[0], f[1], f[2], f[3], f[4], "", f[5], "", f[6], f[7], "", f[8]);
+			print_entry(f, width);
 		}
 	}
 	fflush(stdout);
 	wd_sb_free(&a.out);
+}
+
+/* Whether |now| (ids, one a line) holds one that |before| does not. */
+static bool has_new(const char *now, const char *before)
+{
+	for (const char *l = now; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+		bool seen = false;
+		for (const char *b = before; b && *b && !seen;) {
+			const char *bn = strchr(b, '\n');
+			size_t m = bn ? (size_t)(bn - b) : strlen(b);
+			seen = m == n && memcmp(b, l, n) == 0;
+			b = bn ? bn + 1 : NULL;
+		}
+		if (!seen && n)
+			return true;
+		l = nl ? nl + 1 : NULL;
+	}
+	return false;
 }
 
 int sup_cmd_approvals(int argc, char **argv)
@@ -163,20 +232,38 @@ int sup_cmd_approvals(int argc, char **argv)
 		case 'h':
 			puts("usage: warden approvals [--session ID] [--watch] [--format "
 			     "table|json]\n"
-			     "  lists the requests waiting for a person in your running sessions");
+			     "  lists the requests waiting for a person in your running sessions:\n"
+			     "  what, where (cwd) and the whole command, wrapped to the terminal\n"
+			     "  --watch  lists again every second; on a terminal, a new request\n"
+			     "           rings the bell");
 			return 0;
 		default:
 			sup_opt_error("approvals", c, argv);
 			return SUP_EXIT_USAGE;
 		}
 	}
-	do {
-		if (watch && !json)
+	if (!watch) {
+		print_list(session, json, NULL);
+		return 0;
+	}
+	/* A new request rings the terminal's bell (only a terminal: a bell
+	 * in a pipe or a file is noise); the ones already waiting when the
+	 * watch starts do not. */
+	bool bell = isatty(STDOUT_FILENO);
+	struct wd_sb before = {0};
+	for (bool first = true;; first = false) {
+		struct wd_sb ids = {0};
+		if (!json)
 			fputs("\033[H\033[2J", stdout);
-		print_list(session, json);
-		if (watch)
-			sleep(1);
-	} while (watch);
+		print_list(session, json, &ids);
+		if (bell && !first && has_new(ids.buf, before.buf)) {
+			fputc('\a', stdout);
+			fflush(stdout);
+		}
+		wd_sb_free(&before);
+		before = ids;
+		sleep(1);
+	}
 	return 0;
 }
 
@@ -226,8 +313,12 @@ static int confirm_project_grant(const char *id, bool yes)
 		free(preview);
 		return 1;
 	}
-	printf("This persistent grant will be written to .warden/permissions.json:\n  %s",
-	       preview + 3);
+	/* "ok\tPATH\tGRANT": the file the session will write. */
+	char *path = preview + 3, *tab = strchr(path, '\t');
+	if (tab)
+		*tab = '\0';
+	printf("This persistent grant will be written to %s:\n  %s",
+	       tab ? path : ".warden/permissions.json", tab ? tab + 1 : path);
 	free(preview);
 	if (!yes) {
 		if (!isatty(STDIN_FILENO)) {

@@ -30,7 +30,10 @@ static const char explain_usage[] =
 	"\n"
 	"Prints what policy decides for the request in that project, without running\n"
 	"anything: the verdict, its source, the reason and what matched. \"undecided\"\n"
-	"goes to the judge, then the tier.\n";
+	"goes to the judge, then the tier (the project's: what it does is shown).\n"
+	"With --open, first where the open goes in a session, by the rules the\n"
+	"running view applies: through without a decision, to warden (then the\n"
+	"verdict), refused by the kernel (write-protected, not writable) or hidden.\n";
 
 /* The places any agent may write in a session of |project|. */
 static struct sbx_places *explain_places(const struct pol_config *cfg, const char *project)
@@ -114,12 +117,46 @@ static struct pol_request *explain_exec(struct pol_config *cfg, const char *dir,
 	return pol_request_exec(&d, dir);
 }
 
+/* A verdict as explain shows it: the hard deny in words, not the
+ * internal name. */
+static const char *verdict_word(enum pol_verdict v)
+{
+	return v == POL_DENY_CRITICAL ? "hard deny: no rule, judge or person can allow this"
+				      : pol_verdict_name(v);
+}
+
+/* The same for JSON: a value, not a sentence. */
+static const char *verdict_value(enum pol_verdict v)
+{
+	return v == POL_DENY_CRITICAL ? "hard_deny" : pol_verdict_name(v);
+}
+
+/* What happens after policy: the judge and the tier of |tier| (the
+ * project's; standard when it sets none, as warden run does). */
+static void print_next(enum pol_verdict v, enum pol_tier tier)
+{
+	if (v != POL_UNDECIDED && v != POL_ASK)
+		return;
+	printf("next:     %s (%s)\n",
+	       v == POL_ASK ? "the tier (an ask rule skips the judge)" : "the judge, then the tier",
+	       sup_tier_outcome(tier));
+}
+
+/* The JSON "tier" member, when the request goes on to the tier. */
+static void json_tier(enum pol_verdict v, enum pol_tier tier)
+{
+	if (v != POL_UNDECIDED && v != POL_ASK)
+		return;
+	printf(",\"tier\":");
+	json_str(stdout, sup_tier_outcome(tier));
+}
+
 static void explain_json(const struct pol_request *req, const struct pol_decision *d,
-			 const char *identity, const char *parsed)
+			 const char *identity, const char *parsed, enum pol_tier tier)
 {
 	char *rj = pol_request_json(req);
 	printf("{\"request\":%s,\"verdict\":", rj);
-	json_str(stdout, pol_verdict_name(d->verdict));
+	json_str(stdout, verdict_value(d->verdict));
 	printf(",\"source\":");
 	json_str(stdout, pol_source_name(d->source));
 	printf(",\"reason\":");
@@ -127,6 +164,7 @@ static void explain_json(const struct pol_request *req, const struct pol_decisio
 	printf(",\"matched\":");
 	json_str(stdout, d->matched);
 	printf(",\"covers\":%s", d->covers ? "true" : "false");
+	json_tier(d->verdict, tier);
 	if (identity) {
 		printf(",\"identity\":");
 		json_str(stdout, identity);
@@ -140,7 +178,8 @@ static void explain_json(const struct pol_request *req, const struct pol_decisio
 }
 
 static void explain_text(const struct pol_request *req, const struct pol_decision *d,
-			 const char *identity, const char *parsed, const char *summary)
+			 const char *identity, const char *parsed, const char *summary,
+			 enum pol_tier tier)
 {
 	printf("request:  %s\n", summary);
 	const char *res = pol_request_resolved(req);
@@ -148,7 +187,7 @@ static void explain_text(const struct pol_request *req, const struct pol_decisio
 		printf("program:  %s\n", res);
 	if (identity)
 		printf("identity: %s\n", identity);
-	printf("verdict:  %s\n", pol_verdict_name(d->verdict));
+	printf("verdict:  %s\n", verdict_word(d->verdict));
 	printf("source:   %s\n", pol_source_name(d->source));
 	printf("reason:   %s\n", d->reason);
 	if (d->matched[0])
@@ -157,10 +196,67 @@ static void explain_text(const struct pol_request *req, const struct pol_decisio
 		nl = strchr(line, '\n');
 		printf("parsed:   %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
 	}
-	if (d->verdict == POL_UNDECIDED || d->verdict == POL_ASK)
-		printf("next:     %s\n", d->verdict == POL_ASK
-						 ? "the tier (an ask rule skips the judge)"
-						 : "the judge, then the tier");
+	print_next(d->verdict, tier);
+}
+
+/* explain --open: the view's answer (sup_open_question, the rules the
+ * running view applies), then, when it asks, the pipeline's. */
+static int explain_open(const struct pol_config *cfg, const char *dir, const char *path,
+			unsigned acc, bool json)
+{
+	static const char *const routes[] = {
+		[SUP_OPEN_FREE] = "no decision",    [SUP_OPEN_DECIDED] = "decided",
+		[SUP_OPEN_READ_ONLY] = "read-only", [SUP_OPEN_HIDDEN] = "hidden",
+		[SUP_OPEN_LANDLOCK] = "landlock",
+	};
+	struct sup_open_answer a;
+	if (sup_open_question(cfg, dir, path, acc, &a) < 0) {
+		wd_err("--open needs a path");
+		return SUP_EXIT_USAGE;
+	}
+	enum pol_tier tier = pol_config_tier(cfg);
+	const struct pol_decision *d = &a.decision;
+	if (json) {
+		printf("{\"request\":");
+		json_str(stdout, a.summary);
+		printf(",\"path\":");
+		json_str(stdout, a.path);
+		printf(",\"route\":");
+		json_str(stdout, routes[a.route]);
+		printf(",\"needs_decision\":%s,\"why\":", a.decided ? "true" : "false");
+		json_str(stdout, a.why);
+		if (a.decided) {
+			printf(",\"verdict\":");
+			json_str(stdout, verdict_value(d->verdict));
+			printf(",\"source\":");
+			json_str(stdout, pol_source_name(d->source));
+			printf(",\"reason\":");
+			json_str(stdout, d->reason);
+			printf(",\"matched\":");
+			json_str(stdout, d->matched);
+			json_tier(d->verdict, tier);
+		}
+		printf("}\n");
+	} else {
+		printf("request:  %s\n", a.summary);
+		printf("view:     %s\n", a.why);
+		if (a.decided) {
+			printf("verdict:  %s\n", verdict_word(d->verdict));
+			printf("source:   %s\n", pol_source_name(d->source));
+			printf("reason:   %s\n", d->reason);
+			if (d->matched[0])
+				printf("matched:  %s\n", d->matched);
+			print_next(d->verdict, tier);
+		} else {
+			printf("verdict:  %s\n",
+			       a.route == SUP_OPEN_FREE ? "allow (no decision needed)"
+			       : a.route == SUP_OPEN_HIDDEN
+				       ? "not found (hidden)"
+				       : "refused by the kernel (nobody is asked)");
+		}
+	}
+	sup_open_answer_free(&a);
+	return 0;
 }
 
 /* The project |project| (canonical, into |dir|, PATH_MAX bytes) and its
@@ -230,11 +326,12 @@ int sup_cmd_explain(int argc, char **argv)
 	struct pol_request *req;
 	wd_autofree char *identity = NULL; /* what explain says of the program */
 	if (open_path) {
-		unsigned acc = write ? POL_ACC_WRITE : POL_ACC_READ;
-		req = pol_request_open(open_path, NULL, acc, NULL);
-	} else {
-		req = explain_exec(cfg, dir, argv + optind, &identity);
+		int rc = explain_open(cfg, dir, open_path, write ? POL_ACC_WRITE : POL_ACC_READ,
+				      json);
+		pol_config_free(cfg);
+		return rc;
 	}
+	req = explain_exec(cfg, dir, argv + optind, &identity);
 	if (!req) {
 		wd_err("the request could not be built: %s", strerror(errno));
 		pol_config_free(cfg);
@@ -248,9 +345,9 @@ int sup_cmd_explain(int argc, char **argv)
 	 * value each took, operands, the word that could not be placed). */
 	wd_autofree char *parsed = pol_explain_grammar(req, cfg);
 	if (json)
-		explain_json(req, &d, identity, parsed);
+		explain_json(req, &d, identity, parsed, pol_config_tier(cfg));
 	else
-		explain_text(req, &d, identity, parsed, summary);
+		explain_text(req, &d, identity, parsed, summary, pol_config_tier(cfg));
 	free(summary);
 	pol_request_free(req);
 	pol_config_free(cfg);

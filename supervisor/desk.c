@@ -5,7 +5,8 @@
  * `warden approvals`, `warden approve` and `warden deny`. Only the user who
  * started the run, or root (the peer's SO_PEERCRED uid), may see or answer.
  * One request line and one answer per connection ("list json|table",
- * "preview ID", "answer ID once|always|project|reject HEXNOTE"), served
+ * "preview ID" (answers "ok\tFILE\t...": the grant and the file it goes
+ * to), "answer ID once|always|project|reject HEXNOTE"), served
  * non-blocking in the event loop. docs/design.md, section "The approvals
  * desk".
  */
@@ -13,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -68,6 +70,31 @@ static const char *short_id(const struct sup_run *r)
 	return n > 4 ? r->session_id + n - 4 : r->session_id;
 }
 
+/* The requesting process's working directory: an exec's as decoded, an
+ * open's from /proc (as the sandbox names it). Caller frees. */
+static char *request_cwd(const struct sup_request *rq)
+{
+	if (rq->ev && rq->ev->cwd)
+		return wd_strdup(rq->ev->cwd);
+	char link[64], buf[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/%d/cwd", rq->pid);
+	ssize_t n = rq->pid > 0 ? readlink(link, buf, sizeof(buf) - 1) : -1;
+	if (n <= 0)
+		return wd_strdup("?");
+	buf[n] = '\0';
+	return wd_strdup(buf);
+}
+
+/* The full command: an exec's argv as it will run, else the process's
+ * command line. Caller frees. */
+static char *request_command(const struct sup_request *rq)
+{
+	if (rq->ev && rq->ev->argv && rq->ev->argv[0])
+		return wd_argv_join(rq->ev->argv);
+	char *cmd = rq->pid > 0 ? sbx_proc_cmdline(rq->pid, SBX_CMDLINE_MAX) : NULL;
+	return cmd ? cmd : wd_strdup("?");
+}
+
 static void list_json(struct sup_run *r, struct wd_sb *sb)
 {
 	int64_t now = wd_now_real_us();
@@ -92,6 +119,13 @@ static void list_json(struct sup_run *r, struct wd_sb *sb)
 		wd_sb_json_str(sb, rq->summary);
 		wd_sb_printf(sb, ",\"pid\":%d,\"process\":", rq->pid);
 		wd_sb_json_str(sb, cmd ? cmd : "");
+		char *cwd = request_cwd(rq), *full = request_command(rq);
+		wd_sb_puts(sb, ",\"cwd\":");
+		wd_sb_json_str(sb, cwd);
+		wd_sb_puts(sb, ",\"command\":");
+		wd_sb_json_str(sb, full);
+		free(cwd);
+		free(full);
 		wd_sb_puts(sb, ",\"why\":");
 		wd_sb_json_str(sb, rq->pol.reason);
 		wd_sb_puts(sb, ",\"judge\":");
@@ -123,7 +157,7 @@ static void list_table(struct sup_run *r, struct wd_sb *sb)
 	int64_t now = wd_now_real_us();
 	for (struct sup_pending *p = r->pending; p; p = p->next) {
 		const struct sup_request *rq = p->rq;
-		char *cmd = sbx_proc_cmdline(rq->pid, 256);
+		char *cmd = request_command(rq), *cwd = request_cwd(rq);
 		char *seen = NULL, *ctx = NULL;
 		if (!rq->req || sup_memory_advice(r->db, rq->req, &seen, &ctx) < 0)
 			seen = wd_strdup("no similar decisions");
@@ -132,12 +166,14 @@ static void list_table(struct sup_run *r, struct wd_sb *sb)
 		 * (a tab or newline in it becomes visible text). */
 		char *f_sum = wd_sanitize(rq->summary), *f_cmd = wd_sanitize(cmd ? cmd : "?");
 		char *f_why = wd_sanitize(rq->judge_reason ? rq->judge_reason : rq->pol.reason);
-		char *f_seen = wd_sanitize(seen);
-		wd_sb_printf(sb, "%s-%u\t%s\t%llds\t%s\t%s\tpid %d (%.60s)\t%s\t%llds left\t%s\n",
+		char *f_seen = wd_sanitize(seen), *f_cwd = wd_sanitize(cwd);
+		wd_sb_printf(sb, "%s-%u\t%s\t%llds\t%s\t%s\tpid %d (%s)\t%s\t%llds left\t%s\t%s\n",
 			     short_id(r), p->id, r->session_id,
 			     (long long)((now - p->since_us) / 1000000), pol_kind_name(rq->kind),
 			     f_sum, rq->pid, f_cmd, f_why,
-			     (long long)((p->deadline_us - now) / 1000000), f_seen);
+			     (long long)((p->deadline_us - now) / 1000000), f_seen, f_cwd);
+		free(f_cwd);
+		free(cwd);
 		free(f_sum);
 		free(f_cmd);
 		free(f_why);
@@ -197,7 +233,8 @@ static void handle(struct conn *c, char *line, struct wd_sb *out)
 	}
 	if (strcmp(verb, "preview") == 0) {
 		char *json = pol_request_json(p->rq->req);
-		wd_sb_printf(out, "ok\tgrant for %s: %s\n", p->rq->summary, json);
+		wd_sb_printf(out, "ok\t%s/.warden/permissions.json\tgrant for %s: %s\n",
+			     r->opts.project, p->rq->summary, json);
 		free(json);
 		return;
 	}
@@ -228,13 +265,20 @@ static void handle(struct conn *c, char *line, struct wd_sb *out)
 	char *who = user_name(c->uid);
 	char *summary = wd_strdup(p->rq->summary);
 	char *written = NULL, *err = NULL;
-	sup_pending_answer(r, p, a, note, who, &written, &err);
+	int rc = sup_pending_answer(r, p, a, note, who, &written, &err);
 	char *msg = err	      ? wd_steal_pointer(&err)
-		    : written ? wd_asprintf("wrote .warden/permissions.json:\n%s", written)
+		    : written ? wd_asprintf("wrote %s/.warden/permissions.json:\n%s",
+					    r->opts.project, written)
 			      : NULL;
 	free(written);
-	wd_sb_printf(out, "ok\t%s %s: %s%s%s\n", a == SUP_ANSWER_REJECT ? "refused" : "approved",
-		     id, summary, msg ? "\n" : "", msg ? msg : "");
+	/* How long the approval holds, in the person's words. */
+	const char *scope = a == SUP_ANSWER_ALWAYS ? " for the rest of this session"
+			    : a == SUP_ANSWER_ALWAYS_PROJECT
+				    ? (rc == 0 ? " in this project, from now on"
+					       : " for the rest of this session")
+				    : "";
+	wd_sb_printf(out, "ok\t%s %s%s: %s%s%s\n", a == SUP_ANSWER_REJECT ? "refused" : "approved",
+		     id, scope, summary, msg ? "\n" : "", msg ? msg : "");
 	free(msg);
 	free(summary);
 	free(who);

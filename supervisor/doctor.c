@@ -1,7 +1,8 @@
 /*
  * doctor.c: `warden doctor`: one line per kernel feature warden relies on,
- * what it is used for, and what to do when it is missing. Exits 1 when
- * `warden run` could not work here.
+ * what it is used for, and what to do when it is missing. Exits 1 when a
+ * plain `warden run` could not work here: the namespaces and the FUSE
+ * device are probed the way run makes and opens them (sandbox/probe.c).
  */
 #include "sup.h"
 
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -38,16 +40,6 @@ static int try_filter(void)
 		return errno;
 	int fd = sbx_filter_load();
 	return fd < 0 ? -fd : 0;
-}
-
-static int try_mntns(void)
-{
-	return unshare(CLONE_NEWNS) < 0 ? errno : 0;
-}
-
-static int try_userns(void)
-{
-	return unshare(CLONE_NEWUSER) < 0 ? errno : 0;
 }
 
 static int try_ptrace(void)
@@ -79,6 +71,46 @@ static void print_check(const struct check *c)
 	       c->err ? strerror(c->err) : c->detail);
 	if (c->err && c->fix)
 		printf("      -> %s\n", c->fix);
+}
+
+/* What to do about the FUSE device when opening it failed with |err|, from
+ * what the device is (its mode and owner, as stat says). Caller frees. */
+static char *fuse_advice(int err)
+{
+	struct stat st;
+	if (err == ENOENT || stat(SBX_FUSE_DEV, &st) < 0)
+		return wd_asprintf(
+			"there is no %s: load the module (modprobe fuse; in a container, "
+			"pass the device in), or run warden run --no-view",
+			SBX_FUSE_DEV);
+	if (err == ENODEV)
+		return wd_asprintf("the kernel has no FUSE file system: load the module "
+				   "(modprobe fuse), or run warden run --no-view");
+	if ((err == EACCES || err == EPERM) && getuid() != 0)
+		return wd_asprintf("%s is mode %04o, owner uid %u: this user cannot open it. "
+				   "Make it 0666 (as root: chmod 0666 %s, or a udev rule "
+				   "KERNEL==\"fuse\", MODE=\"0666\"), run warden as root, or run "
+				   "warden run --no-view",
+				   SBX_FUSE_DEV, (unsigned)(st.st_mode & 07777),
+				   (unsigned)st.st_uid, SBX_FUSE_DEV);
+	return wd_asprintf("%s (mode %04o, owner uid %u) cannot be opened here (a container's "
+			   "device policy?): allow it, or run warden run --no-view",
+			   SBX_FUSE_DEV, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+}
+
+/* Whether the FUSE device is the only required thing that fails: then
+ * `warden run --no-view` works. */
+static bool only_view_fails(const struct check *c, size_t n)
+{
+	bool view = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!c[i].err || !c[i].required)
+			continue;
+		if (strcmp(c[i].name, SBX_FUSE_DEV) != 0)
+			return false;
+		view = true;
+	}
+	return view;
 }
 
 /* What a person must know to run |agent| under warden (warden doctor
@@ -140,22 +172,36 @@ static size_t kernel_checks(struct check *checks)
 	if (pfd >= 0)
 		close((int)pfd);
 
-	int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-	checks[n] = (struct check){"/dev/fuse", false, fuse < 0 ? errno : 0, "",
-				   "apt-get install fuse3, and load the module: modprobe fuse"};
-	snprintf(checks[n++].detail, 160, "the project view that decides sensitive opens");
-	if (fuse >= 0)
-		close(fuse);
+	/* The namespaces and the FUSE device exactly as `warden run` makes and
+	 * opens them (sbx_probe, spawn.c's clone flags and device), so that
+	 * doctor cannot pass what run then fails on. */
+	struct sbx_probe pr;
+	if (sbx_probe(true, &pr) < 0)
+		pr.ns_err = pr.fuse_err = EIO;
+	bool userns = sbx_needs_userns();
+	checks[n] =
+		(struct check){userns ? "namespaces (user, mount, pid)" : "namespaces (mount, pid)",
+			       true, pr.ns_err, "",
+			       userns ? "enable unprivileged user namespaces (sysctl "
+					"kernel.unprivileged_userns_clone=1, user.max_user_"
+					"namespaces > 0), or run warden as root"
+				      : "run outside a container that refuses new namespaces"};
+	snprintf(checks[n++].detail, 160, "the sandbox%s; the view is mounted only there",
+		 userns ? ", made by a user without root" : "");
 
-	checks[n] = (struct check){"mount namespaces", false, in_child(try_mntns), "",
-				   "run as root, or enable unprivileged user namespaces "
-				   "(sysctl kernel.unprivileged_userns_clone=1)"};
-	snprintf(checks[n++].detail, 160, "the view is mounted only where the agent looks");
-
-	checks[n] = (struct check){"user namespaces", getuid() != 0, in_child(try_userns), "",
-				   "sysctl kernel.unprivileged_userns_clone=1 or "
-				   "user.max_user_namespaces > 0"};
-	snprintf(checks[n++].detail, 160, "lets a non-root user set up the sandbox");
+	/* The advice outlives this function, as the other checks' literals do. */
+	static char fuse_fix[400];
+	checks[n] = (struct check){SBX_FUSE_DEV, true, pr.ns_err ? 0 : pr.fuse_err, "", NULL};
+	if (pr.ns_err)
+		snprintf(checks[n].detail, 160, "not tried: it is opened inside the namespaces");
+	else
+		snprintf(checks[n].detail, 160, "the project view that decides sensitive opens");
+	if (checks[n].err) {
+		wd_autofree char *advice = fuse_advice(checks[n].err);
+		snprintf(fuse_fix, sizeof(fuse_fix), "%s", advice);
+		checks[n].fix = fuse_fix;
+	}
+	n++;
 
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	checks[n] = (struct check){"Landlock", false, abi < 0 ? errno : 0, "",
@@ -213,8 +259,14 @@ int sup_cmd_doctor(int argc, char **argv)
 	} else {
 		ok = false;
 	}
-	printf(ok ? "warden run can work here.\n"
-		  : "warden run cannot work here: fix the FAIL lines above.\n");
+	if (ok)
+		printf("warden run can work here.\n");
+	else if (only_view_fails(checks, n))
+		printf("warden run cannot work here: fix the FAIL line above, or run "
+		       "warden run --no-view (opens of sensitive files are then not "
+		       "decided).\n");
+	else
+		printf("warden run cannot work here: fix the FAIL lines above.\n");
 	if (agent) {
 		int rc = agent_notes(agent);
 		if (rc != 0)

@@ -79,43 +79,21 @@ struct sup_pending *sup_pending_find(struct sup_run *r, unsigned id)
 	return NULL;
 }
 
-/* Writes a persistent grant for |req| into the project's permissions.json:
- * re-read, add, write to a temporary file and rename over it. */
+/* Writes a persistent grant for |req| into the project's permissions.json
+ * (grant_write.c: an insertion into the file's own text). */
 static int write_project_grant(struct sup_run *r, const struct pol_request *req, const char *who,
 			       char **shown)
 {
 	wd_autofree char *path = wd_asprintf("%s/.warden/permissions.json", r->opts.project);
-	wd_autofree char *tmp = wd_asprintf("%s.tmp.%d", path, (int)getpid());
-	struct pol_config *c = NULL;
-	/* No file yet: the first grant creates it. A file that became
-	 * invalid since the start is left alone. */
-	int rc = sup_config_load(path, true, &c);
-	if (rc < 0)
-		return rc;
+	wd_autofree char *dir = wd_asprintf("%s/.warden", r->opts.project);
+	wd_autofree char *err = NULL;
+	mkdir(dir, 0755);
 	int64_t now = wd_now_real_us();
-	rc = pol_config_add_grant(c, req, who, now);
+	int rc = sup_grant_write(path, req, who, now, shown, &err);
 	if (rc == 0)
 		rc = pol_config_add_grant(r->config, req, who, now);
-	char *json = rc == 0 ? pol_config_to_json(c) : NULL;
-	pol_config_free(c);
-	if (!json)
-		return rc < 0 ? rc : -ENOMEM;
-	wd_autofree char *dir = wd_asprintf("%s/.warden", r->opts.project);
-	mkdir(dir, 0755);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		free(json);
-		return -errno;
-	}
-	rc = wd_write_all(fd, json, strlen(json));
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
-	close(fd);
-	if (rc == 0 && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc < 0)
-		unlink(tmp);
-	*shown = json;
+	else
+		wd_warn("%s", err ? err : strerror(-rc));
 	return rc;
 }
 

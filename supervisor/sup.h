@@ -699,4 +699,51 @@ int sup_cmd_explain(int argc, char **argv);
 
 int sup_cmd_rules(int argc, char **argv); /* rules_cmd.c: rules propose|accept */
 
+/* ---- explain --open (openq.c) --------------------------------------------- */
+
+/* Where an open goes in a session, by the view's rules (sandbox/view_rules.c)
+ * and the outside places run.c mounts. */
+enum sup_open_route {
+	SUP_OPEN_FREE,	    /* no decision: the kernel (and the view) let it through */
+	SUP_OPEN_DECIDED,   /* the view asks warden: |decision| is the pipeline's start */
+	SUP_OPEN_READ_ONLY, /* write-protected: EROFS, nobody is asked */
+	SUP_OPEN_HIDDEN,    /* the agent does not see it */
+	SUP_OPEN_LANDLOCK,  /* a write outside every writable place: EACCES */
+};
+struct sup_open_answer {
+	enum sup_open_route route;
+	bool decided;		      /* |decision| is set (route SUP_OPEN_DECIDED) */
+	struct pol_decision decision; /* pol_decide() of the view's request */
+	char why[512];		      /* where the open goes, and why */
+	char *path;		      /* the absolute path resolved */
+	char *summary;		      /* the request's summary ("read .env") */
+};
+/* Answers for an open of |path| (relative to |project|, a real path, or
+ * absolute) with |access| (enum pol_access). 0, or -EINVAL for an empty
+ * path. Free with sup_open_answer_free(). */
+int sup_open_question(const struct pol_config *cfg, const char *project, const char *path,
+		      unsigned access, struct sup_open_answer *out);
+void sup_open_answer_free(struct sup_open_answer *a);
+/* What tier |t| does with an undecided request ("passive: refused"). */
+const char *sup_tier_outcome(enum pol_tier t);
+
+/* ---- project grants (grant_write.c) ---------------------------------------- */
+
+/* Adds a persistent grant for |req| (by |who|, at |at_us|) to the config
+ * file |path| as a textual insertion that keeps the rest of the file byte
+ * for byte (a new file when there is none), checked by parsing the result
+ * (the old config plus this grant, nothing else) before an atomic rename.
+ * 0 and *shown (the grant's JSON; caller frees), or -errno and *err. */
+int sup_grant_write(const char *path, const struct pol_request *req, const char *who, int64_t at_us,
+		    char **shown, char **err);
+
+/* ---- the desk's table (wrap.c) ---------------------------------------------- */
+
+/* Prints |text| wrapped to |width| columns (at least 10), each line after
+ * the first preceded by |indent| spaces, and a newline: breaks between
+ * words; a word longer than a line is cut and each cut line ends in "…". */
+void sup_wrap(FILE *out, const char *text, int indent, int width);
+/* The width of the terminal on |fd|, else $COLUMNS, else 80. */
+int sup_term_width(int fd);
+
 #endif

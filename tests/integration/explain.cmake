@@ -1,0 +1,4 @@
+# `warden explain --open` against a real `warden run` of the same open.
+wd_test(test_explain SOURCES ${CMAKE_SOURCE_DIR}/tests/integration/test_explain.c
+	LIBS wt LABELS integration TIMEOUT 300)
+add_dependencies(test_explain warden)

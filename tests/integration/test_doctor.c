@@ -1,0 +1,200 @@
+/*
+ * test_doctor.c: `warden doctor` as a user without root tells the truth
+ * that `warden run` then meets.
+ *
+ * The test runs as root and drops to nobody for each command, in a private
+ * mount namespace of its own where /dev/fuse is covered by a node of the
+ * test's (a tmpfs of that namespace only: the real device is never changed,
+ * other tests use it at the same time). With the node at 0600 (as some
+ * containers make it) a plain `warden run` fails: doctor must say so (exit
+ * 1), name the device's mode and --no-view, and not advise installing FUSE;
+ * with the node at 0666 both work.
+ */
+#include "common.h"
+#include "wt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#define NOBODY 65534
+
+/* The test's directory (nobody can enter it) and a copy of warden there:
+ * the build tree may sit where only root can enter. */
+static char *g_dir, *g_bin;
+
+static char *slurp(const char *path)
+{
+	char *data = NULL;
+	if (wd_read_file(path, 1u << 20, &data, NULL) < 0)
+		return wd_strdup("");
+	return data;
+}
+
+static void copy_file(const char *from, const char *to, mode_t mode)
+{
+	char *data = NULL;
+	size_t len = 0;
+	assert_int_equal(wd_read_file(from, 512u << 20, &data, &len), 0);
+	int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+	free(data);
+}
+
+/* In warden's process before exec: a private mount namespace whose
+ * /dev/fuse is a node of mode *arg, then nobody's credentials. */
+static int become_nobody(const void *arg)
+{
+	mode_t mode = *(const mode_t *)arg;
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	char *dev = wd_asprintf("%s/dev", g_dir);
+	mkdir(dev, 0755);
+	char *node = wd_asprintf("%s/fuse", dev);
+	if (mount("wt-dev", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=16k,mode=0755") < 0 ||
+	    mknod(node, S_IFCHR | mode, makedev(10, 229)) < 0 || chmod(node, mode) < 0 ||
+	    mount(node, "/dev/fuse", NULL, MS_BIND, NULL) < 0)
+		return -errno;
+	setenv("HOME", g_dir, 1);
+	unsetenv("WARDEN_JUDGE_URL");
+	unsetenv("WARDEN_JUDGE_MODEL");
+	if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+	    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+		return -errno;
+	return 0;
+}
+
+static void as_nobody(const char *project, mode_t fuse_mode, struct wt_result *res, ...)
+{
+	char *argv[16];
+	int n = 0;
+	va_list ap;
+	va_start(ap, res);
+	for (const char *a; (a = va_arg(ap, const char *)) && n < 15;)
+		argv[n++] = (char *)a;
+	va_end(ap);
+	argv[n] = NULL;
+	wt_wardenv_prep(project, argv, become_nobody, &fuse_mode, 60000, res);
+	if (res->status == 99)
+		fail_msg("could not start warden as nobody: %s", res->err);
+}
+
+static char *new_project(void)
+{
+	char *p = wt_project();
+	assert_int_equal(chown(p, NOBODY, NOBODY), 0);
+	return p;
+}
+
+/* /dev/fuse at 0600: run fails, and doctor says so and why. */
+static void test_doctor_fuse_0600_fails_like_run(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	struct wt_result doc = {0}, run = {0}, noview = {0};
+	as_nobody(proj, 0600, &doc, "doctor", NULL);
+	as_nobody(proj, 0600, &run, "run", "--", "/bin/true", NULL);
+	as_nobody(proj, 0600, &noview, "run", "--no-view", "--", "/bin/true", NULL);
+	fprintf(stderr, "doctor said:\n%s", doc.out);
+	assert_int_equal(run.status, 125);
+	assert_int_equal(doc.status, 1);
+	assert_null(strstr(doc.out, "can work here."));
+	assert_non_null(strstr(doc.out, "FAIL  /dev/fuse"));
+	assert_non_null(strstr(doc.out, "mode 0600"));
+	assert_non_null(strstr(doc.out, "--no-view"));
+	assert_null(strstr(doc.out, "apt-get"));
+	assert_null(strstr(doc.out, "modprobe"));
+	/* The namespaces the run makes work here: doctor says so once,
+	 * without a warning that contradicts it. */
+	assert_non_null(strstr(doc.out, "ok    namespaces (user, mount, pid)"));
+	assert_null(strstr(doc.out, "warn  mount namespaces"));
+	/* What it advises works. */
+	assert_int_equal(noview.status, 0);
+	wt_result_free(&doc);
+	wt_result_free(&run);
+	wt_result_free(&noview);
+	wt_rmtree(proj);
+	free(proj);
+}
+
+/* /dev/fuse at 0666: both work. */
+static void test_doctor_fuse_0666_works_like_run(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	struct wt_result doc = {0}, run = {0};
+	as_nobody(proj, 0666, &doc, "doctor", NULL);
+	as_nobody(proj, 0666, &run, "run", "--", "/bin/true", NULL);
+	assert_int_equal(run.status, 0);
+	assert_int_equal(doc.status, 0);
+	assert_non_null(strstr(doc.out, "ok    /dev/fuse"));
+	assert_non_null(strstr(doc.out, "ok    namespaces (user, mount, pid)"));
+	assert_non_null(strstr(doc.out, "warden run can work here."));
+	wt_result_free(&doc);
+	wt_result_free(&run);
+	wt_rmtree(proj);
+	free(proj);
+}
+
+/* As root the namespaces are made without a user namespace and doctor
+ * says which it probed. */
+static void test_doctor_root_probes_what_run_makes(void **state)
+{
+	(void)state;
+	char *proj = wt_project();
+	struct wt_result doc = {0};
+	wt_warden(proj, &doc, "doctor", NULL);
+	assert_int_equal(doc.status, 0);
+	assert_non_null(strstr(doc.out, "ok    namespaces (mount, pid)"));
+	assert_non_null(strstr(doc.out, "ok    /dev/fuse"));
+	wt_result_free(&doc);
+	wt_rmtree(proj);
+	free(proj);
+}
+
+int main(void)
+{
+	wt_require_sandbox();
+	if (getuid() != 0) {
+		printf("SKIP: needs root, to run warden as an unprivileged user\n");
+		return 77;
+	}
+	char *max = slurp("/proc/sys/user/max_user_namespaces");
+	char *clone = slurp("/proc/sys/kernel/unprivileged_userns_clone");
+	if (atoi(max) == 0 || (*clone && atoi(clone) == 0)) {
+		printf("SKIP: unprivileged user namespaces are disabled here\n");
+		return 77;
+	}
+	free(max);
+	free(clone);
+	char tmpl[] = "/tmp/warden-doctor-XXXXXX";
+	g_dir = wd_strdup(mkdtemp(tmpl));
+	chmod(g_dir, 0755);
+	g_bin = wd_asprintf("%s/warden", g_dir);
+	copy_file(wt_bin(), g_bin, 0755);
+	setenv("WARDEN_BIN", g_bin, 1); /* wt_wardenv_prep runs this copy */
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_doctor_fuse_0600_fails_like_run),
+		cmocka_unit_test(test_doctor_fuse_0666_works_like_run),
+		cmocka_unit_test(test_doctor_root_probes_what_run_makes),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	wt_rmtree(g_dir);
+	return rc;
+}
