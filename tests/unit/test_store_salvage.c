@@ -91,7 +91,7 @@ static void fill(struct sto_db *db, const char *session, int n, int64_t t0)
 				.decided_by = "warden",
 			};
 		}
-		assert_int_equal(sto_append_batch(db, rows, (size_t)k), 0);
+		assert_int_equal(sto_append_batch(db, rows, (size_t)k, NULL), 0);
 	}
 }
 
@@ -131,12 +131,13 @@ static void test_query_reads_around_a_damaged_page(void **state)
 
 	db = open_ok(fx->path);
 	struct seen s = {.ordered = true};
-	assert_int_equal(sto_query(db, NULL, seen_cb, &s), -EUCLEAN);
+	wd_autofree char *m = NULL;
+	assert_int_equal(sto_query(db, NULL, seen_cb, &s, &m), -EUCLEAN);
 	assert_int_equal(s.n, 3000 - lost);
 	assert_true(s.ordered);
 	assert_int_equal(s.min_id, 1);
 	assert_int_equal(s.max_id, 3000);
-	const char *m = sto_errmsg(db);
+	assert_non_null(m);
 	char want[64];
 	snprintf(want, sizeof(want), "%d rows could not be read (ids %lld-%lld)", lost,
 		 (long long)first, (long long)(first + lost - 1));
@@ -149,7 +150,7 @@ static void test_query_reads_around_a_damaged_page(void **state)
 	/* With a session filter (an index walk that meets the damage after
 	 * delivering rows): no row twice, none missing. */
 	s = (struct seen){.ordered = true};
-	assert_int_equal(sto_query(db, &(struct sto_filter){.session = "s1"}, seen_cb, &s),
+	assert_int_equal(sto_query(db, &(struct sto_filter){.session = "s1"}, seen_cb, &s, NULL),
 			 -EUCLEAN);
 	assert_int_equal(s.n, 3000 - lost);
 	assert_true(s.ordered);
@@ -158,7 +159,7 @@ static void test_query_reads_around_a_damaged_page(void **state)
 	 * be checked against. */
 	s = (struct seen){.ordered = true};
 	struct sto_filter nf = {.newest_first = true, .limit = 10};
-	int r = sto_query(db, &nf, seen_cb, &s);
+	int r = sto_query(db, &nf, seen_cb, &s, NULL);
 	assert_true(r == 0 || r == -EUCLEAN);
 	assert_int_equal(s.n, 10);
 	assert_int_equal(s.min_id, 2991);
@@ -181,7 +182,7 @@ static void test_print_reads_around_a_damaged_page(void **state)
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *out = open_memstream(&buf, &len);
-		assert_int_equal(sto_print(db, NULL, (enum sto_format)fmt, out), -EUCLEAN);
+		assert_int_equal(sto_print(db, NULL, (enum sto_format)fmt, out, NULL), -EUCLEAN);
 		fclose(out);
 		int lines = 0;
 		for (size_t i = 0; i < len; i++)
@@ -251,7 +252,7 @@ static void test_limit_is_the_latest_and_decision_filters(void **state)
 	struct sto_db *db = open_ok(fx->path);
 	fill(db, "s1", 100, 1000000);
 	struct pids p = {0};
-	assert_int_equal(sto_query(db, &(struct sto_filter){.limit = 3}, pids_cb, &p), 0);
+	assert_int_equal(sto_query(db, &(struct sto_filter){.limit = 3}, pids_cb, &p, NULL), 0);
 	assert_int_equal(p.n, 3);
 	assert_string_equal(p.sum[0], "cmd 97");
 	assert_string_equal(p.sum[1], "cmd 98");
@@ -259,18 +260,18 @@ static void test_limit_is_the_latest_and_decision_filters(void **state)
 
 	memset(&p, 0, sizeof(p));
 	struct sto_filter d = {.decision = "deny"};
-	assert_int_equal(sto_query(db, &d, pids_cb, &p), 0);
+	assert_int_equal(sto_query(db, &d, pids_cb, &p, NULL), 0);
 	assert_int_equal(p.n, 15); /* 0, 7, ... 98 */
 	memset(&p, 0, sizeof(p));
 	d.limit = 2;
-	assert_int_equal(sto_query(db, &d, pids_cb, &p), 0);
+	assert_int_equal(sto_query(db, &d, pids_cb, &p, NULL), 0);
 	assert_int_equal(p.n, 2);
 	assert_string_equal(p.sum[0], "cmd 91");
 	assert_string_equal(p.sum[1], "cmd 98");
 	memset(&p, 0, sizeof(p));
 	d.decision = "allow";
 	d.limit = 0;
-	assert_int_equal(sto_query(db, &d, pids_cb, &p), 0);
+	assert_int_equal(sto_query(db, &d, pids_cb, &p, NULL), 0);
 	assert_int_equal(p.n, 85);
 	sto_close(db);
 }
@@ -302,7 +303,7 @@ static int list_cb(const struct sto_session_info *s, void *arg)
 static void begin(struct sto_db *db, const char *id, int64_t t)
 {
 	struct sto_session s = {.id = id, .started_us = t, .tier = "standard", .role = "agent"};
-	assert_int_equal(sto_session_begin(db, &s), 0);
+	assert_int_equal(sto_session_begin(db, &s, NULL), 0);
 }
 
 static void test_sessions_counts_and_short_ids(void **state)
@@ -316,13 +317,13 @@ static void test_sessions_counts_and_short_ids(void **state)
 			    .kind = "exec",
 			    .decision = "deny",
 			    .source = "timeout"};
-	assert_int_equal(sto_append(db, &t), 0);
-	assert_int_equal(sto_session_end(db, "20261201-100000-4f2a", 61000000 + 1000, 3), 0);
+	assert_int_equal(sto_append(db, &t, NULL), 0);
+	assert_int_equal(sto_session_end(db, "20261201-100000-4f2a", 61000000 + 1000, 3, NULL), 0);
 	begin(db, "20261202-110000-beef", 5000);
 	begin(db, "20261203-120000-4F2A", 9000); /* the same short id, any case */
 
 	struct listing l = {0};
-	assert_int_equal(sto_sessions(db, 0, list_cb, &l), 0);
+	assert_int_equal(sto_sessions(db, 0, list_cb, &l, NULL), 0);
 	assert_int_equal(l.n, 3);
 	assert_string_equal(l.id[0], "20261201-100000-4f2a");
 	assert_int_equal(l.allowed[0], 18);
@@ -334,7 +335,7 @@ static void test_sessions_counts_and_short_ids(void **state)
 	assert_false(l.has_exit[1]);
 	assert_int_equal(l.ended[1], 0);
 	memset(&l, 0, sizeof(l));
-	assert_int_equal(sto_sessions(db, 2, list_cb, &l), 0);
+	assert_int_equal(sto_sessions(db, 2, list_cb, &l, NULL), 0);
 	assert_int_equal(l.n, 2); /* the latest two, oldest first */
 	assert_string_equal(l.id[0], "20261202-110000-beef");
 
@@ -375,10 +376,12 @@ static void test_sessions_of_a_damaged_file(void **state)
 	dmg_decisions_leaf(fx->path, &first);
 	db = open_ok(fx->path);
 	struct listing l = {0};
-	assert_int_equal(sto_sessions(db, 0, list_cb, &l), -EUCLEAN);
+	wd_autofree char *err = NULL;
+	assert_int_equal(sto_sessions(db, 0, list_cb, &l, &err), -EUCLEAN);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(l.allowed[0], -1);
-	assert_non_null(strstr(sto_errmsg(db), "damaged"));
+	assert_non_null(err);
+	assert_non_null(strstr(err, "damaged"));
 	sto_close(db);
 }
 
