@@ -193,6 +193,19 @@ static void set_err(char **err, const char *fmt, ...)
 	*err = wd_sb_steal(&sb);
 }
 
+/* The message for a file SQLite cannot read as a database (page 1's header
+ * or the schema damaged, or another kind of file): what to save, then what
+ * to do, as the quick check of session start says it. */
+static void damaged_err(char **err, const char *path, const char *why)
+{
+	if (err)
+		*err = wd_asprintf(
+			"%s is not an SQLite database or is damaged (%s): save what can be read "
+			"with `sqlite3 %s .recover > saved.sql`, then move the file aside "
+			"(warden then starts a new audit), or pass another --audit path",
+			path, why, path);
+}
+
 /* ---- migrations -------------------------------------------------------- */
 
 /* Prepares |sql| and steps it to its first row, leaving *st there for the
@@ -205,7 +218,10 @@ static int one_row(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *p
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(*st);
 	if (rc != SQLITE_ROW) {
-		set_err(err, "%s: cannot read %s: %s", path, what, sqlite3_errmsg(h));
+		if (sto_is_damage(rc))
+			damaged_err(err, path, sqlite3_errmsg(h));
+		else
+			set_err(err, "%s: cannot read %s: %s", path, what, sqlite3_errmsg(h));
 		sqlite3_finalize(*st);
 		*st = NULL;
 		return sto_errno(rc) ? sto_errno(rc) : -EIO;
@@ -390,13 +406,8 @@ static int pragma(sqlite3 *h, const char *sql, const char *want, const char *pat
 		}
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		int primary = rc & 0xff;
-		if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
-			set_err(err,
-				"%s is not an SQLite database or is damaged (%s): move it aside "
-				"and "
-				"start again, or pass another --audit path",
-				path, sqlite3_errmsg(h));
+		if (sto_is_damage(rc))
+			damaged_err(err, path, sqlite3_errmsg(h));
 		else
 			set_err(err, "%s: \"%s\" failed: %s", path, sql, sqlite3_errmsg(h));
 		sqlite3_finalize(st);

@@ -5,6 +5,7 @@
  * the sessions listing with its counts and short ids.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -385,6 +386,62 @@ static void test_sessions_of_a_damaged_file(void **state)
 	sto_close(db);
 }
 
+/* Overwrites |len| bytes of page 1 from |at| with garbage, after the audit
+ * was closed (its WAL folded in and removed by the last close). */
+static void damage_page_one(const char *path, off_t at, size_t len)
+{
+	char wal[160];
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	assert_int_equal(access(wal, F_OK), -1);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	unsigned char junk[4096];
+	memset(junk, 0x5a, sizeof(junk));
+	assert_true(len <= sizeof(junk));
+	assert_int_equal(pwrite(fd, junk, len, at), (ssize_t)len);
+	close(fd);
+}
+
+/* A file whose first page is damaged (its header, or the schema after it)
+ * cannot be opened; the message says what to save, and how, before the
+ * file is moved aside, as the quick check's does. */
+static void test_open_of_a_damaged_first_page_says_what_to_do(void **state)
+{
+	struct fx *fx = *state;
+	char want[256];
+	snprintf(want, sizeof(want), "save what can be read with `sqlite3 %s .recover > saved.sql`",
+		 fx->path);
+	/* The header (magic string, page size ...), the schema's b-tree page
+	 * that follows it, then the page of the table of schema versions
+	 * (len 0). */
+	static const struct {
+		off_t at;
+		size_t len;
+	} cases[] = {{0, 100}, {100, 1000}, {0, 0}};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(cases); i++) {
+		struct sto_db *db = open_ok(fx->path);
+		fill(db, "s1", 50, 1000);
+		sto_close(db);
+		if (cases[i].len)
+			damage_page_one(fx->path, cases[i].at, cases[i].len);
+		else
+			assert_true(dmg_table_root(fx->path, "schema_version") > 1);
+		db = NULL;
+		wd_autofree char *err = NULL;
+		int r = sto_open(fx->path, &db, &err);
+		assert_null(db);
+		assert_true(r < 0);
+		assert_non_null(err);
+		if (!strstr(err, want))
+			print_error("case %zu: %d %s\nwanted: %s\n", i, r, err, want);
+		assert_non_null(strstr(err, want));
+		assert_non_null(strstr(err, "damaged"));
+		assert_non_null(strstr(err, "then move the file aside"));
+		assert_null(strchr(err, '\n'));
+		assert_int_equal(unlink(fx->path), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +452,7 @@ int main(void)
 		T(test_limit_is_the_latest_and_decision_filters),
 		T(test_sessions_counts_and_short_ids),
 		T(test_sessions_of_a_damaged_file),
+		T(test_open_of_a_damaged_first_page_says_what_to_do),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
