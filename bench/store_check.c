@@ -64,8 +64,9 @@ int main(int argc, char **argv)
 		int k = n - i < 1000 ? n - i : 1000;
 		for (int j = 0; j < k; j++)
 			batch[j] = row_at(i + j);
-		if (sto_append_batch(db, batch, (size_t)k) < 0) {
-			fprintf(stderr, "store_check: %s\n", sto_errmsg(db));
+		int rc = sto_append_batch(db, batch, (size_t)k, &err);
+		if (rc < 0) {
+			fprintf(stderr, "store_check: %s\n", err ? err : strerror(-rc));
 			return 1;
 		}
 	}

@@ -71,10 +71,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		struct sto_row r = row_at(i);
 		int64_t a = wd_now_mono_ns();
-		int rc = sto_append(db, &r);
+		int rc = sto_append(db, &r, &err);
 		lat[i] = wd_now_mono_ns() - a;
 		if (rc != 0) {
-			fprintf(stderr, "store_rate: %s\n", sto_errmsg(db));
+			fprintf(stderr, "store_rate: %s\n", err ? err : strerror(-rc));
 			return 1;
 		}
 	}
@@ -88,8 +88,9 @@ int main(int argc, char **argv)
 	for (int b = 0; b < batches; b++) {
 		for (int i = 0; i < BATCH; i++)
 			rows[i] = row_at(i);
-		if (sto_append_batch(db, rows, BATCH) != 0) {
-			fprintf(stderr, "store_rate: %s\n", sto_errmsg(db));
+		int rc = sto_append_batch(db, rows, BATCH, &err);
+		if (rc != 0) {
+			fprintf(stderr, "store_rate: %s\n", err ? err : strerror(-rc));
 			return 1;
 		}
 	}

@@ -24,12 +24,12 @@ static const char people_all_sql[] = PEOPLE_COLS " WHERE source = 'user'"
 						 " ORDER BY ts_us DESC, id DESC LIMIT ?2";
 
 int sto_people_decisions(struct sto_db *db, const char *kind, size_t limit, sto_row_cb cb,
-			 void *arg)
+			 void *arg, char **err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->h, kind ? people_kind_sql : people_all_sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
-		return sto_fail(db, rc, "cannot prepare the query of people's decisions");
+		return sto_fail(db, rc, "cannot prepare the query of people's decisions", err);
 	if (kind)
 		sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
 	sqlite3_int64 lim = limit == 0 || limit > (size_t)INT64_MAX ? -1 : (sqlite3_int64)limit;
@@ -43,7 +43,7 @@ int sto_people_decisions(struct sto_db *db, const char *kind, size_t limit, sto_
 			break;
 	}
 	if (r == 0 && rc != SQLITE_DONE)
-		r = sto_fail(db, rc, "cannot read people's decisions");
+		r = sto_fail(db, rc, "cannot read people's decisions", err);
 	sqlite3_finalize(st);
 	return r;
 }

@@ -12,6 +12,7 @@
 #include "store_int.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
@@ -247,7 +248,8 @@ static int table_row(sqlite3_stmt *st, const struct sto_row *row, void *arg)
 	return 0;
 }
 
-static int print_table(struct sto_db *db, const struct sto_filter *f, size_t fit, FILE *out)
+static int print_table(struct sto_db *db, const struct sto_filter *f, size_t fit, FILE *out,
+		       char **err)
 {
 	struct table t = {.out = out, .measuring = true};
 	for (int c = 0; c < NCOLS; c++)
@@ -255,9 +257,13 @@ static int print_table(struct sto_db *db, const struct sto_filter *f, size_t fit
 	/* Two passes (widths, then lines) keep memory flat on a large audit.
 	 * A damaged file is read around (-EUCLEAN): every row it could read
 	 * is printed, and the caller says which could not be. */
-	int r = sto_query_stmt(db, f, table_row, &t);
-	if (r < 0 && r != -EUCLEAN)
+	wd_autofree char *first = NULL;
+	int r = sto_query_stmt(db, f, table_row, &t, &first);
+	if (r < 0 && r != -EUCLEAN) {
+		if (err && first)
+			*err = wd_steal_pointer(&first);
 		return r;
+	}
 	fit_widths(&t, fit);
 	t.fit = fit;
 	struct wd_sb head = {0};
@@ -268,7 +274,7 @@ static int print_table(struct sto_db *db, const struct sto_filter *f, size_t fit
 	fprintf(out, "%s\n", head.buf);
 	wd_sb_free(&head);
 	t.measuring = false;
-	return sto_query_stmt(db, f, table_row, &t);
+	return sto_query_stmt(db, f, table_row, &t, err);
 }
 
 /* ---- JSON -------------------------------------------------------------- */
@@ -373,11 +379,11 @@ static int json_row(sqlite3_stmt *st, const struct sto_row *row, void *arg)
 	return 0;
 }
 
-static int print_json(struct sto_db *db, const struct sto_filter *f, FILE *out)
+static int print_json(struct sto_db *db, const struct sto_filter *f, FILE *out, char **err)
 {
 	struct json j = {.out = out};
 	fputc('[', out);
-	int r = sto_query_stmt(db, f, json_row, &j);
+	int r = sto_query_stmt(db, f, json_row, &j, err);
 	fputs(j.rows ? "\n]\n" : "]\n", out);
 	return r;
 }
@@ -438,23 +444,24 @@ static int csv_row(sqlite3_stmt *st, const struct sto_row *row, void *arg)
 	return 0;
 }
 
-static int print_csv(struct sto_db *db, const struct sto_filter *f, FILE *out)
+static int print_csv(struct sto_db *db, const struct sto_filter *f, FILE *out, char **err)
 {
 	fputs("id,time,ts_us,session,pid,ppid,kind,request,summary,decision,source,reason,"
 	      "decided_by,note,tool_call,judge,latency_us\r\n",
 	      out);
-	return sto_query_stmt(db, f, csv_row, out);
+	return sto_query_stmt(db, f, csv_row, out, err);
 }
 
 /* ---- entry ------------------------------------------------------------- */
 
-int sto_print(struct sto_db *db, const struct sto_filter *f, enum sto_format fmt, FILE *out)
+int sto_print(struct sto_db *db, const struct sto_filter *f, enum sto_format fmt, FILE *out,
+	      char **err)
 {
-	return sto_print_width(db, f, fmt, 0, out);
+	return sto_print_width(db, f, fmt, 0, out, err);
 }
 
 int sto_print_width(struct sto_db *db, const struct sto_filter *f, enum sto_format fmt,
-		    size_t width, FILE *out)
+		    size_t width, FILE *out, char **err)
 {
 	/* One read transaction: the table's two passes and any output see the
 	 * same snapshot while the supervisor keeps appending. */
@@ -462,18 +469,20 @@ int sto_print_width(struct sto_db *db, const struct sto_filter *f, enum sto_form
 	if (own_txn) {
 		int rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
 		if (rc != SQLITE_OK)
-			return sto_fail(db, rc, "cannot start a read");
+			return sto_fail(db, rc, "cannot start a read", err);
 	}
+	/* The query's message, unless writing failed: that one says more. */
+	char *why = NULL;
 	int r;
 	switch (fmt) {
 	case STO_FMT_TABLE:
-		r = print_table(db, f, width, out);
+		r = print_table(db, f, width, out, &why);
 		break;
 	case STO_FMT_JSON:
-		r = print_json(db, f, out);
+		r = print_json(db, f, out, &why);
 		break;
 	case STO_FMT_CSV:
-		r = print_csv(db, f, out);
+		r = print_csv(db, f, out, &why);
 		break;
 	default:
 		r = -EINVAL;
@@ -482,8 +491,14 @@ int sto_print_width(struct sto_db *db, const struct sto_filter *f, enum sto_form
 		sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
 	if (fflush(out) != 0 || ferror(out)) {
 		int e = errno ? errno : EIO;
-		snprintf(db->errmsg, sizeof(db->errmsg), "cannot write the audit: %s", strerror(e));
+		free(why);
+		if (err)
+			*err = wd_asprintf("cannot write the audit: %s", strerror(e));
 		return r < 0 ? r : -e;
 	}
+	if (err && why)
+		*err = why;
+	else
+		free(why);
 	return r;
 }

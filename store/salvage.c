@@ -60,10 +60,7 @@ int sto_quick_check(struct sto_db *db, int64_t budget_ms, bool *complete, char *
 			damaged_err(err, db->path, sqlite3_errmsg(db->h));
 			return -EUCLEAN;
 		}
-		int r = sto_fail(db, rc, "cannot check the file");
-		if (err)
-			*err = wd_strdup(db->errmsg);
-		return r;
+		return sto_fail(db, rc, "cannot check the file", err);
 	}
 	struct budget b = {.deadline_ns = wd_now_mono_ns() + budget_ms * 1000000};
 	/* Every 1,000 virtual machine steps: a few microseconds apart. */
@@ -86,9 +83,7 @@ int sto_quick_check(struct sto_db *db, int64_t budget_ms, bool *complete, char *
 		damaged_err(err, db->path, sqlite3_errmsg(db->h));
 		r = -EUCLEAN;
 	} else if (rc != SQLITE_DONE) {
-		r = sto_fail(db, rc, "cannot check the file");
-		if (err)
-			*err = wd_strdup(db->errmsg);
+		r = sto_fail(db, rc, "cannot check the file", err);
 	} else if (!ok) {
 		damaged_err(err, db->path, found.buf ? found.buf : "quick_check gave no answer");
 		r = -EUCLEAN;
@@ -175,7 +170,7 @@ static bool comes_after(const struct sto_filter *f, const struct sto_key *k,
 }
 
 static int deliver(struct sto_db *db, sqlite3_stmt *st, const struct sto_key *k, sto_stmt_cb cb,
-		   void *arg)
+		   void *arg, char **err)
 {
 	sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":id"), k->id);
 	int r = 0, rc = sqlite3_step(st);
@@ -184,7 +179,7 @@ static int deliver(struct sto_db *db, sqlite3_stmt *st, const struct sto_key *k,
 		sto_row_from_stmt(st, &row);
 		r = cb(st, &row, arg);
 	} else if (rc != SQLITE_DONE && !sto_is_damage(rc)) {
-		r = sto_fail(db, rc, "cannot read a row");
+		r = sto_fail(db, rc, "cannot read a row", err);
 	}
 	sqlite3_reset(st);
 	return r;
@@ -193,7 +188,7 @@ static int deliver(struct sto_db *db, sqlite3_stmt *st, const struct sto_key *k,
 /* Looks every id up to |max| up: the readable matching rows go to |keys|,
  * the unreadable ids to |bad|. 0 or -errno. */
 static int look_up_all(struct sto_db *db, sqlite3_stmt *st, int64_t max, struct keys *keys,
-		       struct bad *bad)
+		       struct bad *bad, char **err)
 {
 	int idx = sqlite3_bind_parameter_index(st, ":id");
 	for (int64_t id = 1; id <= max; id++) {
@@ -208,7 +203,7 @@ static int look_up_all(struct sto_db *db, sqlite3_stmt *st, int64_t max, struct 
 				(struct sto_key){true, sqlite3_column_int64(st, STO_COL_TS), id};
 		} else if (rc != SQLITE_DONE) {
 			if (!sto_is_damage(rc)) {
-				int r = sto_fail(db, rc, "cannot read a row");
+				int r = sto_fail(db, rc, "cannot read a row", err);
 				sqlite3_reset(st);
 				return r;
 			}
@@ -220,29 +215,32 @@ static int look_up_all(struct sto_db *db, sqlite3_stmt *st, int64_t max, struct 
 	return 0;
 }
 
-static void damage_message(struct sto_db *db, const struct bad *bad, bool max_complete, int64_t max)
+static void damage_message(struct sto_db *db, const struct bad *bad, bool max_complete, int64_t max,
+			   char **err)
 {
+	if (!err)
+		return;
 	char more[96] = "";
 	if (!max_complete)
 		snprintf(more, sizeof(more), "; rows after id %lld may be lost too",
 			 (long long)max);
 	if (bad->count)
-		snprintf(db->errmsg, sizeof(db->errmsg),
-			 "audit database %s is damaged: %lld row%s could not be read (id%s %s)%s; "
-			 "save what can be read with `sqlite3 %s .recover > saved.sql`",
-			 db->path, (long long)bad->count, bad->count == 1 ? "" : "s",
-			 bad->count == 1 ? "" : "s", bad->text.buf ? bad->text.buf : "", more,
-			 db->path);
+		*err = wd_asprintf(
+			"audit database %s is damaged: %lld row%s could not be read (id%s %s)%s; "
+			"save what can be read with `sqlite3 %s .recover > saved.sql`",
+			db->path, (long long)bad->count, bad->count == 1 ? "" : "s",
+			bad->count == 1 ? "" : "s", bad->text.buf ? bad->text.buf : "", more,
+			db->path);
 	else
-		snprintf(db->errmsg, sizeof(db->errmsg),
-			 "audit database %s is damaged: every row was read, but an index or "
-			 "another page is not sound%s; repair it with `sqlite3 %s .recover > "
-			 "saved.sql`",
-			 db->path, more, db->path);
+		*err = wd_asprintf(
+			"audit database %s is damaged: every row was read, but an index or "
+			"another page is not sound%s; repair it with `sqlite3 %s .recover > "
+			"saved.sql`",
+			db->path, more, db->path);
 }
 
 int sto_salvage(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb, void *arg,
-		const struct sto_key *after)
+		const struct sto_key *after, char **err)
 {
 	static const struct sto_filter all = {0};
 	if (!f)
@@ -263,23 +261,23 @@ int sto_salvage(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb, v
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
-		return sto_fail(db, rc, "cannot prepare a row lookup");
+		return sto_fail(db, rc, "cannot prepare a row lookup", err);
 	sto_bind_filter(st, f);
 
 	struct keys keys = {0};
 	struct bad bad = {0};
-	int r = look_up_all(db, st, max, &keys, &bad);
+	int r = look_up_all(db, st, max, &keys, &bad, err);
 	if (r == 0) {
 		qsort(keys.v, keys.n, sizeof(*keys.v), key_cmp);
 		size_t from = f->limit && f->limit < keys.n ? keys.n - f->limit : 0;
 		for (size_t i = 0; r == 0 && i < keys.n - from; i++) {
 			size_t k = f->newest_first ? keys.n - 1 - i : from + i;
 			if (comes_after(f, &keys.v[k], after))
-				r = deliver(db, st, &keys.v[k], cb, arg);
+				r = deliver(db, st, &keys.v[k], cb, arg, err);
 		}
 	}
 	if (r == 0) {
-		damage_message(db, &bad, max_complete, max);
+		damage_message(db, &bad, max_complete, max, err);
 		r = -EUCLEAN;
 	}
 	sqlite3_finalize(st);

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
@@ -36,12 +37,12 @@ static const char *text(sqlite3_stmt *st, int i)
 }
 
 static int list(struct sto_db *db, const char *sql, size_t limit, sto_session_cb cb, void *arg,
-		size_t *delivered, int *last_rc)
+		size_t *delivered, int *last_rc, char **err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
-		return sto_fail(db, rc, "cannot list the sessions");
+		return sto_fail(db, rc, "cannot list the sessions", err);
 	sqlite3_bind_int64(st, 1, limit == 0 || limit > INT64_MAX ? -1 : (sqlite3_int64)limit);
 	int r = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -67,28 +68,34 @@ static int list(struct sto_db *db, const char *sql, size_t limit, sto_session_cb
 	}
 	*last_rc = rc;
 	if (r == 0 && rc != SQLITE_DONE)
-		r = sto_fail(db, rc, "cannot list the sessions");
+		r = sto_fail(db, rc, "cannot list the sessions", err);
 	sqlite3_finalize(st);
 	return r;
 }
 
-int sto_sessions(struct sto_db *db, size_t limit, sto_session_cb cb, void *arg)
+int sto_sessions(struct sto_db *db, size_t limit, sto_session_cb cb, void *arg, char **err)
 {
 	size_t n = 0;
 	int rc = SQLITE_OK;
-	int r = list(db, sessions_sql, limit, cb, arg, &n, &rc);
+	char *first = NULL;
+	int r = list(db, sessions_sql, limit, cb, arg, &n, &rc, &first);
 	/* Damaged decisions: the sessions still, with their counts unknown
 	 * (-1). */
 	if (r < 0 && n == 0 && sto_is_damage(rc)) {
-		r = list(db, sessions_only_sql, limit, cb, arg, &n, &rc);
+		free(first);
+		first = NULL;
+		r = list(db, sessions_only_sql, limit, cb, arg, &n, &rc, &first);
 		if (r == 0) {
-			snprintf(db->errmsg, sizeof(db->errmsg),
-				 "audit database %s is damaged: the counts of rows could not be "
-				 "read (shown as ?); warden audit shows every row it can read",
-				 db->path);
+			first = wd_asprintf(
+				"audit database %s is damaged: the counts of rows could not be "
+				"read (shown as ?); warden audit shows every row it can read",
+				db->path);
 			r = -EUCLEAN;
 		}
 	}
+	if (r < 0 && err && first)
+		*err = wd_steal_pointer(&first);
+	free(first);
 	return r;
 }
 
@@ -105,12 +112,13 @@ static bool is_short_id(const char *s)
 }
 
 /* Runs |sql| with |arg| bound to ?1; collects up to 4 ids. */
-static int ids_of(struct sto_db *db, const char *sql, const char *arg, char *ids[4], int *n)
+static int ids_of(struct sto_db *db, const char *sql, const char *arg, char *ids[4], int *n,
+		  char **err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
-		return sto_fail(db, rc, "cannot find the session");
+		return sto_fail(db, rc, "cannot find the session", err);
 	if (arg)
 		sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
 	*n = 0;
@@ -119,7 +127,7 @@ static int ids_of(struct sto_db *db, const char *sql, const char *arg, char *ids
 			ids[*n] = wd_strdup(text(st, 0));
 		++*n;
 	}
-	int r = rc == SQLITE_DONE ? 0 : sto_fail(db, rc, "cannot find the session");
+	int r = rc == SQLITE_DONE ? 0 : sto_fail(db, rc, "cannot find the session", err);
 	sqlite3_finalize(st);
 	return r;
 }
@@ -131,20 +139,19 @@ int sto_session_find(struct sto_db *db, const char *spec, char **id, char **err)
 	*id = NULL;
 	if (strcmp(spec, "last") == 0)
 		r = ids_of(db, "SELECT id FROM sessions ORDER BY started_us DESC, id DESC LIMIT 1",
-			   NULL, ids, &n);
+			   NULL, ids, &n, err);
 	else if (is_short_id(spec))
 		r = ids_of(db,
 			   "SELECT id FROM sessions WHERE lower(substr(id, -5)) = '-' || lower(?1)"
 			   " ORDER BY started_us DESC, id DESC",
-			   spec, ids, &n);
+			   spec, ids, &n, err);
 	else
 		r = ids_of(db,
 			   "SELECT ?1 WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?1)"
 			   " OR EXISTS (SELECT 1 FROM decisions WHERE session = ?1)",
-			   spec, ids, &n);
+			   spec, ids, &n, err);
 	if (r < 0) {
-		if (err)
-			*err = wd_strdup(db->errmsg);
+		/* ids_of() said why. */
 	} else if (n == 0) {
 		if (err)
 			*err = strcmp(spec, "last") == 0

@@ -25,6 +25,9 @@
  * writer). */
 #define STO_BUSY_TIMEOUT_MS 5000
 
+/* How much of integrity_check's findings a message quotes. */
+#define STO_CHECK_MAX 512
+
 /* ---- schema ------------------------------------------------------------ */
 
 /*
@@ -159,23 +162,20 @@ int sto_errno(int rc)
 	}
 }
 
-int sto_fail(struct sto_db *db, int rc, const char *what)
+int sto_fail(struct sto_db *db, int rc, const char *what, char **err)
 {
-	snprintf(db->errmsg, sizeof(db->errmsg), "audit database %s: %s: %s", db->path, what,
-		 db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
+	if (err)
+		*err = wd_asprintf("audit database %s: %s: %s", db->path, what,
+				   db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
 	return sto_errno(rc);
 }
 
 /* A failure with no SQLite code behind it. Returns |neg_errno|. */
-static int fail_plain(struct sto_db *db, int neg_errno, const char *what)
+static int fail_plain(struct sto_db *db, int neg_errno, const char *what, char **err)
 {
-	snprintf(db->errmsg, sizeof(db->errmsg), "audit database %s: %s", db->path, what);
+	if (err)
+		*err = wd_asprintf("audit database %s: %s", db->path, what);
 	return neg_errno;
-}
-
-const char *sto_errmsg(const struct sto_db *db)
-{
-	return db->errmsg;
 }
 
 static void set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -193,6 +193,19 @@ static void set_err(char **err, const char *fmt, ...)
 	*err = wd_sb_steal(&sb);
 }
 
+/* The message for a file SQLite cannot read as a database (page 1's header
+ * or the schema damaged, or another kind of file): what to save, then what
+ * to do, as the quick check of session start says it. */
+static void damaged_err(char **err, const char *path, const char *why)
+{
+	if (err)
+		*err = wd_asprintf(
+			"%s is not an SQLite database or is damaged (%s): save what can be read "
+			"with `sqlite3 %s .recover > saved.sql`, then move the file aside "
+			"(warden then starts a new audit), or pass another --audit path",
+			path, why, path);
+}
+
 /* ---- migrations -------------------------------------------------------- */
 
 /* Prepares |sql| and steps it to its first row, leaving *st there for the
@@ -205,7 +218,10 @@ static int one_row(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *p
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(*st);
 	if (rc != SQLITE_ROW) {
-		set_err(err, "%s: cannot read %s: %s", path, what, sqlite3_errmsg(h));
+		if (sto_is_damage(rc))
+			damaged_err(err, path, sqlite3_errmsg(h));
+		else
+			set_err(err, "%s: cannot read %s: %s", path, what, sqlite3_errmsg(h));
 		sqlite3_finalize(*st);
 		*st = NULL;
 		return sto_errno(rc) ? sto_errno(rc) : -EIO;
@@ -390,13 +406,8 @@ static int pragma(sqlite3 *h, const char *sql, const char *want, const char *pat
 		}
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		int primary = rc & 0xff;
-		if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
-			set_err(err,
-				"%s is not an SQLite database or is damaged (%s): move it aside "
-				"and "
-				"start again, or pass another --audit path",
-				path, sqlite3_errmsg(h));
+		if (sto_is_damage(rc))
+			damaged_err(err, path, sqlite3_errmsg(h));
 		else
 			set_err(err, "%s: \"%s\" failed: %s", path, sql, sqlite3_errmsg(h));
 		sqlite3_finalize(st);
@@ -521,11 +532,11 @@ void sto_close(struct sto_db *db)
 /* ---- statements -------------------------------------------------------- */
 
 /* Steps a cached statement that returns no row, then resets it. */
-static int run(struct sto_db *db, enum sto_stmt_id id, const char *what)
+static int run(struct sto_db *db, enum sto_stmt_id id, const char *what, char **err)
 {
 	sqlite3_stmt *st = db->st[id];
 	int rc = sqlite3_step(st);
-	int r = rc == SQLITE_DONE ? 0 : sto_fail(db, rc, what);
+	int r = rc == SQLITE_DONE ? 0 : sto_fail(db, rc, what, err);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	if (rc != SQLITE_DONE && r == 0)
@@ -541,36 +552,35 @@ static void bind_str(sqlite3_stmt *st, int i, const char *s)
 		sqlite3_bind_null(st, i);
 }
 
-static int begin(struct sto_db *db)
+static int begin(struct sto_db *db, char **err)
 {
-	return run(db, STO_ST_BEGIN, "cannot start a transaction");
+	return run(db, STO_ST_BEGIN, "cannot start a transaction", err);
 }
 
-static int commit(struct sto_db *db)
+static void rollback(struct sto_db *db);
+
+static int commit(struct sto_db *db, char **err)
 {
-	int r = run(db, STO_ST_COMMIT, "cannot commit");
-	if (r < 0 && !sqlite3_get_autocommit(db->h))
-		run(db, STO_ST_ROLLBACK, "cannot roll back");
+	int r = run(db, STO_ST_COMMIT, "cannot commit", err);
+	if (r < 0)
+		rollback(db);
 	return r;
 }
 
+/* Rolls back after a failure; the caller reports the failure that led
+ * here, not this one. */
 static void rollback(struct sto_db *db)
 {
-	if (!sqlite3_get_autocommit(db->h)) {
-		/* Keep the message of the failure that led here. */
-		char keep[sizeof(db->errmsg)];
-		memcpy(keep, db->errmsg, sizeof(keep));
-		run(db, STO_ST_ROLLBACK, "cannot roll back");
-		memcpy(db->errmsg, keep, sizeof(keep));
-	}
+	if (!sqlite3_get_autocommit(db->h))
+		run(db, STO_ST_ROLLBACK, "cannot roll back", NULL);
 }
 
 /* ---- sessions ---------------------------------------------------------- */
 
-int sto_session_begin(struct sto_db *db, const struct sto_session *s)
+int sto_session_begin(struct sto_db *db, const struct sto_session *s, char **err)
 {
 	if (!s || !s->id || !*s->id)
-		return fail_plain(db, -EINVAL, "a session needs an id");
+		return fail_plain(db, -EINVAL, "a session needs an id", err);
 	sqlite3_stmt *st = db->st[STO_ST_SESSION_BEGIN];
 	bind_str(st, 1, s->id);
 	bind_str(st, 2, s->parent);
@@ -581,20 +591,21 @@ int sto_session_begin(struct sto_db *db, const struct sto_session *s)
 	bind_str(st, 7, s->role);
 	bind_str(st, 8, s->agent);
 	bind_str(st, 9, s->task);
-	return run(db, STO_ST_SESSION_BEGIN, "cannot record the session");
+	return run(db, STO_ST_SESSION_BEGIN, "cannot record the session", err);
 }
 
-int sto_session_end(struct sto_db *db, const char *id, int64_t ended_us, int exit_status)
+int sto_session_end(struct sto_db *db, const char *id, int64_t ended_us, int exit_status,
+		    char **err)
 {
 	if (!id)
-		return fail_plain(db, -EINVAL, "a session needs an id");
+		return fail_plain(db, -EINVAL, "a session needs an id", err);
 	sqlite3_stmt *st = db->st[STO_ST_SESSION_END];
 	bind_str(st, 1, id);
 	sqlite3_bind_int64(st, 2, ended_us);
 	sqlite3_bind_int(st, 3, exit_status);
-	int r = run(db, STO_ST_SESSION_END, "cannot record the end of the session");
+	int r = run(db, STO_ST_SESSION_END, "cannot record the end of the session", err);
 	if (r == 0 && sqlite3_changes(db->h) == 0)
-		return fail_plain(db, -ENOENT, "no such session");
+		return fail_plain(db, -ENOENT, "no such session", err);
 	return r;
 }
 
@@ -602,21 +613,21 @@ int sto_session_end(struct sto_db *db, const char *id, int64_t ended_us, int exi
 
 /* The columns the audit cannot do without. A row the store would have to
  * guess about is refused: the caller then denies (fail closed). */
-static int row_check(struct sto_db *db, const struct sto_row *row)
+static int row_check(struct sto_db *db, const struct sto_row *row, char **err)
 {
 	if (!row->kind || !*row->kind)
-		return fail_plain(db, -EINVAL, "a row needs a kind");
+		return fail_plain(db, -EINVAL, "a row needs a kind", err);
 	if (!row->source || !*row->source)
-		return fail_plain(db, -EINVAL, "a row needs a source");
+		return fail_plain(db, -EINVAL, "a row needs a source", err);
 	if (!row->decision || (strcmp(row->decision, "allow") && strcmp(row->decision, "deny")))
-		return fail_plain(db, -EINVAL, "a row's decision is \"allow\" or \"deny\"");
+		return fail_plain(db, -EINVAL, "a row's decision is \"allow\" or \"deny\"", err);
 	return 0;
 }
 
 /* Inserts |row| inside the caller's transaction and sets row->id. */
-static int insert(struct sto_db *db, struct sto_row *row)
+static int insert(struct sto_db *db, struct sto_row *row, char **err)
 {
-	int r = row_check(db, row);
+	int r = row_check(db, row, err);
 	if (r < 0)
 		return r;
 	sqlite3_stmt *st = db->st[STO_ST_INSERT];
@@ -638,26 +649,26 @@ static int insert(struct sto_db *db, struct sto_row *row)
 		sqlite3_bind_null(st, 13);
 	bind_str(st, 14, row->judge);
 	sqlite3_bind_int64(st, 15, row->latency_us);
-	r = run(db, STO_ST_INSERT, "cannot append a row");
+	r = run(db, STO_ST_INSERT, "cannot append a row", err);
 	if (r == 0)
 		row->id = sqlite3_last_insert_rowid(db->h);
 	return r;
 }
 
-int sto_append(struct sto_db *db, struct sto_row *row)
+int sto_append(struct sto_db *db, struct sto_row *row, char **err)
 {
-	return sto_append_batch(db, row, 1);
+	return sto_append_batch(db, row, 1, err);
 }
 
-int sto_append_batch(struct sto_db *db, struct sto_row *rows, size_t n)
+int sto_append_batch(struct sto_db *db, struct sto_row *rows, size_t n, char **err)
 {
 	if (n == 0)
 		return 0;
-	int r = begin(db);
+	int r = begin(db, err);
 	for (size_t i = 0; r == 0 && i < n; i++)
-		r = insert(db, &rows[i]);
+		r = insert(db, &rows[i], err);
 	if (r == 0)
-		r = commit(db);
+		r = commit(db, err);
 	else
 		rollback(db);
 	if (r < 0) {
@@ -741,7 +752,7 @@ static char *query_sql(unsigned m)
 /* Returns the statement for |m|: the cached one, or a fresh one when the
  * cached one is running (a callback that queries again). *fresh says the
  * caller finalizes it. */
-static int query_stmt(struct sto_db *db, unsigned m, sqlite3_stmt **out, bool *fresh)
+static int query_stmt(struct sto_db *db, unsigned m, sqlite3_stmt **out, bool *fresh, char **err)
 {
 	*fresh = false;
 	if (db->query[m] && !sqlite3_stmt_busy(db->query[m])) {
@@ -752,7 +763,7 @@ static int query_stmt(struct sto_db *db, unsigned m, sqlite3_stmt **out, bool *f
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v3(db->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
 	if (rc != SQLITE_OK)
-		return sto_fail(db, rc, "cannot prepare a query");
+		return sto_fail(db, rc, "cannot prepare a query", err);
 	if (db->query[m]) {
 		*fresh = true;
 	} else {
@@ -801,7 +812,8 @@ void sto_row_from_stmt(sqlite3_stmt *st, struct sto_row *row)
 	row->latency_us = sqlite3_column_int64(st, STO_COL_LATENCY);
 }
 
-int sto_query_stmt(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb, void *arg)
+int sto_query_stmt(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb, void *arg,
+		   char **err)
 {
 	static const struct sto_filter all = {0};
 	if (!f)
@@ -809,7 +821,7 @@ int sto_query_stmt(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb
 	unsigned m = filter_mask(f);
 	sqlite3_stmt *st = NULL;
 	bool fresh = false;
-	int r = query_stmt(db, m, &st, &fresh);
+	int r = query_stmt(db, m, &st, &fresh, err);
 	if (r < 0)
 		return r;
 	sto_bind_filter(st, f);
@@ -827,17 +839,19 @@ int sto_query_stmt(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb
 		if (r != 0)
 			break;
 	}
+	/* A damaged page: every row around it can still be read, and the
+	 * salvage says what could not be. */
+	bool damaged = r == 0 && rc != SQLITE_DONE && sto_is_damage(rc);
 	if (r == 0 && rc != SQLITE_DONE)
-		r = sto_fail(db, rc, "cannot read rows");
+		r = sto_fail(db, rc, "cannot read rows", damaged ? NULL : err);
 	if (fresh) {
 		sqlite3_finalize(st);
 	} else {
 		sqlite3_reset(st);
 		sqlite3_clear_bindings(st);
 	}
-	/* A damaged page: every row around it can still be read. */
-	if (r < 0 && rc != SQLITE_DONE && sto_is_damage(rc))
-		r = sto_salvage(db, f, cb, arg, &last);
+	if (damaged)
+		r = sto_salvage(db, f, cb, arg, &last, err);
 	return r;
 }
 
@@ -853,20 +867,20 @@ static int call_plain(sqlite3_stmt *st, const struct sto_row *row, void *arg)
 	return p->cb(row, p->arg);
 }
 
-int sto_query(struct sto_db *db, const struct sto_filter *f, sto_row_cb cb, void *arg)
+int sto_query(struct sto_db *db, const struct sto_filter *f, sto_row_cb cb, void *arg, char **err)
 {
 	struct plain_cb p = {cb, arg};
-	return sto_query_stmt(db, f, call_plain, &p);
+	return sto_query_stmt(db, f, call_plain, &p, err);
 }
 
 /* ---- checking ---------------------------------------------------------- */
 
-int sto_check(struct sto_db *db)
+int sto_check(struct sto_db *db, char **err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->h, "PRAGMA integrity_check", -1, &st, NULL);
 	if (rc != SQLITE_OK)
-		return sto_fail(db, rc, "cannot check integrity");
+		return sto_fail(db, rc, "cannot check integrity", err);
 	struct wd_sb sb = {0};
 	bool ok = false;
 	int rows = 0;
@@ -874,16 +888,17 @@ int sto_check(struct sto_db *db)
 		const char *v = (const char *)sqlite3_column_text(st, 0);
 		if (rows++ == 0 && v && strcmp(v, "ok") == 0)
 			ok = true;
-		else if (sb.len < sizeof(db->errmsg))
+		else if (sb.len < STO_CHECK_MAX)
 			wd_sb_printf(&sb, "%s%s", sb.len ? "; " : "", v ? v : "?");
 	}
 	int r = 0;
 	if (rc != SQLITE_DONE) {
-		r = sto_fail(db, rc, "is damaged, the integrity check stopped");
+		r = sto_fail(db, rc, "is damaged, the integrity check stopped", err);
 		r = r ? r : -EIO;
 	} else if (!ok || rows != 1) {
-		snprintf(db->errmsg, sizeof(db->errmsg), "audit database %s is damaged: %s",
-			 db->path, sb.buf ? sb.buf : "integrity_check gave no answer");
+		if (err)
+			*err = wd_asprintf("audit database %s is damaged: %s", db->path,
+					   sb.buf ? sb.buf : "integrity_check gave no answer");
 		r = -EIO;
 	}
 	sqlite3_finalize(st);

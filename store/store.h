@@ -8,6 +8,12 @@
  * A row is committed when sto_append() returns 0: the supervisor answers the
  * agent only after that (docs/design.md: no operation runs without its row).
  * Not thread-safe: one struct sto_db per thread.
+ *
+ * Errors (docs/error-handling.md): every function that can fail returns 0
+ * or -errno and takes |err| last. On failure, if |err| is not NULL, *err
+ * receives a malloc'd one-line message naming the file (the caller frees
+ * it); on success, and when a callback stops a walk early (its own value is
+ * returned), *err is left untouched. The connection keeps no last error.
  */
 #ifndef WARDEN_STORE_H
 #define WARDEN_STORE_H
@@ -42,10 +48,12 @@ struct sto_session {
 	const char *task;    /* --task or NULL */
 };
 
-/* Records the start of a session. 0 or -errno. */
-int sto_session_begin(struct sto_db *db, const struct sto_session *s);
-/* Records the end of a session with the agent's exit status. */
-int sto_session_end(struct sto_db *db, const char *id, int64_t ended_us, int exit_status);
+/* Records the start of a session. 0 or -errno (-EEXIST: the id is taken). */
+int sto_session_begin(struct sto_db *db, const struct sto_session *s, char **err);
+/* Records the end of a session with the agent's exit status. 0 or -errno
+ * (-ENOENT: no such session). */
+int sto_session_end(struct sto_db *db, const char *id, int64_t ended_us, int exit_status,
+		    char **err);
 
 /* One outcome. Strings may be NULL where not applicable. */
 struct sto_row {
@@ -72,10 +80,10 @@ struct sto_row {
 /* Appends |row| in its own transaction; it is durable (per the WAL and
  * synchronous settings) when this returns 0. Sets row->id. -errno on
  * failure (the caller then denies: fail closed). */
-int sto_append(struct sto_db *db, struct sto_row *row);
+int sto_append(struct sto_db *db, struct sto_row *row, char **err);
 
 /* Appends |n| rows in one transaction (group commit). All or none. */
-int sto_append_batch(struct sto_db *db, struct sto_row *rows, size_t n);
+int sto_append_batch(struct sto_db *db, struct sto_row *rows, size_t n, char **err);
 
 struct sto_filter {
 	const char *session;  /* NULL: all sessions */
@@ -94,24 +102,26 @@ struct sto_filter {
  *
  * A damaged file (a page overwritten) does not hide the rows around the
  * damage: the query then reads the table row by row, delivers every row it
- * can read and returns -EUCLEAN, with sto_errmsg() naming the rows it could
- * not read and what to do. sto_print() does the same. */
+ * can read and returns -EUCLEAN, with *err naming the rows it could not
+ * read and what to do. sto_print() does the same. */
 typedef int (*sto_row_cb)(const struct sto_row *row, void *arg);
-int sto_query(struct sto_db *db, const struct sto_filter *f, sto_row_cb cb, void *arg);
+int sto_query(struct sto_db *db, const struct sto_filter *f, sto_row_cb cb, void *arg, char **err);
 
 enum sto_format { STO_FMT_TABLE, STO_FMT_JSON, STO_FMT_CSV };
 
 /* Prints matching rows to |out| for `warden audit`: a table (time, session,
  * pid, kind, decision, source, summary, reason/note, by), a JSON array with
  * every column, or CSV with a header line (RFC 4180 quoting). 0 or -errno. */
-int sto_print(struct sto_db *db, const struct sto_filter *f, enum sto_format fmt, FILE *out);
+int sto_print(struct sto_db *db, const struct sto_filter *f, enum sto_format fmt, FILE *out,
+	      char **err);
 /* sto_print() for a terminal |width| columns wide (0: no bound): the
  * table's free-text columns are cut (ending in "…") so that a line fits. */
 int sto_print_width(struct sto_db *db, const struct sto_filter *f, enum sto_format fmt,
-		    size_t width, FILE *out);
+		    size_t width, FILE *out, char **err);
 
-/* Runs PRAGMA integrity_check. 0 when "ok", -EIO otherwise. */
-int sto_check(struct sto_db *db);
+/* Runs PRAGMA integrity_check. 0 when "ok", -EIO otherwise (*err quotes
+ * what the check found). */
+int sto_check(struct sto_db *db, char **err);
 
 /* Runs PRAGMA quick_check (every page of every table and index, without
  * comparing indexes with their tables), stopping after about |budget_ms|
@@ -140,8 +150,8 @@ typedef int (*sto_session_cb)(const struct sto_session_info *s, void *arg);
 
 /* Calls |cb| for the latest |limit| sessions (0: all), oldest first. Stops
  * early and returns the callback's value when it is non-zero. 0 or -errno
- * (sto_errmsg() says why). */
-int sto_sessions(struct sto_db *db, size_t limit, sto_session_cb cb, void *arg);
+ * (*err says why). */
+int sto_sessions(struct sto_db *db, size_t limit, sto_session_cb cb, void *arg, char **err);
 
 /* The session |spec| names: a full id ("20261202-120643-4f2a"), or the short
  * id shown in approval ids (its last four hex digits, "4f2a"), or "last"
@@ -149,11 +159,6 @@ int sto_sessions(struct sto_db *db, size_t limit, sto_session_cb cb, void *arg);
  * when none matches, -ENOTUNIQ when a short id matches several; then, if
  * |err| is not NULL, a sentence (caller frees). */
 int sto_session_find(struct sto_db *db, const char *spec, char **id, char **err);
-
-/* A sentence about the last failure of a call on |db| (empty when none has
- * failed yet), e.g. for the supervisor's log when sto_append() fails. The
- * string is owned by |db| and valid until the next call on |db|. */
-const char *sto_errmsg(const struct sto_db *db);
 
 /* ---- approval memory ---------------------------------------------------- */
 
@@ -167,7 +172,7 @@ const char *sto_errmsg(const struct sto_db *db);
  * -errno. Warden has no way to edit a request's arguments, so every
  * approval here was given as-is. */
 int sto_people_decisions(struct sto_db *db, const char *kind, size_t limit, sto_row_cb cb,
-			 void *arg);
+			 void *arg, char **err);
 
 /* ---- end of approval memory --------------------------------------------- */
 

@@ -38,8 +38,6 @@ struct sto_db {
 	char *path;
 	sqlite3_stmt *st[STO_ST_MAX];
 	sqlite3_stmt *query[STO_Q_COUNT];
-	/* The last failure, a sentence for sto_errmsg(). */
-	char errmsg[512];
 };
 
 /* One schema step. Versions are 1, 2, 3 ... in array order; |sql| may hold
@@ -64,9 +62,9 @@ extern const size_t sto_migrations_count;
  * SQLITE_DONE). */
 int sto_errno(int rc);
 
-/* Records a message for sto_errmsg() from |rc| and the connection's error,
+/* Stores in *err (if err) a message from |rc| and the connection's error,
  * prefixed by |what|; returns sto_errno(rc). */
-int sto_fail(struct sto_db *db, int rc, const char *what);
+int sto_fail(struct sto_db *db, int rc, const char *what, char **err);
 
 /* Reads the current row of |st| (a query statement with the standard column
  * order of store.c's SELECT) into |row|. Strings point into |st|. */
@@ -98,7 +96,8 @@ enum {
 /* Runs |f| like sto_query but hands the callback the statement too, so that
  * print.c can read the extra columns. */
 typedef int (*sto_stmt_cb)(sqlite3_stmt *st, const struct sto_row *row, void *arg);
-int sto_query_stmt(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb, void *arg);
+int sto_query_stmt(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb, void *arg,
+		   char **err);
 
 /* The conditions of |f| as SQL (" AND session = :session ..."), named
  * parameters bound by sto_bind_filter(). Caller frees. */
@@ -119,10 +118,10 @@ struct sto_key {
 /* Reads around damage: looks up every row id of the decisions table one by
  * one, delivers each readable row matching |f| that comes after |after| in
  * the query's order (the latest |f->limit| of them when there is a limit),
- * and names in sto_errmsg() the rows that could not be read. Returns
+ * and names in *err (if err) the rows that could not be read. Returns
  * -EUCLEAN when it delivered every row it could read but some part of the
  * file is damaged, the callback's value when it stops early, or -errno. */
 int sto_salvage(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb, void *arg,
-		const struct sto_key *after);
+		const struct sto_key *after, char **err);
 
 #endif

@@ -45,7 +45,7 @@ int sup_memory_advice(struct sto_db *db, const struct pol_request *req, char **s
 		return -EINVAL;
 	struct sup_records rs = {0};
 	const char *kind = pol_kind_name(pol_request_kind(req));
-	int rc = sto_people_decisions(db, kind, ADVICE_MAX_RECORDS, sup_records_take, &rs);
+	int rc = sto_people_decisions(db, kind, ADVICE_MAX_RECORDS, sup_records_take, &rs, NULL);
 	if (rc == 0)
 		rc = pol_mem_advice(req, rs.v, rs.n, summary, json);
 	sup_records_free(&rs);

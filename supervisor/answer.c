@@ -204,14 +204,14 @@ int sup_audit_flush(struct sup_run *r, struct sto_row *also)
 			free(r->misses);
 			r->misses = NULL;
 		}
-		return also ? sto_append(r->db, also) : 0;
+		return also ? sto_append(r->db, also, NULL) : 0;
 	}
 	size_t n = r->nmisses;
 	struct sto_row *rows = wd_calloc(n + 1, sizeof(*rows));
 	memcpy(rows, r->misses, n * sizeof(*rows));
 	if (also)
 		rows[n++] = *also;
-	int rc = sto_append_batch(r->db, rows, n);
+	int rc = sto_append_batch(r->db, rows, n, NULL);
 	if (rc == 0 && also)
 		also->id = rows[n - 1].id;
 	if (rc < 0)

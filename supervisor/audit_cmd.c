@@ -231,14 +231,14 @@ static bool call_matches(const struct call *k, const char *decision)
 /* warden audit --tool-calls: one line per tool call (a process the agent
  * started and everything below it), with what ran under it; the latest
  * |o->limit| calls when there is a limit. */
-static int print_tool_calls(struct sto_db *db, const struct audit_opts *o, size_t width)
+static int print_tool_calls(struct sto_db *db, const struct audit_opts *o, size_t width, char **err)
 {
 	struct calls c = {0};
 	struct sto_filter f = o->f;
 	const char *decision = f.decision;
 	f.decision = NULL; /* a call counts what ran under it, allowed or not */
 	f.limit = 0;
-	int rc = sto_query(db, &f, collect_call, &c);
+	int rc = sto_query(db, &f, collect_call, &c, err);
 	size_t keep = 0;
 	for (size_t i = 0; i < c.n; i++)
 		keep += call_matches(&c.v[i], decision);
@@ -421,14 +421,15 @@ int sup_cmd_audit(int argc, char **argv)
 	struct sup_pager pg;
 	sup_pager_start(&pg, !o.no_pager);
 	bool paged = pg.pid > 0;
-	rc = o.tool_calls ? print_tool_calls(db, &o, pg.width)
-			  : sto_print_width(db, &o.f, o.fmt, pg.width, stdout);
+	wd_autofree char *err = NULL;
+	rc = o.tool_calls ? print_tool_calls(db, &o, pg.width, &err)
+			  : sto_print_width(db, &o.f, o.fmt, pg.width, stdout, &err);
 	sup_pager_end(&pg);
 	/* A person who quits the pager early is not an error. */
 	if (rc == -EPIPE && paged)
 		rc = 0;
-	if (rc < 0 && *sto_errmsg(db))
-		wd_err("%s", sto_errmsg(db));
+	if (rc < 0 && err)
+		wd_err("%s", err);
 	else if (rc < 0)
 		wd_err("%s: %s", path, strerror(-rc));
 	sto_close(db);

@@ -187,7 +187,7 @@ static void new_turn(struct sup_run *r)
 			continue;
 		struct sto_filter f = {.session = sessions[i],
 				       .source = pol_source_name(POL_SRC_USER)};
-		sto_query(r->db, &f, collect_rule, &a);
+		sto_query(r->db, &f, collect_rule, &a, NULL);
 	}
 	wd_autofree char *argv = wd_argv_join(r->opts.argv);
 	/* The judge knows which agent it is (its wrappers, its habits). */

@@ -141,9 +141,10 @@ static int load_proposals(const struct rules_opts *o, const char *dir, struct su
 	struct sto_db *db = NULL;
 	if (sup_open_audit(dir, o->audit, &db) < 0)
 		return 1;
-	int rc = sto_people_decisions(db, NULL, RULES_MAX_RECORDS, sup_records_take, rs);
+	wd_autofree char *err = NULL;
+	int rc = sto_people_decisions(db, NULL, RULES_MAX_RECORDS, sup_records_take, rs, &err);
 	if (rc < 0)
-		wd_err("%s", sto_errmsg(db));
+		wd_err("%s", err ? err : strerror(-rc));
 	sto_close(db);
 	if (rc < 0)
 		return 1;

@@ -387,7 +387,7 @@ static int record_session(struct sup_run *r, struct launch *L)
 	 * named after it, so it opens once the id is the session's. */
 	int rc;
 	for (int tries = 0;; tries++) {
-		rc = sto_session_begin(r->db, &ses);
+		rc = sto_session_begin(r->db, &ses, NULL);
 		if (rc != -EEXIST || tries == 16)
 			break;
 		make_session_id(r->session_id, sizeof(r->session_id));
@@ -606,7 +606,7 @@ static int end_run(struct sup_run *r, int rc)
 			wd_err("the agent could not be started");
 	}
 	if (r->db) {
-		sto_session_end(r->db, r->session_id, wd_now_real_us(), code);
+		sto_session_end(r->db, r->session_id, wd_now_real_us(), code, NULL);
 		if (r->opts.stats)
 			print_stats(r);
 		if (r->agent_started && !r->opts.quiet)

@@ -173,14 +173,15 @@ int sup_cmd_sessions(int argc, char **argv)
 	struct listing l = {.json = json, .width = pg.width};
 	if (json)
 		fputs("[", stdout);
-	int rc = sto_sessions(db, limit, session_line, &l);
+	wd_autofree char *err = NULL;
+	int rc = sto_sessions(db, limit, session_line, &l, &err);
 	if (json)
 		fputs(l.rows ? "\n]\n" : "]\n", stdout);
 	else if (rc == 0 && l.rows == 0)
 		printf("no session yet\n");
 	sup_pager_end(&pg);
 	if (rc < 0)
-		wd_err("%s", sto_errmsg(db));
+		wd_err("%s", err ? err : strerror(-rc));
 	sto_close(db);
 	return rc < 0 ? 1 : 0;
 }

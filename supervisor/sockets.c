@@ -140,7 +140,7 @@ static int audit(struct sup_run *r, const struct sbx_sock_event *ev, const char 
 		.tool_call = p ? p->tool_call : 0,
 		.latency_us = (wd_now_mono_ns() - t0) / 1000,
 	};
-	int rc = sto_append(r->db, &row);
+	int rc = sto_append(r->db, &row, NULL);
 	r->stats.rows++;
 	if (rc < 0) {
 		r->audit_failures++;

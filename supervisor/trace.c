@@ -507,7 +507,7 @@ static void exec_mismatch(struct sup_run *r, pid_t pid, struct sbx_exec_event *e
 		.reason = why,
 		.decided_by = "warden",
 	};
-	if (sto_append(r->db, &row) < 0)
+	if (sto_append(r->db, &row, NULL) < 0)
 		r->audit_failures++;
 	free(json);
 	wd_warn("killed pid %d: %s", pid, why);

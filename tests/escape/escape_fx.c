@@ -147,7 +147,7 @@ int rows(const struct fx *f, const char *kind, const char *decision, const char 
 	}
 	struct rowq q = {kind, decision, source, summary_sub, request_sub, 0};
 	struct sto_filter flt = {0};
-	sto_query(d, &flt, rowq_cb, &q);
+	sto_query(d, &flt, rowq_cb, &q, NULL);
 	sto_close(d);
 	return q.n;
 }

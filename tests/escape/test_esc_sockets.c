@@ -174,7 +174,7 @@ static int rows(const struct fx *f, const char *decision, const char *source, co
 	}
 	struct rowq q = {decision, source, sum, 0};
 	struct sto_filter flt = {0};
-	sto_query(d, &flt, rowq_cb, &q);
+	sto_query(d, &flt, rowq_cb, &q, NULL);
 	sto_close(d);
 	return q.n;
 }

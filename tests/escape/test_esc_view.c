@@ -159,7 +159,7 @@ static int rows(const struct fx *f, const char *kind, const char *decision, cons
 	}
 	struct rowq q = {kind, decision, summary, 0};
 	struct sto_filter flt = {0};
-	sto_query(d, &flt, rowq_cb, &q);
+	sto_query(d, &flt, rowq_cb, &q, NULL);
 	sto_close(d);
 	return q.n;
 }

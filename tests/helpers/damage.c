@@ -98,3 +98,32 @@ int dmg_decisions_leaf(const char *path, int64_t *first_id)
 	free(page);
 	return rows;
 }
+
+int64_t dmg_table_root(const char *path, const char *table)
+{
+	sqlite3 *h = NULL;
+	if (sqlite3_open(path, &h) != SQLITE_OK)
+		die("cannot open", path);
+	sqlite3_exec(h, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+	char *sql = sqlite3_mprintf("SELECT rootpage FROM sqlite_schema WHERE type = 'table'"
+				    " AND name = %Q",
+				    table);
+	int64_t root = one_int(h, sql, path);
+	sqlite3_free(sql);
+	int64_t psize = one_int(h, "PRAGMA page_size", path);
+	sqlite3_close(h);
+	if (root < 2)
+		die("the table has no root page of its own", path);
+
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("cannot open for writing", path);
+	unsigned char *page = malloc((size_t)psize);
+	memset(page, 0x5a, (size_t)psize);
+	if (pwrite(fd, page, (size_t)psize, (root - 1) * psize) != psize)
+		die("cannot write the root page", path);
+	fsync(fd);
+	close(fd);
+	free(page);
+	return root;
+}

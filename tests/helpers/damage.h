@@ -15,4 +15,9 @@
  * Aborts the test (exit 1 with a message) when the file is not shaped so. */
 int dmg_decisions_leaf(const char *path, int64_t *first_id);
 
+/* Folds the WAL of |path| into it, then overwrites the root page of
+ * |table| (not page 1) with garbage. Returns the page's number. Aborts the
+ * test (exit 1 with a message) when there is no such table. */
+int64_t dmg_table_root(const char *path, const char *table);
+
 #endif

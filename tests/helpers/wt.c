@@ -304,7 +304,7 @@ int wt_audit_count(const char *db, const char *decision, const char *source,
 	}
 	struct count_arg c = {decision, source, summary_sub, reason_sub, 0};
 	struct sto_filter f = {0};
-	sto_query(d, &f, count_cb, &c);
+	sto_query(d, &f, count_cb, &c, NULL);
 	sto_close(d);
 	return c.n;
 }
@@ -463,7 +463,7 @@ int wt_audit_match(const char *db, const struct wt_audit_q *q)
 	}
 	struct match_arg m = {q, 0};
 	struct sto_filter f = {0};
-	sto_query(d, &f, match_cb, &m);
+	sto_query(d, &f, match_cb, &m, NULL);
 	sto_close(d);
 	return m.n;
 }

@@ -61,7 +61,7 @@ static int teardown(void **state)
 static void add_session(struct sto_db *db, const char *id, int64_t t)
 {
 	struct sto_session s = {.id = id, .started_us = t, .tier = "standard", .role = "agent"};
-	assert_int_equal(sto_session_begin(db, &s), 0);
+	assert_int_equal(sto_session_begin(db, &s, NULL), 0);
 }
 
 /* |n| rows of |session| from time |t0|: summary "cmd I", every 7th
@@ -88,7 +88,7 @@ static void add_rows(struct sto_db *db, const char *session, int n, int64_t t0, 
 			.reason = long_text ? long_reason : "a read-only command",
 			.decided_by = "warden",
 		};
-		assert_int_equal(sto_append(db, &r), 0);
+		assert_int_equal(sto_append(db, &r, NULL), 0);
 	}
 }
 
@@ -520,7 +520,7 @@ static void test_audit_tool_calls_formats_and_limit(void **state)
 		rows[i].session = "20261201-100000-4f2a";
 		rows[i].kind = "exec";
 		rows[i].source = "fast_path";
-		assert_int_equal(sto_append(db, &rows[i]), 0);
+		assert_int_equal(sto_append(db, &rows[i], NULL), 0);
 		assert_int_equal(rows[i].id, (int64_t)i + 1);
 	}
 	sto_close(db);

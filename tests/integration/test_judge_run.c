@@ -169,7 +169,7 @@ static int add_parent_rule(const char *db)
 				.command = "agent",
 				.tier = "standard",
 				.role = "agent"};
-	sto_session_begin(d, &s);
+	sto_session_begin(d, &s, NULL);
 	struct sto_row row = {.ts_us = 2,
 			      .session = "PARENT-0001",
 			      .pid = 1,
@@ -181,7 +181,7 @@ static int add_parent_rule(const char *db)
 			      .reason = "refused by ann",
 			      .decided_by = "ann",
 			      .note = "never touch secrets.txt"};
-	int rc = sto_append(d, &row);
+	int rc = sto_append(d, &row, NULL);
 	sto_close(d);
 	return rc;
 }

@@ -63,7 +63,7 @@ static void seed(const char *db_path, const char *touch, int n)
 				      .source = "user",
 				      .reason = reason,
 				      .decided_by = by};
-		assert_int_equal(sto_append(db, &row), 0);
+		assert_int_equal(sto_append(db, &row, NULL), 0);
 	}
 	free(req);
 	sto_close(db);

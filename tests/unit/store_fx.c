@@ -102,7 +102,7 @@ int count_cb(const struct sto_row *row, void *arg)
 int count(struct sto_db *db, const struct sto_filter *f)
 {
 	int n = 0;
-	assert_int_equal(sto_query(db, f, count_cb, &n), 0);
+	assert_int_equal(sto_query(db, f, count_cb, &n, NULL), 0);
 	return n;
 }
 

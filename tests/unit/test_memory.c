@@ -697,16 +697,16 @@ static void test_sto_people_decisions_only_people(void **state)
 				      .source = rows[i].source,
 				      .decided_by = rows[i].by,
 				      .note = rows[i].note};
-		assert_int_equal(sto_append(db, &row), 0);
+		assert_int_equal(sto_append(db, &row, NULL), 0);
 	}
 	struct wd_sb sb = {0};
-	assert_int_equal(sto_people_decisions(db, "exec", 0, collect, &sb), 0);
+	assert_int_equal(sto_people_decisions(db, "exec", 0, collect, &sb, NULL), 0);
 	assert_string_equal(sb.buf, "deny/bob/not on main;allow/ann/-;");
 	wd_sb_free(&sb);
-	assert_int_equal(sto_people_decisions(db, NULL, 0, collect, &sb), 0);
+	assert_int_equal(sto_people_decisions(db, NULL, 0, collect, &sb, NULL), 0);
 	assert_string_equal(sb.buf, "allow/carl/-;deny/bob/not on main;allow/ann/-;");
 	wd_sb_free(&sb);
-	assert_int_equal(sto_people_decisions(db, NULL, 1, collect, &sb), 0);
+	assert_int_equal(sto_people_decisions(db, NULL, 1, collect, &sb, NULL), 0);
 	assert_string_equal(sb.buf, "allow/carl/-;");
 	wd_sb_free(&sb);
 	sto_close(db);

@@ -44,11 +44,11 @@ static void test_open_creates_private_files(void **state)
 	assert_int_equal(st.st_mode & 0777, 0700);
 	assert_int_equal(stat(fx->path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
-	assert_int_equal(sto_check(db), 0);
+	assert_int_equal(sto_check(db, NULL), 0);
 	assert_int_equal(sto_schema_version(), 2);
 	/* SQLite gives the WAL the main file's mode. */
 	struct sto_row row = sample(0, "s", "fast_path", "exec", 1);
-	assert_int_equal(sto_append(db, &row), 0);
+	assert_int_equal(sto_append(db, &row, NULL), 0);
 	char wal[200];
 	snprintf(wal, sizeof(wal), "%s-wal", fx->path);
 	assert_int_equal(stat(wal, &st), 0);
@@ -120,7 +120,7 @@ static void test_open_refuses_newer_schema(void **state)
 	struct fx *fx = *state;
 	struct sto_db *db = open_ok(fx->path);
 	struct sto_row row = sample(1, "s1", "fast_path", "exec", 100);
-	assert_int_equal(sto_append(db, &row), 0);
+	assert_int_equal(sto_append(db, &row, NULL), 0);
 	sto_close(db);
 	exec_sql(fx->path, "INSERT INTO schema_version VALUES (999, 0)");
 
@@ -229,13 +229,16 @@ static void test_session_begin_end(void **state)
 		.agent = "claude",
 		.task = "fix the build",
 	};
-	assert_int_equal(sto_session_begin(db, &s), 0);
-	assert_int_equal(sto_session_begin(db, &s), -EEXIST);
-	assert_int_equal(sto_session_end(db, s.id, 5000, 3), 0);
-	assert_int_equal(sto_session_end(db, "no-such", 5000, 3), -ENOENT);
-	assert_true(strlen(sto_errmsg(db)) > 0);
+	assert_int_equal(sto_session_begin(db, &s, NULL), 0);
+	assert_int_equal(sto_session_begin(db, &s, NULL), -EEXIST);
+	assert_int_equal(sto_session_end(db, s.id, 5000, 3, NULL), 0);
+	char *err = NULL;
+	assert_int_equal(sto_session_end(db, "no-such", 5000, 3, &err), -ENOENT);
+	assert_non_null(err);
+	assert_true(strlen(err) > 0);
+	free(err);
 	struct sto_session bad = {0};
-	assert_int_equal(sto_session_begin(db, &bad), -EINVAL);
+	assert_int_equal(sto_session_begin(db, &bad, NULL), -EINVAL);
 	sto_close(db);
 	assert_int_equal(query_int(fx->path, "SELECT ended_us FROM sessions WHERE id = "
 					     "'20261202-120643-4f2a'"),
@@ -292,7 +295,7 @@ static void test_append_query_roundtrip(void **state)
 	struct fx *fx = *state;
 	struct sto_db *db = open_ok(fx->path);
 	struct sto_row first = sample(0, "s1", "judge", "exec", 1700000000000001);
-	assert_int_equal(sto_append(db, &first), 0);
+	assert_int_equal(sto_append(db, &first, NULL), 0);
 	struct sto_row in = {
 		.ts_us = 1764676803123456,
 		.session = "20261202-120643-4f2a",
@@ -310,12 +313,12 @@ static void test_append_query_roundtrip(void **state)
 		.judge = "{\"decision\":\"escalate\",\"risk_level\":\"high\",\"latency_ms\":812}",
 		.latency_us = 812345,
 	};
-	assert_int_equal(sto_append(db, &in), 0);
+	assert_int_equal(sto_append(db, &in, NULL), 0);
 	assert_true(in.id > first.id);
 
 	struct copy c = {0};
 	struct sto_filter f = {.source = "user"};
-	assert_int_equal(sto_query(db, &f, copy_cb, &c), 0);
+	assert_int_equal(sto_query(db, &f, copy_cb, &c, NULL), 0);
 	assert_int_equal(c.row.id, in.id);
 	assert_int_equal(c.row.ts_us, in.ts_us);
 	assert_string_equal(c.row.session, in.session);
@@ -338,7 +341,7 @@ static void test_append_query_roundtrip(void **state)
 	/* NULL strings and a zero tool call come back as NULL and 0. */
 	struct copy c0 = {0};
 	f.source = "judge";
-	assert_int_equal(sto_query(db, &f, copy_cb, &c0), 0);
+	assert_int_equal(sto_query(db, &f, copy_cb, &c0, NULL), 0);
 	assert_int_equal(c0.row.id, first.id);
 	assert_null(c0.row.note);
 	assert_null(c0.row.judge);
@@ -358,20 +361,23 @@ static void test_append_rejects_incomplete_rows(void **state)
 	struct sto_db *db = open_ok(fx->path);
 	struct sto_row r = sample(0, "s", "fast_path", "exec", 1);
 	r.decision = "maybe";
-	assert_int_equal(sto_append(db, &r), -EINVAL);
+	char *err = NULL;
+	assert_int_equal(sto_append(db, &r, &err), -EINVAL);
 	assert_int_equal(r.id, 0);
-	assert_non_null(strstr(sto_errmsg(db), "decision"));
+	assert_non_null(err);
+	assert_non_null(strstr(err, "decision"));
+	free(err);
 	r = sample(0, "s", "fast_path", NULL, 1);
-	assert_int_equal(sto_append(db, &r), -EINVAL);
+	assert_int_equal(sto_append(db, &r, NULL), -EINVAL);
 	r = sample(0, "s", NULL, "exec", 1);
-	assert_int_equal(sto_append(db, &r), -EINVAL);
+	assert_int_equal(sto_append(db, &r, NULL), -EINVAL);
 	r = sample(0, "s", "fast_path", "exec", 1);
 	r.decision = NULL;
-	assert_int_equal(sto_append(db, &r), -EINVAL);
+	assert_int_equal(sto_append(db, &r, NULL), -EINVAL);
 	assert_int_equal(count(db, NULL), 0);
 	/* The connection is usable after a refusal. */
 	r = sample(0, "s", "fast_path", "exec", 1);
-	assert_int_equal(sto_append(db, &r), 0);
+	assert_int_equal(sto_append(db, &r, NULL), 0);
 	assert_int_equal(count(db, NULL), 1);
 	sto_close(db);
 }
@@ -386,7 +392,7 @@ static void test_query_filters(void **state)
 		int t = (i % 2) ? i - 1 : i + 1;
 		struct sto_row r = sample(i, i % 2 ? "b" : "a", i % 4 == 0 ? "user" : "fast_path",
 					  i % 5 == 0 ? "open" : "exec", 1000 * (int64_t)(t + 1));
-		assert_int_equal(sto_append(db, &r), 0);
+		assert_int_equal(sto_append(db, &r, NULL), 0);
 	}
 	assert_int_equal(count(db, NULL), 40);
 	assert_int_equal(count(db, &(struct sto_filter){.session = "a"}), 20);
@@ -401,7 +407,7 @@ static void test_query_filters(void **state)
 
 	/* Oldest first by time, not by insertion. */
 	struct ids ids = {0};
-	assert_int_equal(sto_query(db, NULL, ids_cb, &ids), 0);
+	assert_int_equal(sto_query(db, NULL, ids_cb, &ids, NULL), 0);
 	assert_int_equal(ids.n, 40);
 	assert_int_equal(ids.pid[0], 1001); /* i = 1 has t = 0 */
 	assert_int_equal(ids.pid[1], 1000);
@@ -410,7 +416,7 @@ static void test_query_filters(void **state)
 	/* Newest first with a limit: the newest rows. */
 	memset(&ids, 0, sizeof(ids));
 	struct sto_filter nf = {.newest_first = true, .limit = 3, .session = "b"};
-	assert_int_equal(sto_query(db, &nf, ids_cb, &ids), 0);
+	assert_int_equal(sto_query(db, &nf, ids_cb, &ids, NULL), 0);
 	assert_int_equal(ids.n, 3);
 	assert_int_equal(ids.pid[0], 1039); /* i = 39 has t = 38 */
 	assert_int_equal(ids.pid[1], 1037);
@@ -438,14 +444,14 @@ static void test_query_callback_stops_and_nests(void **state)
 	struct sto_db *db = open_ok(fx->path);
 	for (int i = 0; i < 5; i++) {
 		struct sto_row r = sample(i, "s", "fast_path", "exec", i + 1);
-		assert_int_equal(sto_append(db, &r), 0);
+		assert_int_equal(sto_append(db, &r, NULL), 0);
 	}
 	int n = 0;
-	assert_int_equal(sto_query(db, NULL, stop_at_3, &n), 42);
+	assert_int_equal(sto_query(db, NULL, stop_at_3, &n, NULL), 42);
 	assert_int_equal(n, 3);
 	/* The statement was reset: a new query sees everything. */
 	assert_int_equal(count(db, NULL), 5);
-	assert_int_equal(sto_query(db, NULL, nested_cb, db), 0);
+	assert_int_equal(sto_query(db, NULL, nested_cb, db, NULL), 0);
 	sto_close(db);
 }
 
@@ -457,17 +463,17 @@ static void test_append_batch_all_or_none(void **state)
 	for (int i = 0; i < 5; i++)
 		rows[i] = sample(i, "s", "judge", "exec", 100 + i);
 	rows[3].decision = "perhaps"; /* refused after three inserts */
-	assert_int_equal(sto_append_batch(db, rows, 5), -EINVAL);
+	assert_int_equal(sto_append_batch(db, rows, 5, NULL), -EINVAL);
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(rows[i].id, 0);
 	assert_int_equal(count(db, NULL), 0);
 
 	rows[3].decision = "deny";
-	assert_int_equal(sto_append_batch(db, rows, 5), 0);
+	assert_int_equal(sto_append_batch(db, rows, 5, NULL), 0);
 	for (int i = 1; i < 5; i++)
 		assert_int_equal(rows[i].id, rows[i - 1].id + 1);
 	assert_int_equal(count(db, NULL), 5);
-	assert_int_equal(sto_append_batch(db, rows, 0), 0);
+	assert_int_equal(sto_append_batch(db, rows, 0, NULL), 0);
 	sto_close(db);
 }
 
@@ -478,16 +484,16 @@ static void test_reopen_keeps_rows(void **state)
 	int64_t last = 0;
 	for (int i = 0; i < 100; i++) {
 		struct sto_row r = sample(i, "s", "fast_path", "exec", i + 1);
-		assert_int_equal(sto_append(db, &r), 0);
+		assert_int_equal(sto_append(db, &r, NULL), 0);
 		last = r.id;
 	}
 	sto_close(db);
 	db = open_ok(fx->path);
 	assert_int_equal(count(db, NULL), 100);
 	struct sto_row r = sample(100, "s", "fast_path", "exec", 101);
-	assert_int_equal(sto_append(db, &r), 0);
+	assert_int_equal(sto_append(db, &r, NULL), 0);
 	assert_int_equal(r.id, last + 1);
-	assert_int_equal(sto_check(db), 0);
+	assert_int_equal(sto_check(db, NULL), 0);
 	sto_close(db);
 }
 

@@ -51,7 +51,7 @@ static void test_concurrent_reader_process(void **state)
 			if (!rd && sto_open(fx->path, &rd, NULL) != 0)
 				_exit(2);
 			int n = 0;
-			if (sto_query(rd, NULL, count_cb, &n) != 0)
+			if (sto_query(rd, NULL, count_cb, &n, NULL) != 0)
 				_exit(3);
 			if (n < last)
 				_exit(4);
@@ -78,9 +78,11 @@ static void test_concurrent_reader_process(void **state)
 	close(report[1]);
 	for (int i = 0; i < 2000; i++) {
 		struct sto_row r = sample(i, "s", "fast_path", "exec", i + 1);
-		int rc = sto_append(db, &r);
+		char *err = NULL;
+		int rc = sto_append(db, &r, &err);
 		if (rc != 0)
-			print_error("append %d: %d %s\n", i, rc, sto_errmsg(db));
+			print_error("append %d: %d %s\n", i, rc, err ? err : "");
+		free(err);
 		assert_int_equal(rc, 0);
 	}
 	close(stop[1]);
@@ -120,7 +122,7 @@ static void test_concurrent_first_open(void **state)
 			}
 			for (int k = 0; k < 50; k++) {
 				struct sto_row r = sample(k, "p", "fast_path", "exec", k + 1);
-				if (sto_append(db, &r) != 0)
+				if (sto_append(db, &r, NULL) != 0)
 					_exit(3);
 			}
 			sto_close(db);
@@ -155,7 +157,7 @@ static void crash_run(const char *path, bool self_kill)
 			_exit(2);
 		for (int i = 0; i < 100000; i++) {
 			struct sto_row r = sample(i, "crash", "fast_path", "exec", i + 1);
-			if (sto_append(db, &r) != 0)
+			if (sto_append(db, &r, NULL) != 0)
 				_exit(3);
 			if (wd_write_all(p[1], &r.id, sizeof(r.id)) != 0)
 				_exit(4);
@@ -183,11 +185,11 @@ static void crash_run(const char *path, bool self_kill)
 	assert_true(n >= (self_kill ? 778u : 1500u));
 
 	struct sto_db *db = open_ok(path);
-	assert_int_equal(sto_check(db), 0);
+	assert_int_equal(sto_check(db, NULL), 0);
 	static struct ids ids;
 	memset(&ids, 0, sizeof(ids));
 	struct sto_filter f = {.session = "crash"};
-	assert_int_equal(sto_query(db, &f, ids_cb, &ids), 0);
+	assert_int_equal(sto_query(db, &f, ids_cb, &ids, NULL), 0);
 	assert_true(ids.n >= n);
 	/* Ids ascend with time here, so the first n rows are the reported ones. */
 	for (size_t i = 0; i < n; i++)

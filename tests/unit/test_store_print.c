@@ -59,7 +59,7 @@ static struct sto_db *print_fixture(const char *path)
 	rows[2].request = "not json \xff";
 	rows[2].reason = "aggressive mode, auto-approve all escalated tool calls";
 	rows[2].tool_call = 1;
-	assert_int_equal(sto_append_batch(db, rows, 3), 0);
+	assert_int_equal(sto_append_batch(db, rows, 3, NULL), 0);
 	return db;
 }
 
@@ -69,7 +69,7 @@ static char *print_to_string(struct sto_db *db, enum sto_format fmt)
 {
 	FILE *f = tmpfile();
 	assert_non_null(f);
-	assert_int_equal(sto_print(db, NULL, fmt, f), 0);
+	assert_int_equal(sto_print(db, NULL, fmt, f, NULL), 0);
 	long len = ftell(f);
 	assert_true(len >= 0);
 	char *buf = wd_malloc((size_t)len + 1);
@@ -248,9 +248,9 @@ static void test_check_detects_damage(void **state)
 	struct sto_db *db = open_ok(fx->path);
 	for (int i = 0; i < 2000; i++) {
 		struct sto_row r = sample(i, "s", "fast_path", "exec", i + 1);
-		assert_int_equal(sto_append(db, &r), 0);
+		assert_int_equal(sto_append(db, &r, NULL), 0);
 	}
-	assert_int_equal(sto_check(db), 0);
+	assert_int_equal(sto_check(db, NULL), 0);
 	sto_close(db);
 	/* Fold the WAL into the main file, then scribble over an index page. */
 	exec_sql(fx->path, "PRAGMA wal_checkpoint(TRUNCATE)");
@@ -268,10 +268,13 @@ static void test_check_detects_damage(void **state)
 	char *err = NULL;
 	int r = sto_open(fx->path, &db, &err);
 	if (r == 0) {
-		assert_int_equal(sto_check(db), -EIO);
-		if (!strstr(sto_errmsg(db), "damaged"))
-			print_error("message: %s\n", sto_errmsg(db));
-		assert_non_null(strstr(sto_errmsg(db), "damaged"));
+		char *why = NULL;
+		assert_int_equal(sto_check(db, &why), -EIO);
+		assert_non_null(why);
+		if (!strstr(why, "damaged"))
+			print_error("message: %s\n", why);
+		assert_non_null(strstr(why, "damaged"));
+		free(why);
 		sto_close(db);
 	} else {
 		assert_int_equal(r, -EIO);

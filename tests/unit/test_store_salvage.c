@@ -5,6 +5,7 @@
  * the sessions listing with its counts and short ids.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,7 +92,7 @@ static void fill(struct sto_db *db, const char *session, int n, int64_t t0)
 				.decided_by = "warden",
 			};
 		}
-		assert_int_equal(sto_append_batch(db, rows, (size_t)k), 0);
+		assert_int_equal(sto_append_batch(db, rows, (size_t)k, NULL), 0);
 	}
 }
 
@@ -131,12 +132,13 @@ static void test_query_reads_around_a_damaged_page(void **state)
 
 	db = open_ok(fx->path);
 	struct seen s = {.ordered = true};
-	assert_int_equal(sto_query(db, NULL, seen_cb, &s), -EUCLEAN);
+	wd_autofree char *m = NULL;
+	assert_int_equal(sto_query(db, NULL, seen_cb, &s, &m), -EUCLEAN);
 	assert_int_equal(s.n, 3000 - lost);
 	assert_true(s.ordered);
 	assert_int_equal(s.min_id, 1);
 	assert_int_equal(s.max_id, 3000);
-	const char *m = sto_errmsg(db);
+	assert_non_null(m);
 	char want[64];
 	snprintf(want, sizeof(want), "%d rows could not be read (ids %lld-%lld)", lost,
 		 (long long)first, (long long)(first + lost - 1));
@@ -149,7 +151,7 @@ static void test_query_reads_around_a_damaged_page(void **state)
 	/* With a session filter (an index walk that meets the damage after
 	 * delivering rows): no row twice, none missing. */
 	s = (struct seen){.ordered = true};
-	assert_int_equal(sto_query(db, &(struct sto_filter){.session = "s1"}, seen_cb, &s),
+	assert_int_equal(sto_query(db, &(struct sto_filter){.session = "s1"}, seen_cb, &s, NULL),
 			 -EUCLEAN);
 	assert_int_equal(s.n, 3000 - lost);
 	assert_true(s.ordered);
@@ -158,7 +160,7 @@ static void test_query_reads_around_a_damaged_page(void **state)
 	 * be checked against. */
 	s = (struct seen){.ordered = true};
 	struct sto_filter nf = {.newest_first = true, .limit = 10};
-	int r = sto_query(db, &nf, seen_cb, &s);
+	int r = sto_query(db, &nf, seen_cb, &s, NULL);
 	assert_true(r == 0 || r == -EUCLEAN);
 	assert_int_equal(s.n, 10);
 	assert_int_equal(s.min_id, 2991);
@@ -181,7 +183,7 @@ static void test_print_reads_around_a_damaged_page(void **state)
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *out = open_memstream(&buf, &len);
-		assert_int_equal(sto_print(db, NULL, (enum sto_format)fmt, out), -EUCLEAN);
+		assert_int_equal(sto_print(db, NULL, (enum sto_format)fmt, out, NULL), -EUCLEAN);
 		fclose(out);
 		int lines = 0;
 		for (size_t i = 0; i < len; i++)
@@ -251,7 +253,7 @@ static void test_limit_is_the_latest_and_decision_filters(void **state)
 	struct sto_db *db = open_ok(fx->path);
 	fill(db, "s1", 100, 1000000);
 	struct pids p = {0};
-	assert_int_equal(sto_query(db, &(struct sto_filter){.limit = 3}, pids_cb, &p), 0);
+	assert_int_equal(sto_query(db, &(struct sto_filter){.limit = 3}, pids_cb, &p, NULL), 0);
 	assert_int_equal(p.n, 3);
 	assert_string_equal(p.sum[0], "cmd 97");
 	assert_string_equal(p.sum[1], "cmd 98");
@@ -259,18 +261,18 @@ static void test_limit_is_the_latest_and_decision_filters(void **state)
 
 	memset(&p, 0, sizeof(p));
 	struct sto_filter d = {.decision = "deny"};
-	assert_int_equal(sto_query(db, &d, pids_cb, &p), 0);
+	assert_int_equal(sto_query(db, &d, pids_cb, &p, NULL), 0);
 	assert_int_equal(p.n, 15); /* 0, 7, ... 98 */
 	memset(&p, 0, sizeof(p));
 	d.limit = 2;
-	assert_int_equal(sto_query(db, &d, pids_cb, &p), 0);
+	assert_int_equal(sto_query(db, &d, pids_cb, &p, NULL), 0);
 	assert_int_equal(p.n, 2);
 	assert_string_equal(p.sum[0], "cmd 91");
 	assert_string_equal(p.sum[1], "cmd 98");
 	memset(&p, 0, sizeof(p));
 	d.decision = "allow";
 	d.limit = 0;
-	assert_int_equal(sto_query(db, &d, pids_cb, &p), 0);
+	assert_int_equal(sto_query(db, &d, pids_cb, &p, NULL), 0);
 	assert_int_equal(p.n, 85);
 	sto_close(db);
 }
@@ -302,7 +304,7 @@ static int list_cb(const struct sto_session_info *s, void *arg)
 static void begin(struct sto_db *db, const char *id, int64_t t)
 {
 	struct sto_session s = {.id = id, .started_us = t, .tier = "standard", .role = "agent"};
-	assert_int_equal(sto_session_begin(db, &s), 0);
+	assert_int_equal(sto_session_begin(db, &s, NULL), 0);
 }
 
 static void test_sessions_counts_and_short_ids(void **state)
@@ -316,13 +318,13 @@ static void test_sessions_counts_and_short_ids(void **state)
 			    .kind = "exec",
 			    .decision = "deny",
 			    .source = "timeout"};
-	assert_int_equal(sto_append(db, &t), 0);
-	assert_int_equal(sto_session_end(db, "20261201-100000-4f2a", 61000000 + 1000, 3), 0);
+	assert_int_equal(sto_append(db, &t, NULL), 0);
+	assert_int_equal(sto_session_end(db, "20261201-100000-4f2a", 61000000 + 1000, 3, NULL), 0);
 	begin(db, "20261202-110000-beef", 5000);
 	begin(db, "20261203-120000-4F2A", 9000); /* the same short id, any case */
 
 	struct listing l = {0};
-	assert_int_equal(sto_sessions(db, 0, list_cb, &l), 0);
+	assert_int_equal(sto_sessions(db, 0, list_cb, &l, NULL), 0);
 	assert_int_equal(l.n, 3);
 	assert_string_equal(l.id[0], "20261201-100000-4f2a");
 	assert_int_equal(l.allowed[0], 18);
@@ -334,7 +336,7 @@ static void test_sessions_counts_and_short_ids(void **state)
 	assert_false(l.has_exit[1]);
 	assert_int_equal(l.ended[1], 0);
 	memset(&l, 0, sizeof(l));
-	assert_int_equal(sto_sessions(db, 2, list_cb, &l), 0);
+	assert_int_equal(sto_sessions(db, 2, list_cb, &l, NULL), 0);
 	assert_int_equal(l.n, 2); /* the latest two, oldest first */
 	assert_string_equal(l.id[0], "20261202-110000-beef");
 
@@ -375,11 +377,69 @@ static void test_sessions_of_a_damaged_file(void **state)
 	dmg_decisions_leaf(fx->path, &first);
 	db = open_ok(fx->path);
 	struct listing l = {0};
-	assert_int_equal(sto_sessions(db, 0, list_cb, &l), -EUCLEAN);
+	wd_autofree char *err = NULL;
+	assert_int_equal(sto_sessions(db, 0, list_cb, &l, &err), -EUCLEAN);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(l.allowed[0], -1);
-	assert_non_null(strstr(sto_errmsg(db), "damaged"));
+	assert_non_null(err);
+	assert_non_null(strstr(err, "damaged"));
 	sto_close(db);
+}
+
+/* Overwrites |len| bytes of page 1 from |at| with garbage, after the audit
+ * was closed (its WAL folded in and removed by the last close). */
+static void damage_page_one(const char *path, off_t at, size_t len)
+{
+	char wal[160];
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	assert_int_equal(access(wal, F_OK), -1);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	unsigned char junk[4096];
+	memset(junk, 0x5a, sizeof(junk));
+	assert_true(len <= sizeof(junk));
+	assert_int_equal(pwrite(fd, junk, len, at), (ssize_t)len);
+	close(fd);
+}
+
+/* A file whose first page is damaged (its header, or the schema after it)
+ * cannot be opened; the message says what to save, and how, before the
+ * file is moved aside, as the quick check's does. */
+static void test_open_of_a_damaged_first_page_says_what_to_do(void **state)
+{
+	struct fx *fx = *state;
+	char want[256];
+	snprintf(want, sizeof(want), "save what can be read with `sqlite3 %s .recover > saved.sql`",
+		 fx->path);
+	/* The header (magic string, page size ...), the schema's b-tree page
+	 * that follows it, then the page of the table of schema versions
+	 * (len 0). */
+	static const struct {
+		off_t at;
+		size_t len;
+	} cases[] = {{0, 100}, {100, 1000}, {0, 0}};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(cases); i++) {
+		struct sto_db *db = open_ok(fx->path);
+		fill(db, "s1", 50, 1000);
+		sto_close(db);
+		if (cases[i].len)
+			damage_page_one(fx->path, cases[i].at, cases[i].len);
+		else
+			assert_true(dmg_table_root(fx->path, "schema_version") > 1);
+		db = NULL;
+		wd_autofree char *err = NULL;
+		int r = sto_open(fx->path, &db, &err);
+		assert_null(db);
+		assert_true(r < 0);
+		assert_non_null(err);
+		if (!strstr(err, want))
+			print_error("case %zu: %d %s\nwanted: %s\n", i, r, err, want);
+		assert_non_null(strstr(err, want));
+		assert_non_null(strstr(err, "damaged"));
+		assert_non_null(strstr(err, "then move the file aside"));
+		assert_null(strchr(err, '\n'));
+		assert_int_equal(unlink(fx->path), 0);
+	}
 }
 
 int main(void)
@@ -392,6 +452,7 @@ int main(void)
 		T(test_limit_is_the_latest_and_decision_filters),
 		T(test_sessions_counts_and_short_ids),
 		T(test_sessions_of_a_damaged_file),
+		T(test_open_of_a_damaged_first_page_says_what_to_do),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
