@@ -26,7 +26,7 @@ void sup_print_summary(struct sup_run *r)
 {
 	struct counts n = {0};
 	struct sto_filter f = {.session = r->session_id};
-	if (!r->db || sto_query(r->db, &f, count_row, &n) < 0)
+	if (!r->db || sto_query(r->db, &f, count_row, &n, NULL) < 0)
 		return; /* the audit said why when it failed */
 	/* The command that reads this session from where the person is
 	 * (warden audit reads the audit of the current directory). */
