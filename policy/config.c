@@ -293,7 +293,7 @@ static void parse_outside(struct parser *p, const cJSON *v, const char *kp)
 
 /* One value of a condition: a string or a number, nothing else. */
 static bool parse_cond_value(struct parser *p, const cJSON *v, const char *kp,
-			     struct mem_value *out)
+			     struct pol_mem_value *out)
 {
 	if (cJSON_IsNumber(v)) {
 		out->num = true;
@@ -310,7 +310,7 @@ static bool parse_cond_value(struct parser *p, const cJSON *v, const char *kp,
 }
 
 static bool parse_cond_bounds(struct parser *p, const cJSON *v, const char *kp,
-			      struct mem_cond *out)
+			      struct pol_mem_cond *out)
 {
 	const cJSON *lo = pol_cfg_get(v, "min"), *hi = pol_cfg_get(v, "max");
 	bool ok = true;
@@ -341,7 +341,8 @@ static bool parse_cond_bounds(struct parser *p, const cJSON *v, const char *kp,
 	return true;
 }
 
-static bool parse_cond_in(struct parser *p, const cJSON *in, const char *kp, struct mem_cond *out)
+static bool parse_cond_in(struct parser *p, const cJSON *in, const char *kp,
+			  struct pol_mem_cond *out)
 {
 	wd_autofree char *ip = pol_cfg_child_path(kp, "in");
 	int n = cJSON_IsArray(in) ? cJSON_GetArraySize(in) : 0;
@@ -366,7 +367,8 @@ static bool parse_cond_in(struct parser *p, const cJSON *in, const char *kp, str
 
 /* A condition: a bare string or number (shorthand for eq), or an object
  * with exactly one of "eq", "in", or "min" and "max". */
-static bool parse_condition(struct parser *p, const cJSON *v, const char *kp, struct mem_cond *out)
+static bool parse_condition(struct parser *p, const cJSON *v, const char *kp,
+			    struct pol_mem_cond *out)
 {
 	if (cJSON_IsString(v) || cJSON_IsNumber(v)) {
 		out->op = MEM_EQ;
@@ -436,14 +438,14 @@ static void parse_conditions(struct parser *p, const cJSON *cond, const char *ep
 			pol_cfg_error(p, fp, 0, "a field needs a name");
 			continue;
 		}
-		if (mem_field_is_secret(k->string)) {
+		if (pol_mem_field_is_secret(k->string)) {
 			pol_cfg_error(p, fp, 0,
 				      "\"%.60s\" is a secret-named field; a rule never names one, "
 				      "remove it",
 				      k->string);
 			continue;
 		}
-		struct mem_cond *c = &a->conds[a->nconds++];
+		struct pol_mem_cond *c = &a->conds[a->nconds++];
 		c->field = wd_strdup(k->string);
 		(void)parse_condition(p, k, fp, c);
 	}

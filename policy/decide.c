@@ -180,15 +180,15 @@ static bool prefix_at(const struct pol_rule *ru, const struct pol_request *r, si
 		 * is touch). A deny or ask rule holds if any of them is its
 		 * name; an allow rule only if each of them is. */
 		char inv[128], res[128];
-		cls_identity(r->path, r->argv[0], inv, sizeof(inv));
+		pol_cls_identity(r->path, r->argv[0], inv, sizeof(inv));
 		if (r->resolved)
-			cls_identity(r->resolved, inv, res, sizeof(res));
+			pol_cls_identity(r->resolved, inv, res, sizeof(res));
 		else
 			snprintf(res, sizeof(res), "%s", inv);
 		bool a = strcmp(first, inv) == 0, b = strcmp(first, res) == 0;
 		if (ru->action == RULE_ALLOW ? !(a && b) : !(a || b))
 			return false;
-	} else if (strcmp(first, cls_prog_name(r->argv[k])) != 0) {
+	} else if (strcmp(first, pol_cls_prog_name(r->argv[k])) != 0) {
 		return false;
 	}
 	for (size_t i = 1; i < ru->ncommand; i++)
@@ -229,7 +229,7 @@ static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r,
 			return true;
 		if (!deep)
 			return false;
-		long k = cls_unwrap(r->argv, r->argc, NULL, NULL);
+		long k = pol_cls_unwrap(r->argv, r->argc, NULL, NULL);
 		return k > 0 && prefix_at(ru, r, (size_t)k);
 	}
 	if (!ru->glob || !access_matches(ru->access, r->access))
@@ -300,9 +300,9 @@ static bool system_script(const struct pol_request *r, const struct pol_config *
 }
 
 static void classify_request(const struct pol_request *r, const struct pol_config *c,
-			     struct cls_result *res, struct wd_sb *trace)
+			     struct pol_cls_result *res, struct wd_sb *trace)
 {
-	struct cls_env e = {.cfg = c, .path = r->path, .cwd = r->cwd_abs};
+	struct pol_cls_env e = {.cfg = c, .path = r->path, .cwd = r->cwd_abs};
 	e.project = c && c->project ? c->project : r->project;
 	e.home = c ? c->home : NULL;
 	e.resolved = r->resolved;
@@ -317,9 +317,9 @@ static void classify_request(const struct pol_request *r, const struct pol_confi
 	if (r->envc) {
 		const char *eq = strchr(r->env[0], '=');
 		int nl = eq ? (int)(eq - r->env[0]) : (int)strlen(r->env[0]);
-		cls_raise(res, POL_CLASS_OTHER, "",
-			  "the environment sets %.*s, which is not a variable known harmless", nl,
-			  r->env[0]);
+		pol_cls_raise(res, POL_CLASS_OTHER, "",
+			      "the environment sets %.*s, which is not a variable known harmless",
+			      nl, r->env[0]);
 		snprintf(res->matched, sizeof(res->matched), "%.*s", nl, r->env[0]);
 		res->risky_env = true;
 		if (trace) {
@@ -334,9 +334,9 @@ static void classify_request(const struct pol_request *r, const struct pol_confi
 		}
 	}
 	if (r->interp && !system_script(r, c))
-		cls_raise(res, POL_CLASS_OTHER, r->path, "%.100s is a script run by %.100s",
-			  r->path, r->interp);
-	cls_argv(&e, r->argv, r->argc, 0, res);
+		pol_cls_raise(res, POL_CLASS_OTHER, r->path, "%.100s is a script run by %.100s",
+			      r->path, r->interp);
+	pol_cls_argv(&e, r->argv, r->argc, 0, res);
 }
 
 char *pol_explain_grammar(const struct pol_request *r, const struct pol_config *c)
@@ -344,7 +344,7 @@ char *pol_explain_grammar(const struct pol_request *r, const struct pol_config *
 	if (!r || r->kind != POL_EXEC)
 		return NULL;
 	struct wd_sb sb = {0};
-	struct cls_result res;
+	struct pol_cls_result res;
 	classify_request(r, c, &res, &sb);
 	return wd_sb_steal(&sb);
 }
@@ -452,10 +452,10 @@ static bool harness_deny(const struct pol_request *r, const struct pol_config *c
 			 struct pol_decision *out)
 {
 	struct pol_request v;
-	if (!c || !hn_inner_view(r, c->home, &v))
+	if (!c || !pol_hn_inner_view(r, c->home, &v))
 		return false;
 	bool hit = deny_rules(&v, c, out);
-	hn_inner_view_free(&v);
+	pol_hn_inner_view_free(&v);
 	return hit;
 }
 
@@ -464,10 +464,10 @@ static bool harness_grants(const struct pol_request *r, const struct pol_config 
 			   struct pol_decision *out)
 {
 	struct pol_request v;
-	if (!c || !hn_inner_view(r, c->home, &v))
+	if (!c || !pol_hn_inner_view(r, c->home, &v))
 		return false;
 	bool hit = decide_grants_rules(&v, c, s, sensitive, now_us, out);
-	hn_inner_view_free(&v);
+	pol_hn_inner_view_free(&v);
 	return hit;
 }
 
@@ -506,7 +506,7 @@ static void decide_exec(const struct pol_request *r, const struct pol_config *c,
 			const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
 			struct pol_decision *out)
 {
-	struct cls_result cls;
+	struct pol_cls_result cls;
 	classify_request(r, c, &cls, NULL);
 	if (cls.cls == POL_CLASS_CRITICAL) {
 		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, cls.matched, "%s", cls.reason);
@@ -570,7 +570,7 @@ static bool hard_deny_open(const struct pol_request *r, const struct pol_config 
 		if (!p)
 			continue;
 		const char *dir;
-		if (hd_is_system_path(p, &dir)) {
+		if (pol_hd_is_system_path(p, &dir)) {
 			set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, dir,
 			    "it changes %.120s inside %s, a system directory", p, dir);
 			return true;
@@ -682,18 +682,19 @@ bool pol_exec_covers(const struct pol_request *r)
 {
 	if (!r || r->kind != POL_EXEC || r->interp)
 		return false;
-	long k = cls_unwrap(r->argv, r->argc, NULL, NULL);
+	long k = pol_cls_unwrap(r->argv, r->argc, NULL, NULL);
 	if (k < 0)
 		return false;
 	char buf[128], rbuf[128];
-	const char *name = k == 0 ? cls_identity(r->path, r->argv[0], buf, sizeof(buf))
-				  : cls_prog_name(r->argv[k]);
+	const char *name = k == 0 ? pol_cls_identity(r->path, r->argv[0], buf, sizeof(buf))
+				  : pol_cls_prog_name(r->argv[k]);
 	/* A shell under another name (a symlink "x" to bash) is a shell. */
-	const char *rname =
-		k == 0 && r->resolved ? cls_identity(r->resolved, name, rbuf, sizeof(rbuf)) : name;
+	const char *rname = k == 0 && r->resolved
+				    ? pol_cls_identity(r->resolved, name, rbuf, sizeof(rbuf))
+				    : name;
 	char *const *argv = r->argv + k;
 	size_t argc = r->argc - (size_t)k;
-	if (cls_is_shell(name) || cls_is_shell(rname) || strcmp(name, "busybox") == 0 ||
+	if (pol_cls_is_shell(name) || pol_cls_is_shell(rname) || strcmp(name, "busybox") == 0 ||
 	    strcmp(rname, "busybox") == 0) {
 		/* Only sh -c SCRIPT covers: a shell reading a terminal, a pipe or
 		 * a script file would launder whatever comes later. */

@@ -17,7 +17,7 @@
 #include <string.h>
 
 /* clang-format off */
-static const struct gr_opt git_global[] = {
+static const struct pol_gr_opt git_global[] = {
 	{"version", 'v', GR_NOARG, GR_OK}, {"help", 'h', GR_NOARG, GR_OK},
 	{NULL, 'C', GR_ARG, GR_OK}, {NULL, 'c', GR_ARG, GR_RUNS},
 	{"config-env", 0, GR_ARG, GR_RUNS}, {"exec-path", 0, GR_OPTARG, GR_RUNS},
@@ -250,7 +250,7 @@ static bool refuse_known_writer(const char *sub, char *const *argv, size_t argc,
 }
 
 /* git's global options, parsed into |ps|: each known and harmless. */
-static bool global_options_ok(const struct gr_parse *ps, struct pol_reason *rs)
+static bool global_options_ok(const struct pol_gr_parse *ps, struct pol_reason *rs)
 {
 	if (ps->bad) {
 		snprintf(rs->matched, sizeof(rs->matched), "%.60s", ps->bad);
@@ -258,7 +258,7 @@ static bool global_options_ok(const struct gr_parse *ps, struct pol_reason *rs)
 		return false;
 	}
 	for (size_t k = 0; k < ps->n; k++) {
-		const struct gr_opt *o = ps->items[k].opt;
+		const struct pol_gr_opt *o = ps->items[k].opt;
 		if (o && o->effect != GR_OK) {
 			snprintf(rs->matched, sizeof(rs->matched), "git %.50s", ps->items[k].word);
 			snprintf(rs->why, sizeof(rs->why),
@@ -309,12 +309,12 @@ static bool subcommand_words_ok(const struct git_sub *gs, char *const *argv, siz
 
 bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, struct pol_reason *rs)
 {
-	struct gr_parse *ps = wd_calloc(1, sizeof(*ps));
+	struct pol_gr_parse *ps = wd_calloc(1, sizeof(*ps));
 	size_t i = argc;
-	gr_parse_opts(git_global, GR_EXACT, true, argv, argc, &i, ps);
+	pol_gr_parse_opts(git_global, GR_EXACT, true, argv, argc, &i, ps);
 	if (trace) {
 		wd_sb_puts(trace, "git: ");
-		gr_describe(ps, trace);
+		pol_gr_describe(ps, trace);
 	}
 	bool ok = false;
 	if (!global_options_ok(ps, rs))

@@ -25,15 +25,15 @@ static const char *const effect_names[] = {
 	[GR_SECRET] = "prints secrets", [GR_CHECKED] = "value checked",
 };
 
-const char *gr_effect_name(enum gr_effect e)
+const char *pol_gr_effect_name(enum pol_gr_effect e)
 {
 	return pol_name_of(effect_names, WD_ARRAY_SIZE(effect_names), e, "unknown");
 }
 
-static void bad(struct gr_parse *out, const char *word, const char *fmt, const char *arg)
+static void bad(struct pol_gr_parse *out, const char *word, const char *fmt, const char *arg)
 	__attribute__((format(printf, 3, 0)));
 
-static void bad(struct gr_parse *out, const char *word, const char *fmt, const char *arg)
+static void bad(struct pol_gr_parse *out, const char *word, const char *fmt, const char *arg)
 {
 	if (out->bad)
 		return;
@@ -44,25 +44,26 @@ static void bad(struct gr_parse *out, const char *word, const char *fmt, const c
 #pragma GCC diagnostic pop
 }
 
-static void add(struct gr_parse *out, const struct gr_opt *o, const char *word, const char *value)
+static void add(struct pol_gr_parse *out, const struct pol_gr_opt *o, const char *word,
+		const char *value)
 {
 	if (out->n >= WD_ARRAY_SIZE(out->items)) {
 		out->overflow = true;
 		bad(out, word, "%s", "the command has more words than warden follows");
 		return;
 	}
-	out->items[out->n++] = (struct gr_item){.opt = o, .word = word, .value = value};
+	out->items[out->n++] = (struct pol_gr_item){.opt = o, .word = word, .value = value};
 }
 
 /* The long option |name| (|len| bytes, no "--") by getopt_long's rule:
  * exact, else the only one it is a prefix of. NULL with *ambiguous set when
  * two or more share the prefix. With |exact_only|, only an exact name. */
-static const struct gr_opt *find_long(const struct gr_opt *opts, const char *name, size_t len,
-				      bool exact_only, bool *ambiguous)
+static const struct pol_gr_opt *find_long(const struct pol_gr_opt *opts, const char *name,
+					  size_t len, bool exact_only, bool *ambiguous)
 {
-	const struct gr_opt *hit = NULL;
+	const struct pol_gr_opt *hit = NULL;
 	*ambiguous = false;
-	for (const struct gr_opt *o = opts; o->lng || o->shrt; o++) {
+	for (const struct pol_gr_opt *o = opts; o->lng || o->shrt; o++) {
 		if (!o->lng || strncmp(o->lng, name, len) != 0)
 			continue;
 		if (o->lng[len] == '\0')
@@ -76,23 +77,23 @@ static const struct gr_opt *find_long(const struct gr_opt *opts, const char *nam
 	return *ambiguous ? NULL : hit;
 }
 
-static const struct gr_opt *find_short(const struct gr_opt *opts, char c)
+static const struct pol_gr_opt *find_short(const struct pol_gr_opt *opts, char c)
 {
-	for (const struct gr_opt *o = opts; o->lng || o->shrt; o++)
+	for (const struct pol_gr_opt *o = opts; o->lng || o->shrt; o++)
 		if (o->shrt == c)
 			return o;
 	return NULL;
 }
 
 /* "--name[=value]" at argv[*k]; advances *k past a separate value. */
-static void parse_long(const struct gr_opt *opts, bool exact, char *const *argv, size_t argc,
-		       size_t *k, struct gr_parse *out)
+static void parse_long(const struct pol_gr_opt *opts, bool exact, char *const *argv, size_t argc,
+		       size_t *k, struct pol_gr_parse *out)
 {
 	const char *a = argv[*k];
 	const char *eq = strchr(a + 2, '=');
 	size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
 	bool amb;
-	const struct gr_opt *o = find_long(opts, a + 2, len, exact, &amb);
+	const struct pol_gr_opt *o = find_long(opts, a + 2, len, exact, &amb);
 	if (!o) {
 		bad(out, a,
 		    amb ? "%s is an ambiguous abbreviation" : "%s is not an option warden knows",
@@ -117,8 +118,8 @@ static void parse_long(const struct gr_opt *opts, bool exact, char *const *argv,
 }
 
 /* A cluster "-abc" at argv[*k]; advances *k past a separate value. */
-static void parse_short(const struct gr_opt *opts, bool cluster, char *const *argv, size_t argc,
-			size_t *k, struct gr_parse *out)
+static void parse_short(const struct pol_gr_opt *opts, bool cluster, char *const *argv, size_t argc,
+			size_t *k, struct pol_gr_parse *out)
 {
 	const char *a = argv[*k];
 	if (!cluster && a[2]) {
@@ -126,7 +127,7 @@ static void parse_short(const struct gr_opt *opts, bool cluster, char *const *ar
 		return;
 	}
 	for (const char *c = a + 1; *c; c++) {
-		const struct gr_opt *o = find_short(opts, *c);
+		const struct pol_gr_opt *o = find_short(opts, *c);
 		if (!o) {
 			char one[3] = {'-', *c, '\0'};
 			bad(out, a, "%s is not an option warden knows", one);
@@ -153,8 +154,8 @@ static void parse_short(const struct gr_opt *opts, bool cluster, char *const *ar
 	}
 }
 
-void gr_parse_opts(const struct gr_opt *opts, enum gr_style style, bool stop_at_operand,
-		   char *const *argv, size_t argc, size_t *end, struct gr_parse *out)
+void pol_gr_parse_opts(const struct pol_gr_opt *opts, enum pol_gr_style style, bool stop_at_operand,
+		       char *const *argv, size_t argc, size_t *end, struct pol_gr_parse *out)
 {
 	bool options = style != GR_WORDS;
 	size_t k = 1;
@@ -182,18 +183,19 @@ void gr_parse_opts(const struct gr_opt *opts, enum gr_style style, bool stop_at_
 		*end = k < argc ? k : argc;
 }
 
-void gr_parse(const struct gr_prog *p, char *const *argv, size_t argc, struct gr_parse *out)
+void pol_gr_parse(const struct pol_gr_prog *p, char *const *argv, size_t argc,
+		  struct pol_gr_parse *out)
 {
 	memset(out, 0, sizeof(*out));
-	gr_parse_opts(p->opts, p->style, false, argv, argc, NULL, out);
+	pol_gr_parse_opts(p->opts, p->style, false, argv, argc, NULL, out);
 }
 
-void gr_describe(const struct gr_parse *ps, struct wd_sb *sb)
+void pol_gr_describe(const struct pol_gr_parse *ps, struct wd_sb *sb)
 {
 	if (ps->n == 0 && !ps->bad)
 		wd_sb_puts(sb, "(no options or operands)");
 	for (size_t i = 0; i < ps->n; i++) {
-		const struct gr_item *it = &ps->items[i];
+		const struct pol_gr_item *it = &ps->items[i];
 		if (i)
 			wd_sb_puts(sb, ", ");
 		if (!it->opt) {
@@ -209,7 +211,7 @@ void gr_describe(const struct gr_parse *ps, struct wd_sb *sb)
 			wd_sb_putc(sb, '=');
 			wd_sb_shell_quote(sb, it->value);
 		}
-		wd_sb_printf(sb, " (%s)", gr_effect_name(it->opt->effect));
+		wd_sb_printf(sb, " (%s)", pol_gr_effect_name(it->opt->effect));
 	}
 	if (ps->bad) {
 		if (ps->n)
@@ -219,7 +221,7 @@ void gr_describe(const struct gr_parse *ps, struct wd_sb *sb)
 	}
 }
 
-bool gr_path_prints_secrets(const char *path, const char *cwd)
+bool pol_gr_path_prints_secrets(const char *path, const char *cwd)
 {
 	if (path[0] == '~') {
 		const char *b = strrchr(path, '/');

@@ -22,7 +22,7 @@ static const char *const system_dirs[] = {"/etc",    "/boot", "/usr",	   "/bin",
 					  "/sbin",   "/lib",  "/lib32",	   "/lib64",
 					  "/libx32", "/sys",  "/proc/sys", "/var/lib/dpkg"};
 
-bool hd_is_system_path(const char *path, const char **dir)
+bool pol_hd_is_system_path(const char *path, const char **dir)
 {
 	if (path[0] != '/')
 		return false;
@@ -46,7 +46,7 @@ static bool is_self_or_ancestor(const char *a, const char *b)
 
 /* The absolute, lexical form of |t| seen from |e| (NULL when it depends on
  * something unknown). "~" and "$HOME" become the home when it is known. */
-static char *resolve(const struct cls_env *e, const char *t)
+static char *resolve(const struct pol_cls_env *e, const char *t)
 {
 	const char *home_rest = NULL;
 	if (t[0] == '~' && (t[1] == '\0' || t[1] == '/'))
@@ -74,7 +74,7 @@ static char *resolve(const struct cls_env *e, const char *t)
 
 /* Why deleting |t| recursively is catastrophic, or NULL. |pat| receives a
  * short name of the pattern. */
-static const char *dangerous_delete(const struct cls_env *e, const char *t, const char **pat)
+static const char *dangerous_delete(const struct pol_cls_env *e, const char *t, const char **pat)
 {
 	/* A trailing star ("everything in it") or dot names the directory itself. */
 	if (!t[0])
@@ -122,7 +122,7 @@ static const char *dangerous_delete(const struct cls_env *e, const char *t, cons
 		return all ? "it empties the project" : "it deletes the project root";
 	}
 	const char *dir;
-	if (hd_is_system_path(abs, &dir)) {
+	if (pol_hd_is_system_path(abs, &dir)) {
 		*pat = dir;
 		return "it deletes system files";
 	}
@@ -133,8 +133,8 @@ static const char *dangerous_delete(const struct cls_env *e, const char *t, cons
 	return NULL;
 }
 
-void hd_check_write_target(const struct cls_env *e, const char *target, const char *what,
-			   struct cls_result *r)
+void pol_hd_check_write_target(const struct pol_cls_env *e, const char *target, const char *what,
+			       struct pol_cls_result *r)
 {
 	if (!target || !target[0])
 		return;
@@ -150,14 +150,14 @@ void hd_check_write_target(const struct cls_env *e, const char *target, const ch
 		if (strncmp(p, "/dev/fd/", 8) == 0 || strncmp(p, "/dev/pts/", 9) == 0 ||
 		    strncmp(p, "/dev/shm/", 9) == 0)
 			return;
-		cls_raise(r, POL_CLASS_CRITICAL, "write /dev/",
-			  "%s writes to the device %.80s and can overwrite a disk", what, p);
+		pol_cls_raise(r, POL_CLASS_CRITICAL, "write /dev/",
+			      "%s writes to the device %.80s and can overwrite a disk", what, p);
 		return;
 	}
 	const char *dir;
-	if (hd_is_system_path(p, &dir))
-		cls_raise(r, POL_CLASS_CRITICAL, dir,
-			  "%s writes into %s, a system directory (%.80s)", what, dir, p);
+	if (pol_hd_is_system_path(p, &dir))
+		pol_cls_raise(r, POL_CLASS_CRITICAL, dir,
+			      "%s writes into %s, a system directory (%.80s)", what, dir, p);
 }
 
 /* Options and operands of an rm-like argv. */
@@ -194,7 +194,8 @@ static void rm_parse(char *const *argv, size_t argc, struct rm_flags *f)
 		} else                                                                             \
 			for (const char *var = (argv)[_i], *_once = var; _once; _once = NULL)
 
-static void hd_rm(const struct cls_env *e, char *const *argv, size_t argc, struct cls_result *r)
+static void hd_rm(const struct pol_cls_env *e, char *const *argv, size_t argc,
+		  struct pol_cls_result *r)
 {
 	struct rm_flags f = {0};
 	rm_parse(argv, argc, &f);
@@ -203,14 +204,14 @@ static void hd_rm(const struct cls_env *e, char *const *argv, size_t argc, struc
 		const char *pat = NULL;
 		const char *why = (f.recursive || f.force) ? dangerous_delete(e, t, &pat) : NULL;
 		if (why) {
-			cls_raise(r, POL_CLASS_CRITICAL, pat, "rm %s on %.80s: %s%s",
-				  f.recursive ? "-r" : "-f", t, why,
-				  f.no_preserve_root
-					  ? " (and --no-preserve-root disables rm's guard)"
-					  : "");
+			pol_cls_raise(r, POL_CLASS_CRITICAL, pat, "rm %s on %.80s: %s%s",
+				      f.recursive ? "-r" : "-f", t, why,
+				      f.no_preserve_root
+					      ? " (and --no-preserve-root disables rm's guard)"
+					      : "");
 			return;
 		}
-		hd_check_write_target(e, t, "rm", r);
+		pol_hd_check_write_target(e, t, "rm", r);
 	}
 }
 
@@ -228,7 +229,8 @@ static bool is_test_predicate(const char *a)
 }
 
 /* find ROOT -delete with no test deletes ROOT and everything in it. */
-static void hd_find(const struct cls_env *e, char *const *argv, size_t argc, struct cls_result *r)
+static void hd_find(const struct pol_cls_env *e, char *const *argv, size_t argc,
+		    struct pol_cls_result *r)
 {
 	bool del = false, tests = false;
 	size_t roots_end = 1;
@@ -247,7 +249,7 @@ static void hd_find(const struct cls_env *e, char *const *argv, size_t argc, str
 			size_t b = i + 1, k = b;
 			while (k < argc && strcmp(argv[k], ";") != 0 && strcmp(argv[k], "+") != 0)
 				k++;
-			if (!tests && k > b && strcmp(cls_prog_name(argv[b]), "rm") == 0) {
+			if (!tests && k > b && strcmp(pol_cls_prog_name(argv[b]), "rm") == 0) {
 				struct rm_flags f = {0};
 				rm_parse(argv + b, k - b, &f);
 				if (f.recursive || f.force)
@@ -262,8 +264,8 @@ static void hd_find(const struct cls_env *e, char *const *argv, size_t argc, str
 		const char *pat;
 		const char *why = dangerous_delete(e, argv[i], &pat);
 		if (why) {
-			cls_raise(r, POL_CLASS_CRITICAL, pat, "find %.80s deleting everything: %s",
-				  argv[i], why);
+			pol_cls_raise(r, POL_CLASS_CRITICAL, pat,
+				      "find %.80s deleting everything: %s", argv[i], why);
 			return;
 		}
 	}
@@ -278,8 +280,8 @@ static bool only_list_options(char *const *argv, size_t argc)
 	return argc > 1 && (strcmp(argv[1], "-l") == 0 || strcmp(argv[1], "--list") == 0);
 }
 
-static void hd_chmod(const struct cls_env *e, const char *name, char *const *argv, size_t argc,
-		     struct cls_result *r)
+static void hd_chmod(const struct pol_cls_env *e, const char *name, char *const *argv, size_t argc,
+		     struct pol_cls_result *r)
 {
 	bool rec = false, reference = false;
 	for (size_t i = 1; i < argc; i++) {
@@ -297,26 +299,26 @@ static void hd_chmod(const struct cls_env *e, const char *name, char *const *arg
 		const char *pat = NULL;
 		const char *why = rec ? dangerous_delete(e, t, &pat) : NULL;
 		if (why && (strcmp(pat, "rm -rf /") == 0 || strcmp(pat, "rm -rf ~") == 0)) {
-			cls_raise(r, POL_CLASS_CRITICAL,
-				  pat[7] == '/' ? "chmod -R /" : "chmod -R ~",
-				  "%s -R on %.80s changes every file of %s", name, t,
-				  pat[7] == '/' ? "the system" : "the home directory");
+			pol_cls_raise(r, POL_CLASS_CRITICAL,
+				      pat[7] == '/' ? "chmod -R /" : "chmod -R ~",
+				      "%s -R on %.80s changes every file of %s", name, t,
+				      pat[7] == '/' ? "the system" : "the home directory");
 			return;
 		}
-		hd_check_write_target(e, t, name, r);
+		pol_hd_check_write_target(e, t, name, r);
 	}
 }
 
 /* cp/mv/install/ln/rsync: the destination, or every operand for mv. */
-static void hd_copy(const struct cls_env *e, const char *name, char *const *argv, size_t argc,
-		    struct cls_result *r)
+static void hd_copy(const struct pol_cls_env *e, const char *name, char *const *argv, size_t argc,
+		    struct pol_cls_result *r)
 {
 	const char *last = NULL;
 	for (size_t i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-t") == 0 && i + 1 < argc)
-			hd_check_write_target(e, argv[i + 1], name, r);
+			pol_hd_check_write_target(e, argv[i + 1], name, r);
 		else if (strncmp(argv[i], "--target-directory=", 19) == 0)
-			hd_check_write_target(e, argv[i] + 19, name, r);
+			pol_hd_check_write_target(e, argv[i] + 19, name, r);
 	}
 	FOR_OPERANDS(argv, argc, 1, t)
 	{
@@ -325,41 +327,42 @@ static void hd_copy(const struct cls_env *e, const char *name, char *const *argv
 			const char *pat;
 			const char *why = dangerous_delete(e, t, &pat);
 			if (why && strcmp(pat, "rm -rf ..") != 0) {
-				cls_raise(r, POL_CLASS_CRITICAL, pat, "mv of %.80s: %s", t, why);
+				pol_cls_raise(r, POL_CLASS_CRITICAL, pat, "mv of %.80s: %s", t,
+					      why);
 				return;
 			}
-			hd_check_write_target(e, t, name, r);
+			pol_hd_check_write_target(e, t, name, r);
 		}
 	}
 	if (last && strchr(last, ':') == NULL)
-		hd_check_write_target(e, last, name, r);
+		pol_hd_check_write_target(e, last, name, r);
 }
 
 /* Option values that name a file written: curl -o, wget -O, tar -C, dd of=. */
-static void hd_outputs(const struct cls_env *e, const char *name, char *const *argv, size_t argc,
-		       struct cls_result *r)
+static void hd_outputs(const struct pol_cls_env *e, const char *name, char *const *argv,
+		       size_t argc, struct pol_cls_result *r)
 {
 	for (size_t i = 1; i < argc; i++) {
 		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(name, "curl") == 0 &&
 		    (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0))
-			hd_check_write_target(e, next, "curl -o", r);
+			pol_hd_check_write_target(e, next, "curl -o", r);
 		if (strcmp(name, "wget") == 0) {
 			if (strcmp(a, "-O") == 0 || strcmp(a, "-P") == 0)
-				hd_check_write_target(e, next, "wget", r);
+				pol_hd_check_write_target(e, next, "wget", r);
 			if (strncmp(a, "--output-document=", 18) == 0)
-				hd_check_write_target(e, a + 18, "wget", r);
+				pol_hd_check_write_target(e, a + 18, "wget", r);
 			if (strncmp(a, "--directory-prefix=", 19) == 0)
-				hd_check_write_target(e, a + 19, "wget", r);
+				pol_hd_check_write_target(e, a + 19, "wget", r);
 		}
 		if (strcmp(name, "tar") == 0) {
 			if (strcmp(a, "-C") == 0 || strcmp(a, "--directory") == 0)
-				hd_check_write_target(e, next, "tar -C", r);
+				pol_hd_check_write_target(e, next, "tar -C", r);
 			if (strncmp(a, "--directory=", 12) == 0)
-				hd_check_write_target(e, a + 12, "tar -C", r);
+				pol_hd_check_write_target(e, a + 12, "tar -C", r);
 		}
 		if (strcmp(name, "dd") == 0 && strncmp(a, "of=", 3) == 0)
-			hd_check_write_target(e, a + 3, "dd", r);
+			pol_hd_check_write_target(e, a + 3, "dd", r);
 	}
 }
 
@@ -369,48 +372,48 @@ static const char *const power_tools[] = {"shutdown", "reboot", "halt", "powerof
 static const char *const write_all_operands[] = {"touch",  "mkdir", "rmdir",  "truncate", "tee",
 						 "unlink", "shred", "chattr", NULL};
 
-void hd_check_command(const struct cls_env *e, const char *name, char *const *argv, size_t argc,
-		      struct cls_result *r)
+void pol_hd_check_command(const struct pol_cls_env *e, const char *name, char *const *argv,
+			  size_t argc, struct pol_cls_result *r)
 {
 	if (strncmp(name, "mkfs", 4) == 0) {
-		cls_raise(r, POL_CLASS_CRITICAL, "mkfs", "%.60s formats a file system, erasing it",
-			  name);
+		pol_cls_raise(r, POL_CLASS_CRITICAL, "mkfs",
+			      "%.60s formats a file system, erasing it", name);
 		return;
 	}
 	for (size_t i = 0; i < WD_ARRAY_SIZE(disk_tools); i++) {
 		if (strcmp(name, disk_tools[i]) == 0 && !only_list_options(argv, argc)) {
-			cls_raise(r, POL_CLASS_CRITICAL, disk_tools[i],
-				  "%s changes disk partitions or file systems", name);
+			pol_cls_raise(r, POL_CLASS_CRITICAL, disk_tools[i],
+				      "%s changes disk partitions or file systems", name);
 			return;
 		}
 	}
 	for (size_t i = 0; i < WD_ARRAY_SIZE(power_tools); i++) {
 		if (strcmp(name, power_tools[i]) == 0) {
-			cls_raise(r, POL_CLASS_CRITICAL, power_tools[i], "%s stops the machine",
-				  name);
+			pol_cls_raise(r, POL_CLASS_CRITICAL, power_tools[i], "%s stops the machine",
+				      name);
 			return;
 		}
 	}
 	if ((strcmp(name, "init") == 0 || strcmp(name, "telinit") == 0) && argc > 1 &&
 	    (strcmp(argv[1], "0") == 0 || strcmp(argv[1], "6") == 0)) {
-		cls_raise(r, POL_CLASS_CRITICAL, "init 0/6", "%s %s halts or reboots the machine",
-			  name, argv[1]);
+		pol_cls_raise(r, POL_CLASS_CRITICAL, "init 0/6",
+			      "%s %s halts or reboots the machine", name, argv[1]);
 		return;
 	}
 	if (strcmp(name, "systemctl") == 0) {
 		for (size_t i = 1; i < argc; i++)
 			if (strcmp(argv[i], "poweroff") == 0 || strcmp(argv[i], "reboot") == 0 ||
 			    strcmp(argv[i], "halt") == 0 || strcmp(argv[i], "kexec") == 0) {
-				cls_raise(r, POL_CLASS_CRITICAL, "systemctl poweroff",
-					  "systemctl %s stops the machine", argv[i]);
+				pol_cls_raise(r, POL_CLASS_CRITICAL, "systemctl poweroff",
+					      "systemctl %s stops the machine", argv[i]);
 				return;
 			}
 	}
 	if (strcmp(name, "shred") == 0) {
 		FOR_OPERANDS(argv, argc, 1, t)
 		if (strncmp(t, "/dev/", 5) == 0) {
-			cls_raise(r, POL_CLASS_CRITICAL, "shred /dev/",
-				  "shred of the device %.80s destroys a disk", t);
+			pol_cls_raise(r, POL_CLASS_CRITICAL, "shred /dev/",
+				      "shred of the device %.80s destroys a disk", t);
 			return;
 		}
 	}
@@ -428,7 +431,7 @@ void hd_check_command(const struct cls_env *e, const char *name, char *const *ar
 	for (size_t i = 0; write_all_operands[i]; i++)
 		if (strcmp(name, write_all_operands[i]) == 0) {
 			FOR_OPERANDS(argv, argc, 1, t)
-			hd_check_write_target(e, t, name, r);
+			pol_hd_check_write_target(e, t, name, r);
 		}
 	if (strcmp(name, "sed") == 0) {
 		bool inplace = false;
@@ -438,7 +441,7 @@ void hd_check_command(const struct cls_env *e, const char *name, char *const *ar
 				inplace = true;
 		if (inplace) {
 			FOR_OPERANDS(argv, argc, 1, t)
-			hd_check_write_target(e, t, "sed -i", r);
+			pol_hd_check_write_target(e, t, "sed -i", r);
 		}
 	}
 	hd_outputs(e, name, argv, argc, r);
@@ -472,10 +475,10 @@ static bool has_fork_bomb(const char *s)
 	return hit;
 }
 
-void hd_check_script_text(const char *script, struct cls_result *r)
+void pol_hd_check_script_text(const char *script, struct pol_cls_result *r)
 {
 	if (has_fork_bomb(script))
-		cls_raise(
+		pol_cls_raise(
 			r, POL_CLASS_CRITICAL, "fork bomb",
 			"the script is a fork bomb: it starts processes until the machine stalls");
 }

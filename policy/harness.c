@@ -17,17 +17,17 @@
 
 /* ---- a cursor over a script ------------------------------------------------- */
 
-enum pol_harness hn_unwrap(char *const *argv, size_t argc, const char *name, const char *home,
-			   char **inner)
+enum pol_harness pol_hn_unwrap(char *const *argv, size_t argc, const char *name, const char *home,
+			       char **inner)
 {
 	*inner = NULL;
 	if (argc != 3 || !argv[2][0])
 		return POL_HARNESS_NONE;
 	if (strcmp(name, "bash") == 0 && strcmp(argv[1], "-c") == 0) {
-		*inner = hn_claude_inner(argv[2], home);
+		*inner = pol_hn_claude_inner(argv[2], home);
 		if (*inner)
 			return POL_HARNESS_CLAUDE_CODE;
-		*inner = hn_codex_inner(argv[2], home, NULL);
+		*inner = pol_hn_codex_inner(argv[2], home, NULL);
 		return *inner ? POL_HARNESS_CODEX : POL_HARNESS_NONE;
 	}
 	if (strcmp(name, "bash") == 0 && strcmp(argv[1], "-lc") == 0) {
@@ -50,23 +50,23 @@ enum pol_harness pol_harness_unwrap(char *const argv[], const struct pol_config 
 		*inner = NULL;
 	if (argc == 0 || !inner)
 		return POL_HARNESS_NONE;
-	return hn_unwrap(argv, argc, cls_prog_name(argv[0]), c ? c->home : NULL, inner);
+	return pol_hn_unwrap(argv, argc, pol_cls_prog_name(argv[0]), c ? c->home : NULL, inner);
 }
 
-bool hn_inner_view(const struct pol_request *r, const char *home, struct pol_request *view)
+bool pol_hn_inner_view(const struct pol_request *r, const char *home, struct pol_request *view)
 {
 	memset(view, 0, sizeof(*view));
 	if (r->kind != POL_EXEC || r->interp || r->argc == 0)
 		return false;
 	char buf[128];
-	const char *name = cls_identity(r->path, r->argv[0], buf, sizeof(buf));
+	const char *name = pol_cls_identity(r->path, r->argv[0], buf, sizeof(buf));
 	char *inner = NULL;
-	if (hn_unwrap(r->argv, r->argc, name, home, &inner) != POL_HARNESS_CLAUDE_CODE) {
+	if (pol_hn_unwrap(r->argv, r->argc, name, home, &inner) != POL_HARNESS_CLAUDE_CODE) {
 		free(inner); /* the Codex and aider shapes hand one back too */
 		return false;
 	}
-	struct sh_script sc;
-	sh_split(inner, &sc);
+	struct pol_sh_script sc;
+	pol_sh_split(inner, &sc);
 	free(inner);
 	bool one = sc.plain && sc.ntoks > 0;
 	for (size_t i = 0; one && i < sc.ntoks; i++)
@@ -83,11 +83,11 @@ bool hn_inner_view(const struct pol_request *r, const char *home, struct pol_req
 		view->env_risky = r->env_risky;
 		view->project = r->project;
 	}
-	sh_script_free(&sc);
+	pol_sh_script_free(&sc);
 	return one;
 }
 
-void hn_inner_view_free(struct pol_request *view)
+void pol_hn_inner_view_free(struct pol_request *view)
 {
 	wd_strv_free(view->argv);
 	memset(view, 0, sizeof(*view));
@@ -110,9 +110,10 @@ void pol_config_set_agent_binary(struct pol_config *c, const char *path)
 /* The names under which Claude Code runs its own binary as a search tool. */
 static const char *const agent_tools[] = {"rg", "bfs", "ugrep"};
 
-const char *hn_multicall_name(const struct cls_env *e, const char *identity, const char *arg0)
+const char *pol_hn_multicall_name(const struct pol_cls_env *e, const char *identity,
+				  const char *arg0)
 {
-	const char *called = cls_prog_name(arg0);
+	const char *called = pol_cls_prog_name(arg0);
 	if (e->path && e->cfg && e->cfg->agent_binary[0] &&
 	    strcmp(e->path, e->cfg->agent_binary) == 0) {
 		for (size_t i = 0; i < WD_ARRAY_SIZE(agent_tools); i++)
@@ -126,8 +127,8 @@ const char *hn_multicall_name(const struct cls_env *e, const char *identity, con
 	return identity;
 }
 
-char **hn_tool_argv(const char *name, char *const *argv, size_t argc, const char **tool,
-		    struct cls_result *r)
+char **pol_hn_tool_argv(const char *name, char *const *argv, size_t argc, const char **tool,
+			struct pol_cls_result *r)
 {
 	*tool = name;
 	if (strcmp(name, "bfs") == 0) {
@@ -145,9 +146,9 @@ char **hn_tool_argv(const char *name, char *const *argv, size_t argc, const char
 		 * editor (-Q), parsed its own way: warden has no table of its
 		 * options, so it is not read-only. Hard deny and the sensitive
 		 * markers still look at its words with grep's name. */
-		cls_raise(r, POL_CLASS_OTHER, "ugrep",
-			  "ugrep's options (some run programs, write a file or open an editor) "
-			  "are not in warden's tables");
+		pol_cls_raise(r, POL_CLASS_OTHER, "ugrep",
+			      "ugrep's options (some run programs, write a file or open an editor) "
+			      "are not in warden's tables");
 		(void)argc;
 		(void)argv;
 		*tool = "grep";
@@ -165,8 +166,8 @@ bool pol_is_harness_startup(enum pol_harness kind, char *const argv[], const str
 	if (argc == 0)
 		return false;
 	if (kind == POL_HARNESS_CODEX)
-		return hn_codex_startup(argv, argc);
+		return pol_hn_codex_startup(argv, argc);
 	if (kind != POL_HARNESS_CLAUDE_CODE)
 		return false;
-	return hn_claude_startup(argv, argc, c ? c->home : NULL);
+	return pol_hn_claude_startup(argv, argc, c ? c->home : NULL);
 }

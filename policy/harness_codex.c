@@ -135,11 +135,12 @@ static char *codex_middle(void)
 static bool eat_codex_snapshot(const char **p, const char *home, bool tmp)
 {
 	const char *q = *p;
-	if (!hn_home_is_plain(home) || !hn_eat(&q, home) ||
-	    !hn_eat(&q, strcmp(home, "/") == 0 ? ".codex/shell_snapshots/"
-					       : "/.codex/shell_snapshots/") ||
-	    !hn_eat_span(&q, "0123456789abcdef-", false, 64) || !hn_eat(&q, tmp ? ".tmp-" : ".") ||
-	    !hn_eat_span(&q, "0123456789", false, 24) || (!tmp && !hn_eat(&q, ".sh")))
+	if (!pol_hn_home_is_plain(home) || !pol_hn_eat(&q, home) ||
+	    !pol_hn_eat(&q, strcmp(home, "/") == 0 ? ".codex/shell_snapshots/"
+						   : "/.codex/shell_snapshots/") ||
+	    !pol_hn_eat_span(&q, "0123456789abcdef-", false, 64) ||
+	    !pol_hn_eat(&q, tmp ? ".tmp-" : ".") || !pol_hn_eat_span(&q, "0123456789", false, 24) ||
+	    (!tmp && !pol_hn_eat(&q, ".sh")))
 		return false;
 	*p = q;
 	return true;
@@ -179,7 +180,7 @@ static char *codex_inner_parts(const char *script, const char *home, struct code
 
 /* The model's command inside Codex's snapshot wrapper, or NULL; *snap (when
  * not NULL) gets the snapshot's path (caller frees). */
-char *hn_codex_inner(const char *script, const char *home, char **snap)
+char *pol_hn_codex_inner(const char *script, const char *home, char **snap)
 {
 	struct codex_parts w = {0};
 	char *cmd = codex_inner_parts(script, home, &w);
@@ -197,27 +198,27 @@ static char *codex_inner_parts(const char *script, const char *home, struct code
 	wd_autofree char *head = codex_head();
 	wd_autofree char *middle = codex_middle();
 	const char *p = script;
-	if (!head || !middle || !hn_eat(&p, head))
+	if (!head || !middle || !pol_hn_eat(&p, head))
 		return NULL;
 	const char *snap_at = p;
 	if (!eat_codex_snapshot(&p, home, false))
 		return NULL;
 	const char *snap_end = p;
-	if (!hn_eat(&p, middle))
+	if (!pol_hn_eat(&p, middle))
 		return NULL;
 	/* The PATH entry, twice the same directory. */
 	const char *dir = p;
 	if (!eat_quoted_dir(&p))
 		return NULL;
 	size_t dl = (size_t)(p - dir);
-	if (!hn_eat(&p, "':\"$PATH\"; else export PATH='") || strncmp(p, dir, dl) != 0)
+	if (!pol_hn_eat(&p, "':\"$PATH\"; else export PATH='") || strncmp(p, dir, dl) != 0)
 		return NULL;
 	p += dl;
-	if (!hn_eat(&p, "'; fi\n\nexec '/bin/bash' -c "))
+	if (!pol_hn_eat(&p, "'; fi\n\nexec '/bin/bash' -c "))
 		return NULL;
 	/* The command, one single-quoted word to the very last byte. */
 	const char *quoted = p;
-	char *cmd = *p == '\'' ? hn_eat_quoted_to(&p, '\0') : NULL;
+	char *cmd = *p == '\'' ? pol_hn_eat_quoted_to(&p, '\0') : NULL;
 	if (!cmd || *p != '\0' || cmd[0] == '\0') {
 		free(cmd);
 		return NULL;
@@ -239,8 +240,8 @@ char *pol_codex_wrapper_text(const char *snapshot, const char *path_entry, const
 		snapshot, middle, path_entry, path_entry, quoted);
 }
 
-bool hn_codex_wrapper_parts(const char *script, const char *home, char **snap, char **dir,
-			    char **quoted)
+bool pol_hn_codex_wrapper_parts(const char *script, const char *home, char **snap, char **dir,
+				char **quoted)
 {
 	struct codex_parts w = {0};
 	char *cmd = codex_inner_parts(script, home, &w);
@@ -309,10 +310,10 @@ static const char codex_snapshot_script[] =
  * checking the snapshot it has just written. *snap gets the path. */
 static bool codex_validate_shape(char *const *argv, size_t argc, const char *home, char **snap)
 {
-	if (argc != 3 || !hn_is_named(argv[0], "bash") || strcmp(argv[1], "-c") != 0)
+	if (argc != 3 || !pol_hn_is_named(argv[0], "bash") || strcmp(argv[1], "-c") != 0)
 		return false;
 	const char *p = argv[2];
-	if (!hn_eat(&p, "set -e; . \""))
+	if (!pol_hn_eat(&p, "set -e; . \""))
 		return false;
 	const char *at = p;
 	if (!eat_codex_snapshot(&p, home, true) || strcmp(p, "\"") != 0)
@@ -365,13 +366,13 @@ static bool eat_ident(const char **p)
 static bool eat_declare(const char **p)
 {
 	const char *q = *p;
-	if (!hn_eat(&q, "declare -x ") || !eat_ident(&q))
+	if (!pol_hn_eat(&q, "declare -x ") || !eat_ident(&q))
 		return false;
 	if (*q == '\n' || *q == '\0') {
 		*p = q;
 		return true;
 	}
-	if (!hn_eat(&q, "=\""))
+	if (!pol_hn_eat(&q, "=\""))
 		return false;
 	for (;;) {
 		if (*q == '\0')
@@ -446,11 +447,11 @@ enum pol_codex_shape pol_codex_shape(const struct pol_request *r, const struct p
 {
 	if (inner)
 		*inner = NULL;
-	return c ? hn_codex_shape(r, c->home, inner) : POL_CODEX_NONE;
+	return c ? pol_hn_codex_shape(r, c->home, inner) : POL_CODEX_NONE;
 }
 
-enum pol_codex_shape hn_codex_shape(const struct pol_request *r, const char *home,
-				    const char **inner)
+enum pol_codex_shape pol_hn_codex_shape(const struct pol_request *r, const char *home,
+					const char **inner)
 {
 	if (inner)
 		*inner = NULL;
@@ -459,13 +460,13 @@ enum pol_codex_shape hn_codex_shape(const struct pol_request *r, const char *hom
 	if (codex_setup_shape(r->argv, r->argc))
 		return POL_CODEX_SETUP;
 	char buf[128];
-	const char *name = cls_identity(r->path, r->argv[0], buf, sizeof(buf));
+	const char *name = pol_cls_identity(r->path, r->argv[0], buf, sizeof(buf));
 	if (strcmp(name, "bash") != 0 || !r->harness_file)
 		return POL_CODEX_NONE;
 	char *snap = NULL;
 	enum pol_codex_shape shape = POL_CODEX_NONE;
 	if (r->argc == 3 && strcmp(r->argv[1], "-c") == 0) {
-		char *cmd = hn_codex_inner(r->argv[2], home, &snap);
+		char *cmd = pol_hn_codex_inner(r->argv[2], home, &snap);
 		if (cmd) {
 			free(cmd);
 			shape = POL_CODEX_WRAPPER;
@@ -489,10 +490,10 @@ char *pol_codex_snapshot_path(char *const argv[], const struct pol_config *c)
 	size_t argc = 0;
 	while (argv && argv[argc])
 		argc++;
-	if (!c || argc != 3 || !hn_is_named(argv[0], "bash") || strcmp(argv[1], "-c") != 0)
+	if (!c || argc != 3 || !pol_hn_is_named(argv[0], "bash") || strcmp(argv[1], "-c") != 0)
 		return NULL;
 	char *snap = NULL;
-	char *cmd = hn_codex_inner(argv[2], c->home, &snap);
+	char *cmd = pol_hn_codex_inner(argv[2], c->home, &snap);
 	if (cmd) {
 		free(cmd);
 		return snap;
@@ -574,13 +575,13 @@ static bool codex_git_probe(char *const *argv, size_t argc)
 		{"remote", "-v"},
 		{"status", "--porcelain", "--ignore-submodules=dirty"},
 	};
-	if (argc < 2 || !hn_is_named(argv[0], "git"))
+	if (argc < 2 || !pol_hn_is_named(argv[0], "git"))
 		return false;
 	/* git -c safe.bareRepository=explicit config --null --get core.fsmonitor */
 	static const char *const fsmon[] = {"-c",     "safe.bareRepository=explicit",
 					    "config", "--null",
 					    "--get",  "core.fsmonitor"};
-	if (hn_argv_is(argv, argc, "git", fsmon, WD_ARRAY_SIZE(fsmon)))
+	if (pol_hn_argv_is(argv, argc, "git", fsmon, WD_ARRAY_SIZE(fsmon)))
 		return true;
 	if (argc < 1 + WD_ARRAY_SIZE(safe))
 		return false;
@@ -599,12 +600,12 @@ static bool codex_git_probe(char *const *argv, size_t argc)
 	return false;
 }
 
-bool hn_codex_startup(char *const *argv, size_t argc)
+bool pol_hn_codex_startup(char *const *argv, size_t argc)
 {
 	static const char *const lsb[] = {"-a"};
 	static const char *const long_bit[] = {"LONG_BIT"};
 	static const char *const lc[] = {"-lc", codex_snapshot_script};
-	return hn_argv_is(argv, argc, "lsb_release", lsb, 1) ||
-	       hn_argv_is(argv, argc, "getconf", long_bit, 1) || codex_git_probe(argv, argc) ||
-	       hn_argv_is(argv, argc, "bash", lc, 2);
+	return pol_hn_argv_is(argv, argc, "lsb_release", lsb, 1) ||
+	       pol_hn_argv_is(argv, argc, "getconf", long_bit, 1) || codex_git_probe(argv, argc) ||
+	       pol_hn_argv_is(argv, argc, "bash", lc, 2);
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* Consumes the literal |lit| at *p. */
-bool hn_eat(const char **p, const char *lit)
+bool pol_hn_eat(const char **p, const char *lit)
 {
 	size_t n = strlen(lit);
 	if (strncmp(*p, lit, n) != 0)
@@ -22,7 +22,7 @@ bool hn_eat(const char **p, const char *lit)
 
 /* Consumes 1..|max| characters of |set| (or of [A-Za-z0-9] plus |set| when
  * |alnum|). */
-bool hn_eat_span(const char **p, const char *set, bool alnum, size_t max)
+bool pol_hn_eat_span(const char **p, const char *set, bool alnum, size_t max)
 {
 	size_t n = 0;
 	while ((*p)[n] && (strchr(set, (*p)[n]) || (alnum && isalnum((unsigned char)(*p)[n]))))
@@ -34,7 +34,7 @@ bool hn_eat_span(const char **p, const char *set, bool alnum, size_t max)
 }
 
 /* A home directory that bash reads as one word with no expansion. */
-bool hn_home_is_plain(const char *home)
+bool pol_hn_home_is_plain(const char *home)
 {
 	if (!home || home[0] != '/')
 		return false;
@@ -47,7 +47,7 @@ bool hn_home_is_plain(const char *home)
 /* The single-quoted word at *p with '\'' read as a quote, as bash reads it:
  * returns the unquoted text (caller frees) or NULL when *p is not exactly
  * such a word followed by |term| (a space, or '\0' for the end). */
-char *hn_eat_quoted_to(const char **p, char term)
+char *pol_hn_eat_quoted_to(const char **p, char term)
 {
 	const char *q = *p;
 	if (*q != '\'')
@@ -89,15 +89,15 @@ char *hn_eat_quoted_to(const char **p, char term)
 	return s;
 }
 
-bool hn_is_named(const char *arg0, const char *name)
+bool pol_hn_is_named(const char *arg0, const char *name)
 {
-	return strcmp(cls_prog_name(arg0), name) == 0;
+	return strcmp(pol_cls_prog_name(arg0), name) == 0;
 }
 
-bool hn_argv_is(char *const *argv, size_t argc, const char *name, const char *const *rest,
-		size_t nrest)
+bool pol_hn_argv_is(char *const *argv, size_t argc, const char *name, const char *const *rest,
+		    size_t nrest)
 {
-	if (argc != nrest + 1 || !hn_is_named(argv[0], name))
+	if (argc != nrest + 1 || !pol_hn_is_named(argv[0], name))
 		return false;
 	for (size_t i = 0; i < nrest; i++)
 		if (strcmp(argv[i + 1], rest[i]) != 0)

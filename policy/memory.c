@@ -26,7 +26,7 @@
 
 /* ---- names ---------------------------------------------------------------------- */
 
-bool mem_field_is_secret(const char *name)
+bool pol_mem_field_is_secret(const char *name)
 {
 	if (!name)
 		return false;
@@ -104,7 +104,7 @@ static cJSON *exec_args(const cJSON *root, char **tool)
 		const char *v = e->valuestring;
 		if (i == 0) {
 			/* argv[0] picks the applet of a multi-call binary. */
-			if (strcmp(cls_prog_name(v), base_name(path->valuestring)) != 0)
+			if (strcmp(pol_cls_prog_name(v), base_name(path->valuestring)) != 0)
 				cJSON_AddStringToObject(a, "arg0", v);
 			continue;
 		}
@@ -153,7 +153,7 @@ static cJSON *open_args(const cJSON *root, char **tool)
 	return a;
 }
 
-cJSON *mem_args_from_request(const char *request_json, char **tool)
+cJSON *pol_mem_args_from_request(const char *request_json, char **tool)
 {
 	*tool = NULL;
 	if (!request_json)
@@ -175,7 +175,7 @@ cJSON *mem_args_from_request(const char *request_json, char **tool)
 static cJSON *request_args(const struct pol_request *r, char **tool)
 {
 	char *json = pol_request_json(r);
-	cJSON *a = mem_args_from_request(json, tool);
+	cJSON *a = pol_mem_args_from_request(json, tool);
 	free(json);
 	return a;
 }
@@ -243,7 +243,7 @@ static const cJSON *item(const cJSON *obj, const char *key)
 static void sim_fields(const cJSON *a, const cJSON *b, int depth, const char *top, struct sim *s)
 {
 	for (const cJSON *k = a->child; k; k = k->next) {
-		if (!k->string || mem_field_is_secret(k->string) || item(a, k->string) != k)
+		if (!k->string || pol_mem_field_is_secret(k->string) || item(a, k->string) != k)
 			continue;
 		const cJSON *o = item(b, k->string);
 		if (!o) {
@@ -271,7 +271,7 @@ static void sim_fields(const cJSON *a, const cJSON *b, int depth, const char *to
 	}
 	/* Fields only |b| has. */
 	for (const cJSON *k = b->child; k; k = k->next)
-		if (k->string && !mem_field_is_secret(k->string) && item(b, k->string) == k &&
+		if (k->string && !pol_mem_field_is_secret(k->string) && item(b, k->string) == k &&
 		    !item(a, k->string))
 			s->fields++;
 }
@@ -374,7 +374,7 @@ struct pol_mem_context *pol_mem_context_new(const char *tool, const char *args_j
 		if (!by_person(&recs[i]))
 			continue;
 		char *rtool = NULL;
-		cJSON *ra = mem_args_from_request(recs[i].request, &rtool);
+		cJSON *ra = pol_mem_args_from_request(recs[i].request, &rtool);
 		bool same = ra && strcmp(rtool, tool) == 0;
 		free(rtool);
 		if (!same) {
@@ -496,7 +496,7 @@ int pol_mem_advice(const struct pol_request *r, const struct pol_mem_record *rec
 
 /* ---- conditions and accepted rules ---------------------------------------------- */
 
-bool mem_cond_holds(const struct mem_cond *c, const cJSON *v)
+bool pol_mem_cond_holds(const struct pol_mem_cond *c, const cJSON *v)
 {
 	if (!v || !(cJSON_IsNumber(v) || cJSON_IsString(v)))
 		return false; /* a nested value, a bool or null is never covered */
@@ -507,7 +507,7 @@ bool mem_cond_holds(const struct mem_cond *c, const cJSON *v)
 	case MEM_EQ:
 	case MEM_IN:
 		for (size_t i = 0; i < c->nv; i++) {
-			const struct mem_value *x = &c->v[i];
+			const struct pol_mem_value *x = &c->v[i];
 			if (x->num != num)
 				continue; /* "15" is not 15 */
 			if (num ? x->d == v->valuedouble : strcmp(x->s, v->valuestring) == 0)
@@ -518,11 +518,11 @@ bool mem_cond_holds(const struct mem_cond *c, const cJSON *v)
 	return false;
 }
 
-bool mem_conds_cover(const struct mem_cond *conds, size_t n, const cJSON *args)
+bool pol_mem_conds_cover(const struct pol_mem_cond *conds, size_t n, const cJSON *args)
 {
 	size_t fields = 0;
 	for (const cJSON *k = args->child; k; k = k->next) {
-		if (!k->string || mem_field_is_secret(k->string))
+		if (!k->string || pol_mem_field_is_secret(k->string))
 			continue;
 		if (item(args, k->string) != k)
 			return false; /* a duplicate key: not what anyone approved */
@@ -531,28 +531,28 @@ bool mem_conds_cover(const struct mem_cond *conds, size_t n, const cJSON *args)
 	if (fields != n)
 		return false; /* a new field or a missing one */
 	for (size_t i = 0; i < n; i++)
-		if (!mem_cond_holds(&conds[i], item(args, conds[i].field)))
+		if (!pol_mem_cond_holds(&conds[i], item(args, conds[i].field)))
 			return false;
 	return true;
 }
 
 #define US_PER_DAY (86400LL * 1000000LL)
 
-bool mem_rule_covers(const struct pol_accepted *a, const char *tool, const cJSON *args,
-		     int64_t now_us)
+bool pol_mem_rule_covers(const struct pol_accepted *a, const char *tool, const cJSON *args,
+			 int64_t now_us)
 {
 	if (!a->tool || strcmp(a->tool, tool) != 0)
 		return false;
 	if (now_us < a->at_us || now_us - a->at_us >= (int64_t)a->review_days * US_PER_DAY)
 		return false; /* not yet valid, or past its review date */
-	return mem_conds_cover(a->conds, a->nconds, args);
+	return pol_mem_conds_cover(a->conds, a->nconds, args);
 }
 
 static bool covers_parsed(const struct pol_config *c, const char *tool, const cJSON *args,
 			  int64_t now_us, size_t *index)
 {
 	for (size_t i = 0; c && args && i < c->naccepted; i++) {
-		if (mem_rule_covers(&c->accepted[i], tool, args, now_us)) {
+		if (pol_mem_rule_covers(&c->accepted[i], tool, args, now_us)) {
 			if (index)
 				*index = i;
 			return true;
@@ -585,7 +585,7 @@ bool pol_accepted_covers_args(const struct pol_config *c, const char *tool, cons
 	return ok;
 }
 
-void mem_cond_clear(struct mem_cond *c)
+void pol_mem_cond_clear(struct pol_mem_cond *c)
 {
 	free(c->field);
 	for (size_t i = 0; i < c->nv; i++)
@@ -601,7 +601,7 @@ void pol_accepted_free(struct pol_accepted *a, size_t n)
 		free(a[i].tool);
 		free(a[i].by);
 		for (size_t k = 0; k < a[i].nconds; k++)
-			mem_cond_clear(&a[i].conds[k]);
+			pol_mem_cond_clear(&a[i].conds[k]);
 		free(a[i].conds);
 	}
 	free(a);

@@ -32,7 +32,7 @@ struct pol_proposal {
 	char id[16];
 	char *tool;
 	cJSON *conds; /* field -> {"eq": v} | {"in": [...]} | {"min": lo, "max": hi} */
-	struct mem_cond *mc;
+	struct pol_mem_cond *mc;
 	size_t nmc;
 	size_t approved;
 	char **deciders; /* NULL-terminated */
@@ -62,7 +62,7 @@ static char *shape_of(const cJSON *args)
 	const char **names = wd_calloc(n + 1, sizeof(char *));
 	size_t m = 0;
 	for (const cJSON *k = args->child; k; k = k->next)
-		if (k->string && !mem_field_is_secret(k->string))
+		if (k->string && !pol_mem_field_is_secret(k->string))
 			names[m++] = k->string;
 	qsort(names, m, sizeof(char *), str_cmp);
 	struct wd_sb sb = {0};
@@ -151,8 +151,8 @@ static cJSON *field_condition(const struct prec *g, size_t n, const char *field)
 	return c;
 }
 
-/* The mem_cond form of a generated condition (for counter-evidence). */
-static void cond_from_json(const char *field, const cJSON *c, struct mem_cond *out)
+/* The pol_mem_cond form of a generated condition (for counter-evidence). */
+static void cond_from_json(const char *field, const cJSON *c, struct pol_mem_cond *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->field = wd_strdup(field);
@@ -195,7 +195,7 @@ static void proposal_free(struct pol_proposal *p)
 	free(p->tool);
 	cJSON_Delete(p->conds);
 	for (size_t i = 0; i < p->nmc; i++)
-		mem_cond_clear(&p->mc[i]);
+		pol_mem_cond_clear(&p->mc[i]);
 	free(p->mc);
 	wd_strv_free(p->deciders);
 	free(p);
@@ -216,7 +216,7 @@ static bool group_nested(const struct prec *g, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		for (const cJSON *k = g[i].args->child; k; k = k->next)
-			if (!mem_field_is_secret(k->string) &&
+			if (!pol_mem_field_is_secret(k->string) &&
 			    (cJSON_IsObject(k) || cJSON_IsArray(k)))
 				return true;
 	return false;
@@ -250,7 +250,7 @@ static struct pol_proposal *propose_group(const struct prec *g, size_t n,
 	p->conds = cJSON_CreateObject();
 	/* Fields in the order of the first approval (program, arg1, ..., cwd). */
 	for (const cJSON *k = ok[0].args->child; k; k = k->next) {
-		if (mem_field_is_secret(k->string))
+		if (pol_mem_field_is_secret(k->string))
 			continue;
 		cJSON *c = field_condition(ok, nok, k->string);
 		if (!c)
@@ -262,7 +262,7 @@ static struct pol_proposal *propose_group(const struct prec *g, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		if (g[i].approved && !g[i].edited)
 			continue;
-		if (mem_conds_cover(p->mc, p->nmc, g[i].args))
+		if (pol_mem_conds_cover(p->mc, p->nmc, g[i].args))
 			p->denied_inside++;
 		else
 			p->denied_outside++;
@@ -288,7 +288,7 @@ static bool parse_record(const struct pol_mem_record *r, struct prec *out)
 	if (!r->source || strcmp(r->source, "user") != 0 || !r->request)
 		return false; /* a timeout or an unattended tier is not a decision */
 	memset(out, 0, sizeof(*out));
-	out->args = mem_args_from_request(r->request, &out->tool);
+	out->args = pol_mem_args_from_request(r->request, &out->tool);
 	if (!out->args)
 		return false;
 	out->shape = shape_of(out->args);

@@ -217,7 +217,7 @@ bool pol_icontains(const char *hay, const char *needle);
 
 /* ---- the shell splitter (shell.c) ---------------------------------------- */
 
-enum sh_tok_kind {
+enum pol_sh_tok_kind {
 	SH_WORD,
 	SH_OP_AND,   /* && */
 	SH_OP_OR,    /* || */
@@ -228,7 +228,7 @@ enum sh_tok_kind {
 };
 
 /* Word flags: any of these makes a script not plain. */
-enum sh_word_flag {
+enum pol_sh_word_flag {
 	SHW_EXPANSION = 1u << 0, /* $VAR, ${..}, $(..), backticks, <(..) */
 	SHW_GLOB = 1u << 1,	 /* unquoted * ? [ { */
 	SHW_TILDE = 1u << 2,	 /* unquoted leading ~ */
@@ -237,16 +237,16 @@ enum sh_word_flag {
 	SHW_SPECIAL = 1u << 5,	 /* a keyword, { } or a leading ! */
 };
 
-struct sh_tok {
-	enum sh_tok_kind kind;
+struct pol_sh_tok {
+	enum pol_sh_tok_kind kind;
 	unsigned flags;
 	char *text;	  /* the word with quotes removed, or the operator */
 	bool write_redir; /* SH_REDIR that writes (>, >>, >|, &>, <>) */
 	bool heredoc;	  /* SH_REDIR << or <<- */
 };
 
-struct sh_script {
-	struct sh_tok *toks;
+struct pol_sh_script {
+	struct pol_sh_tok *toks;
 	size_t ntoks;
 	/* Nested scripts found in $(..), backticks, <(..), >(..) and heredoc
 	 * bodies: looked into for hard deny. */
@@ -261,14 +261,14 @@ struct sh_script {
 
 /* Splits |s|. Never fails; a script that cannot be understood is marked not
  * plain. |depth| bounds recursion through substitutions. Caller frees with
- * sh_script_free(). */
-void sh_split(const char *s, struct sh_script *out);
-void sh_script_free(struct sh_script *sc);
+ * pol_sh_script_free(). */
+void pol_sh_split(const char *s, struct pol_sh_script *out);
+void pol_sh_script_free(struct pol_sh_script *sc);
 
 /* ---- classification (classify.c, unwrap.c, vocab.c, harddeny.c) -------- */
 
 /* What the classifier knows besides the argv. */
-struct cls_env {
+struct pol_cls_env {
 	const struct pol_config *cfg;
 	const char *path;    /* resolved program path of the top-level argv, or NULL */
 	const char *cwd;     /* absolute cwd, or NULL */
@@ -285,7 +285,7 @@ struct cls_env {
 	const char *env_xdg_config;
 };
 
-struct cls_result {
+struct pol_cls_result {
 	enum pol_class cls;
 	char reason[320];
 	char matched[160];
@@ -294,46 +294,47 @@ struct cls_result {
 };
 
 /* Sets |r| to |cls| when that is worse than what it holds. */
-void cls_raise(struct cls_result *r, enum pol_class cls, const char *matched, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+void pol_cls_raise(struct pol_cls_result *r, enum pol_class cls, const char *matched,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Formats a reason into |reason| (|rn| bytes) and copies |m| (NULL: "")
- * into |matched| (|mn| bytes): what cls_raise() and pol_decide() record. */
+ * into |matched| (|mn| bytes): what pol_cls_raise() and pol_decide() record. */
 void pol_reason_vset(char *reason, size_t rn, char *matched, size_t mn, const char *m,
 		     const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
 
 /* Classifies |argv| (|argc| words). |depth| counts nested unwraps. */
-void cls_argv(const struct cls_env *e, char *const *argv, size_t argc, int depth,
-	      struct cls_result *r);
+void pol_cls_argv(const struct pol_cls_env *e, char *const *argv, size_t argc, int depth,
+		  struct pol_cls_result *r);
 /* Classifies a shell script given to sh -c. */
-void cls_script(const struct cls_env *e, const char *script, int depth, struct cls_result *r);
+void pol_cls_script(const struct pol_cls_env *e, const char *script, int depth,
+		    struct pol_cls_result *r);
 
 /* Hard deny of one simple command whose program name is |name| (basename,
  * backslashes stripped): raises |r| to CRITICAL on a hit. */
-void hd_check_command(const struct cls_env *e, const char *name, char *const *argv, size_t argc,
-		      struct cls_result *r);
+void pol_hd_check_command(const struct pol_cls_env *e, const char *name, char *const *argv,
+			  size_t argc, struct pol_cls_result *r);
 /* Hard deny of a write to |target| (a redirect, a copy destination). */
-void hd_check_write_target(const struct cls_env *e, const char *target, const char *what,
-			   struct cls_result *r);
+void pol_hd_check_write_target(const struct pol_cls_env *e, const char *target, const char *what,
+			       struct pol_cls_result *r);
 /* The fork bomb and curl-into-shell patterns in the raw text of a script. */
-void hd_check_script_text(const char *script, struct cls_result *r);
+void pol_hd_check_script_text(const char *script, struct pol_cls_result *r);
 /* True when |path| (absolute) is a system directory or lies inside one. */
-bool hd_is_system_path(const char *path, const char **dir);
+bool pol_hd_is_system_path(const char *path, const char **dir);
 
 /* The program name of an argv[0]: its basename with leading backslashes
  * removed ("\rm" and "/bin/rm" are "rm"). Points into |arg0|. */
-const char *cls_prog_name(const char *arg0);
+const char *pol_cls_prog_name(const char *arg0);
 /* The name the request really runs: the resolved path's basename unless it
  * is only argv[0]'s name with a version suffix (python3 -> python3.11).
  * Copies into |buf|. */
-const char *cls_identity(const char *path, const char *arg0, char *buf, size_t n);
+const char *pol_cls_identity(const char *path, const char *arg0, char *buf, size_t n);
 /* True for sh, bash, dash, zsh, ksh, mksh, fish, ash, busybox... */
-bool cls_is_shell(const char *name);
+bool pol_cls_is_shell(const char *name);
 /* How deep wrappers and nested scripts are followed. */
 #define CLS_MAX_DEPTH 8
 
 /* True when the NULL-terminated |list| holds the |n| bytes at |s|. */
-bool cls_in_list(const char *const *list, const char *s, size_t n);
+bool pol_cls_in_list(const char *const *list, const char *s, size_t n);
 
 /* ---- wrappers and shells as command lines (unwrap.c) --------------------- */
 
@@ -358,28 +359,28 @@ struct unwrap_info {
 };
 
 /* The wrapper called |name|, or NULL. */
-const struct wrapper *cls_find_wrapper(const char *name);
+const struct wrapper *pol_cls_find_wrapper(const char *name);
 /* Index of the command |w| wraps in |argv| (|argc| when there is none);
  * fills |info| with what the wrapper's own words do. */
-size_t cls_skip_wrapper(const struct wrapper *w, char *const *argv, size_t argc,
-			struct unwrap_info *info);
+size_t pol_cls_skip_wrapper(const struct wrapper *w, char *const *argv, size_t argc,
+			    struct unwrap_info *info);
 /* The wrapper's own words, parsed by its grammar: false (with |r| raised)
  * when one is unknown or not harmless, or when the grammar does not find
  * the command where the unwrapping did (index |k|). */
-bool cls_wrapper_grammar_ok(const struct cls_env *e, const struct wrapper *w, char *const *argv,
-			    size_t argc, size_t k, struct cls_result *r);
+bool pol_cls_wrapper_grammar_ok(const struct pol_cls_env *e, const struct wrapper *w,
+				char *const *argv, size_t argc, size_t k, struct pol_cls_result *r);
 /* For sh/bash/...: the index of the -c script, or 0 when there is no -c.
  * *problem is set when a flag makes the shell read more code than the
  * script, or when a word is not one warden knows; *home_files for a login
  * or interactive shell, which reads HOME's start-up files. */
-size_t cls_shell_script_index(const char *name, char *const *argv, size_t argc,
-			      const char **problem, bool *home_files);
+size_t pol_cls_shell_script_index(const char *name, char *const *argv, size_t argc,
+				  const char **problem, bool *home_files);
 
 /* Unwraps wrappers (env, nice, timeout, nohup, stdbuf, sudo, ...) and
  * returns the index of the real program in argv, or -1 when none. Sets
  * *risky_env when an env VAR= assignment is run-changing, *privileged for
  * sudo/doas. */
-long cls_unwrap(char *const *argv, size_t argc, bool *risky_env, bool *privileged);
+long pol_cls_unwrap(char *const *argv, size_t argc, bool *risky_env, bool *privileged);
 
 /* Why a fast-path check reached its answer, and the word it turned on
  * (the command, or the offending option or operand). */
@@ -407,70 +408,71 @@ bool pol_git_readonly(char *const *argv, size_t argc, struct wd_sb *trace, struc
  * poweroff, telinit, runlevel), for the program whose own name is
  * |prog|; NULL when |prog| does not dispatch on argv[0] or argv[0] names
  * the program itself. */
-const char *cls_multicall_applet(const char *prog, const char *arg0);
+const char *pol_cls_multicall_applet(const char *prog, const char *arg0);
 
 /* ---- agent harnesses (harness*.c, profiles.c) --------------------------- */
 
-/* The harness shape of |argv| whose program name (after cls_identity()) is
+/* The harness shape of |argv| whose program name (after pol_cls_identity()) is
  * |name|, with the model's command in *inner (caller frees; NULL when
  * POL_HARNESS_NONE). |home| may be NULL: the Claude Code shape is then not
  * recognised. */
-enum pol_harness hn_unwrap(char *const *argv, size_t argc, const char *name, const char *home,
-			   char **inner);
+enum pol_harness pol_hn_unwrap(char *const *argv, size_t argc, const char *name, const char *home,
+			       char **inner);
 /* When |r| is a Claude Code wrapper (recognised with |home|) whose inner
  * command is one plain simple command, fills |view| with it as an exec
  * request (its words as argv, no program path, |r|'s environment) for
  * grants and rules to match, and returns true. Free with
- * hn_inner_view_free(). */
-bool hn_inner_view(const struct pol_request *r, const char *home, struct pol_request *view);
+ * pol_hn_inner_view_free(). */
+bool pol_hn_inner_view(const struct pol_request *r, const char *home, struct pol_request *view);
 /* The parts of Codex's wrapper |script| that are not its template (each
  * caller-freed), or false when it is not the wrapper. */
-bool hn_codex_wrapper_parts(const char *script, const char *home, char **snap, char **dir,
-			    char **quoted);
+bool pol_hn_codex_wrapper_parts(const char *script, const char *home, char **snap, char **dir,
+				char **quoted);
 /* pol_codex_shape() with the home given (request.c: the exec's HOME). */
-enum pol_codex_shape hn_codex_shape(const struct pol_request *r, const char *home,
-				    const char **inner);
-void hn_inner_view_free(struct pol_request *view);
+enum pol_codex_shape pol_hn_codex_shape(const struct pol_request *r, const char *home,
+					const char **inner);
+void pol_hn_inner_view_free(struct pol_request *view);
 /* The name an argv is classified as: the tool the agent's own binary plays
  * (argv[0] rg, bfs, ugrep), the applet of a busybox, else |identity|. */
-const char *hn_multicall_name(const struct cls_env *e, const char *identity, const char *arg0);
+const char *pol_hn_multicall_name(const struct pol_cls_env *e, const char *identity,
+				  const char *arg0);
 /* For a find or grep clone |name|: sets *tool to the name whose rules apply
  * ("find" for bfs, "grep" for ugrep, else |name|), raises |r| for the
  * clone's own options that are not read-only, and returns an argv with the
  * clone's spellings made find's (a new vector of borrowed strings, caller
  * frees the vector only), or NULL when |argv| serves as it is. */
-char **hn_tool_argv(const char *name, char *const *argv, size_t argc, const char **tool,
-		    struct cls_result *r);
+char **pol_hn_tool_argv(const char *name, char *const *argv, size_t argc, const char **tool,
+			struct pol_cls_result *r);
 
 /* The parts of harness.c, harness_claude.c and harness_codex.c share. */
 /* The model's command inside a Claude Code wrapper script, or NULL.
  * Caller frees. */
-char *hn_claude_inner(const char *script, const char *home);
+char *pol_hn_claude_inner(const char *script, const char *home);
 /* The model's command inside Codex's wrapper script, or NULL (caller
  * frees); *snap, when |snap| is not NULL, the snapshot it sources. */
-char *hn_codex_inner(const char *script, const char *home, char **snap);
+char *pol_hn_codex_inner(const char *script, const char *home, char **snap);
 /* Whether |argv| is one of Claude Code's start-up execs (|home| may be
  * NULL) or Codex's (pol_is_harness_startup()). */
-bool hn_claude_startup(char *const *argv, size_t argc, const char *home);
-bool hn_codex_startup(char *const *argv, size_t argc);
+bool pol_hn_claude_startup(char *const *argv, size_t argc, const char *home);
+bool pol_hn_codex_startup(char *const *argv, size_t argc);
 
 /* A cursor over a script (harness_scan.c). Each consumes at *p and
  * advances it only on success. */
 /* The literal |lit|. */
-bool hn_eat(const char **p, const char *lit);
+bool pol_hn_eat(const char **p, const char *lit);
 /* 1..|max| characters of |set| (or of [A-Za-z0-9] plus |set| when
  * |alnum|). */
-bool hn_eat_span(const char **p, const char *set, bool alnum, size_t max);
+bool pol_hn_eat_span(const char **p, const char *set, bool alnum, size_t max);
 /* The single-quoted word at *p with '\'' and '"'"' read as a quote, as
  * bash reads them, followed by |term| (a space, or '\0' for the end): the
  * unquoted text (caller frees) or NULL. */
-char *hn_eat_quoted_to(const char **p, char term);
+char *pol_hn_eat_quoted_to(const char **p, char term);
 /* A home directory that bash reads as one word with no expansion. */
-bool hn_home_is_plain(const char *home);
+bool pol_hn_home_is_plain(const char *home);
 /* Whether argv[0]'s program name is |name|. */
-bool hn_is_named(const char *arg0, const char *name);
+bool pol_hn_is_named(const char *arg0, const char *name);
 /* Whether |argv| is exactly program |name| with the words |rest|. */
-bool hn_argv_is(char *const *argv, size_t argc, const char *name, const char *const *rest,
-		size_t nrest);
+bool pol_hn_argv_is(char *const *argv, size_t argc, const char *name, const char *const *rest,
+		    size_t nrest);
 
 #endif

@@ -36,7 +36,7 @@
 /* ---- tables ---------------------------------------------------------------------- */
 
 /* clang-format off */
-static const struct gr_opt ls_opts[] = {
+static const struct pol_gr_opt ls_opts[] = {
 	{"all", 'a', N, OK}, {"almost-all", 'A', N, OK}, {"author", 0, N, OK},
 	{"escape", 'b', N, OK}, {"block-size", 0, A, OK}, {"ignore-backups", 'B', N, OK},
 	{NULL, 'c', N, OK}, {NULL, 'C', N, OK}, {"color", 0, OA, OK}, {"directory", 'd', N, OK},
@@ -61,7 +61,7 @@ static const struct gr_opt ls_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt cat_opts[] = {
+static const struct pol_gr_opt cat_opts[] = {
 	{"show-all", 'A', N, OK}, {"number-nonblank", 'b', N, OK}, {NULL, 'e', N, OK},
 	{"show-ends", 'E', N, OK}, {"number", 'n', N, OK}, {"squeeze-blank", 's', N, OK},
 	{NULL, 't', N, OK}, {"show-tabs", 'T', N, OK}, {NULL, 'u', N, OK},
@@ -70,14 +70,14 @@ static const struct gr_opt cat_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt head_opts[] = {
+static const struct pol_gr_opt head_opts[] = {
 	{"bytes", 'c', A, OK}, {"lines", 'n', A, OK}, {"quiet", 'q', N, OK},
 	{"silent", 0, N, OK}, {"verbose", 'v', N, OK}, {"zero-terminated", 'z', N, OK}, STD, END,
 };
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt tail_opts[] = {
+static const struct pol_gr_opt tail_opts[] = {
 	{"bytes", 'c', A, OK}, {"follow", 'f', OA, OK}, {NULL, 'F', N, OK},
 	{"lines", 'n', A, OK}, {"max-unchanged-stats", 0, A, OK}, {"pid", 0, A, OK},
 	{"quiet", 'q', N, OK}, {"silent", 0, N, OK}, {"retry", 0, N, OK},
@@ -87,7 +87,7 @@ static const struct gr_opt tail_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt wc_opts[] = {
+static const struct pol_gr_opt wc_opts[] = {
 	{"bytes", 'c', N, OK}, {"chars", 'm', N, OK}, {"lines", 'l', N, OK},
 	{"files0-from", 0, A, GR_ELSEWHERE}, {"max-line-length", 'L', N, OK},
 	{"words", 'w', N, OK}, {"total", 0, A, OK}, STD, END,
@@ -95,13 +95,13 @@ static const struct gr_opt wc_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt pwd_opts[] = {
+static const struct pol_gr_opt pwd_opts[] = {
 	{"logical", 'L', N, OK}, {"physical", 'P', N, OK}, STD, END,
 };
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt grep_opts[] = {
+static const struct pol_gr_opt grep_opts[] = {
 	{"extended-regexp", 'E', N, OK}, {"fixed-strings", 'F', N, OK},
 	{"basic-regexp", 'G', N, OK}, {"perl-regexp", 'P', N, OK}, {"regexp", 'e', A, OK},
 	{"file", 'f', A, OK}, {"ignore-case", 'i', N, OK}, {NULL, 'y', N, OK},
@@ -124,14 +124,14 @@ static const struct gr_opt grep_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt stat_opts[] = {
+static const struct pol_gr_opt stat_opts[] = {
 	{"dereference", 'L', N, OK}, {"file-system", 'f', N, OK}, {"cached", 0, A, OK},
 	{"format", 'c', A, OK}, {"printf", 0, A, OK}, {"terse", 't', N, OK}, STD, END,
 };
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt id_opts[] = {
+static const struct pol_gr_opt id_opts[] = {
 	{"context", 'Z', N, OK}, {"group", 'g', N, OK}, {"groups", 'G', N, OK},
 	{"name", 'n', N, OK}, {"real", 'r', N, OK}, {"user", 'u', N, OK}, {"zero", 'z', N, OK},
 	{NULL, 'a', N, OK}, STD, END,
@@ -139,7 +139,7 @@ static const struct gr_opt id_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt uname_opts[] = {
+static const struct pol_gr_opt uname_opts[] = {
 	{"all", 'a', N, OK}, {"kernel-name", 's', N, OK}, {"nodename", 'n', N, OK},
 	{"kernel-release", 'r', N, OK}, {"kernel-version", 'v', N, OK}, {"machine", 'm', N, OK},
 	{"processor", 'p', N, OK}, {"hardware-platform", 'i', N, OK},
@@ -148,7 +148,7 @@ static const struct gr_opt uname_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt date_opts[] = {
+static const struct pol_gr_opt date_opts[] = {
 	{"date", 'd', A, OK}, {"debug", 0, N, OK}, {"file", 'f', A, OK},
 	{"iso-8601", 'I', OA, OK}, {"resolution", 0, N, OK}, {"rfc-email", 'R', N, OK},
 	{"rfc-822", 0, N, OK}, {"rfc-2822", 0, N, OK}, {"rfc-3339", 0, A, OK},
@@ -158,19 +158,19 @@ static const struct gr_opt date_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt basename_opts[] = {
+static const struct pol_gr_opt basename_opts[] = {
 	{"multiple", 'a', N, OK}, {"suffix", 's', A, OK}, {"zero", 'z', N, OK}, STD, END,
 };
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt dirname_opts[] = {
+static const struct pol_gr_opt dirname_opts[] = {
 	{"zero", 'z', N, OK}, STD, END,
 };
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt realpath_opts[] = {
+static const struct pol_gr_opt realpath_opts[] = {
 	{"canonicalize-existing", 'e', N, OK}, {"canonicalize-missing", 'm', N, OK},
 	{"logical", 'L', N, OK}, {"physical", 'P', N, OK}, {"quiet", 'q', N, OK},
 	{"relative-to", 0, A, OK}, {"relative-base", 0, A, OK}, {"no-symlinks", 's', N, OK},
@@ -179,7 +179,7 @@ static const struct gr_opt realpath_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt readlink_opts[] = {
+static const struct pol_gr_opt readlink_opts[] = {
 	{"canonicalize", 'f', N, OK}, {"canonicalize-existing", 'e', N, OK},
 	{"canonicalize-missing", 'm', N, OK}, {"no-newline", 'n', N, OK}, {"quiet", 'q', N, OK},
 	{"silent", 's', N, OK}, {"verbose", 'v', N, OK}, {"zero", 'z', N, OK}, STD, END,
@@ -187,7 +187,7 @@ static const struct gr_opt readlink_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt sort_opts[] = {
+static const struct pol_gr_opt sort_opts[] = {
 	{"ignore-leading-blanks", 'b', N, OK}, {"dictionary-order", 'd', N, OK},
 	{"ignore-case", 'f', N, OK}, {"general-numeric-sort", 'g', N, OK},
 	{"ignore-nonprinting", 'i', N, OK}, {"month-sort", 'M', N, OK},
@@ -205,7 +205,7 @@ static const struct gr_opt sort_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt uniq_opts[] = {
+static const struct pol_gr_opt uniq_opts[] = {
 	{"count", 'c', N, OK}, {"repeated", 'd', N, OK}, {"all-repeated", 0, OA, OK},
 	{NULL, 'D', N, OK}, {"skip-fields", 'f', A, OK}, {"group", 0, OA, OK},
 	{"ignore-case", 'i', N, OK}, {"skip-chars", 's', A, OK}, {"unique", 'u', N, OK},
@@ -214,7 +214,7 @@ static const struct gr_opt uniq_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt cut_opts[] = {
+static const struct pol_gr_opt cut_opts[] = {
 	{"bytes", 'b', A, OK}, {"characters", 'c', A, OK}, {"delimiter", 'd', A, OK},
 	{"fields", 'f', A, OK}, {NULL, 'n', N, OK}, {"complement", 0, N, OK},
 	{"only-delimited", 's', N, OK}, {"output-delimiter", 0, A, OK},
@@ -223,14 +223,14 @@ static const struct gr_opt cut_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt tr_opts[] = {
+static const struct pol_gr_opt tr_opts[] = {
 	{"complement", 'c', N, OK}, {NULL, 'C', N, OK}, {"delete", 'd', N, OK},
 	{"squeeze-repeats", 's', N, OK}, {"truncate-set1", 't', N, OK}, STD, END,
 };
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt nl_opts[] = {
+static const struct pol_gr_opt nl_opts[] = {
 	{"body-numbering", 'b', A, OK}, {"section-delimiter", 'd', A, OK},
 	{"footer-numbering", 'f', A, OK}, {"header-numbering", 'h', A, OK},
 	{"line-increment", 'i', A, OK}, {"join-blank-lines", 'l', A, OK},
@@ -241,25 +241,25 @@ static const struct gr_opt nl_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt tac_opts[] = {
+static const struct pol_gr_opt tac_opts[] = {
 	{"before", 'b', N, OK}, {"regex", 'r', N, OK}, {"separator", 's', A, OK}, STD, END,
 };
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt seq_opts[] = {
+static const struct pol_gr_opt seq_opts[] = {
 	{"format", 'f', A, OK}, {"separator", 's', A, OK}, {"equal-width", 'w', N, OK}, STD, END,
 };
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt help_only_opts[] = {
+static const struct pol_gr_opt help_only_opts[] = {
 	STD, END,
 };
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt sum_opts[] = {
+static const struct pol_gr_opt sum_opts[] = {
 	{"binary", 'b', N, OK}, {"check", 'c', N, OK}, {"tag", 0, N, OK}, {"text", 't', N, OK},
 	{"zero", 'z', N, OK}, {"ignore-missing", 0, N, OK}, {"quiet", 0, N, OK},
 	{"status", 0, N, OK}, {"strict", 0, N, OK}, {"warn", 'w', N, OK}, STD, END,
@@ -267,7 +267,7 @@ static const struct gr_opt sum_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt b2sum_opts[] = {
+static const struct pol_gr_opt b2sum_opts[] = {
 	{"binary", 'b', N, OK}, {"check", 'c', N, OK}, {"length", 'l', A, OK}, {"tag", 0, N, OK},
 	{"text", 't', N, OK}, {"zero", 'z', N, OK}, {"ignore-missing", 0, N, OK},
 	{"quiet", 0, N, OK}, {"status", 0, N, OK}, {"strict", 0, N, OK}, {"warn", 'w', N, OK},
@@ -276,7 +276,7 @@ static const struct gr_opt b2sum_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt cksum_opts[] = {
+static const struct pol_gr_opt cksum_opts[] = {
 	{"algorithm", 'a', A, OK}, {"check", 'c', N, OK}, {"length", 'l', A, OK},
 	{"tag", 0, N, OK}, {"untagged", 0, N, OK}, {"zero", 'z', N, OK},
 	{"ignore-missing", 0, N, OK}, {"quiet", 0, N, OK}, {"status", 0, N, OK},
@@ -285,7 +285,7 @@ static const struct gr_opt cksum_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt od_opts[] = {
+static const struct pol_gr_opt od_opts[] = {
 	{"address-radix", 'A', A, OK}, {"endian", 0, A, OK}, {"skip-bytes", 'j', A, OK},
 	{"read-bytes", 'N', A, OK}, {"strings", 'S', OA, OK}, {"format", 't', A, OK},
 	{"output-duplicates", 'v', N, OK}, {"width", 'w', OA, OK}, {"traditional", 0, N, OK},
@@ -296,7 +296,7 @@ static const struct gr_opt od_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt du_opts[] = {
+static const struct pol_gr_opt du_opts[] = {
 	{"null", '0', N, OK}, {"all", 'a', N, OK}, {"apparent-size", 0, N, OK},
 	{"block-size", 'B', A, OK}, {"bytes", 'b', N, OK}, {"total", 'c', N, OK},
 	{"dereference-args", 'D', N, OK}, {NULL, 'H', N, OK}, {"max-depth", 'd', A, OK},
@@ -311,7 +311,7 @@ static const struct gr_opt du_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt df_opts[] = {
+static const struct pol_gr_opt df_opts[] = {
 	{"all", 'a', N, OK}, {"block-size", 'B', A, OK}, {"human-readable", 'h', N, OK},
 	{NULL, 'H', N, OK}, {"si", 0, N, OK}, {"inodes", 'i', N, OK}, {NULL, 'k', N, OK},
 	{"local", 'l', N, OK}, {"no-sync", 0, N, OK}, {"output", 0, OA, OK},
@@ -322,19 +322,19 @@ static const struct gr_opt df_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt nproc_opts[] = {
+static const struct pol_gr_opt nproc_opts[] = {
 	{"all", 0, N, OK}, {"ignore", 0, A, OK}, STD, END,
 };
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt tty_opts[] = {
+static const struct pol_gr_opt tty_opts[] = {
 	{"silent", 's', N, OK}, {"quiet", 0, N, OK}, STD, END,
 };
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt diff_opts[] = {
+static const struct pol_gr_opt diff_opts[] = {
 	{"normal", 0, N, OK}, {"brief", 'q', N, OK}, {"report-identical-files", 's', N, OK},
 	{"context", 0, OA, OK}, {NULL, 'c', N, OK}, {NULL, 'C', A, OK}, {"unified", 0, OA, OK},
 	{NULL, 'u', N, OK}, {NULL, 'U', A, OK}, {"ed", 'e', N, OK}, {"rcs", 'n', N, OK},
@@ -361,7 +361,7 @@ static const struct gr_opt diff_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt cmp_opts[] = {
+static const struct pol_gr_opt cmp_opts[] = {
 	{"print-bytes", 'b', N, OK}, {"ignore-initial", 'i', A, OK}, {"verbose", 'l', N, OK},
 	{"bytes", 'n', A, OK},	     {"quiet", 's', N, OK},	     {"silent", 0, N, OK},
 	{"help", 0, N, OK},	     {"version", 'v', N, OK},	     END,
@@ -369,7 +369,7 @@ static const struct gr_opt cmp_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt sed_opts[] = {
+static const struct pol_gr_opt sed_opts[] = {
 	{"quiet", 'n', N, OK}, {"silent", 0, N, OK}, {"debug", 0, N, OK},
 	{"expression", 'e', A, GR_CHECKED}, {"file", 'f', A, GR_RUNS},
 	{"follow-symlinks", 0, N, OK}, {"in-place", 'i', OA, GR_WRITES},
@@ -382,14 +382,14 @@ static const struct gr_opt sed_opts[] = {
 
 /* find's options before its paths; the expression has its own table. */
 /* clang-format off */
-static const struct gr_opt find_opts[] = {
+static const struct pol_gr_opt find_opts[] = {
 	{NULL, 'H', N, OK}, {NULL, 'L', N, OK},	 {NULL, 'P', N, OK},
 	{NULL, 'D', A, OK}, {NULL, 'O', OA, OK}, END,
 };
 /* clang-format on */
 
 /* clang-format off */
-static const struct gr_opt file_opts[] = {
+static const struct pol_gr_opt file_opts[] = {
 	{"help", 0, N, OK}, {"version", 'v', N, OK}, {"magic-file", 'm', A, OK},
 	{"uncompress", 'z', N, OK}, {"uncompress-noreport", 'Z', N, OK}, {"brief", 'b', N, OK},
 	{"checking-printout", 'c', N, OK}, {"exclude", 'e', A, OK}, {"exclude-quiet", 0, A, OK},
@@ -406,7 +406,7 @@ static const struct gr_opt file_opts[] = {
 /* ripgrep (Claude Code's own binary plays it): exact long names, no
  * abbreviations; short options cluster. */
 /* clang-format off */
-static const struct gr_opt rg_opts[] = {
+static const struct pol_gr_opt rg_opts[] = {
 	{"after-context", 'A', A, OK}, {"before-context", 'B', A, OK}, {"context", 'C', A, OK},
 	{"binary", 0, N, OK}, {"block-buffered", 0, N, OK}, {"byte-offset", 'b', N, OK},
 	{"case-sensitive", 's', N, OK}, {"color", 0, A, OK}, {"colors", 0, A, OK},
@@ -449,24 +449,24 @@ static const struct gr_opt rg_opts[] = {
 
 /* which (debianutils' shell script): getopts "a", exact. */
 /* clang-format off */
-static const struct gr_opt which_opts[] = {
+static const struct pol_gr_opt which_opts[] = {
 	{NULL, 'a', N, OK}, END,
 };
 /* clang-format on */
 /* The shell builtins cd and type, inside a script. */
 /* clang-format off */
-static const struct gr_opt cd_opts[] = {
+static const struct pol_gr_opt cd_opts[] = {
 	{NULL, 'L', N, OK}, {NULL, 'P', N, OK}, {NULL, 'e', N, OK}, {NULL, '@', N, OK}, END,
 };
 /* clang-format on */
 /* clang-format off */
-static const struct gr_opt type_opts[] = {
+static const struct pol_gr_opt type_opts[] = {
 	{NULL, 'a', N, OK}, {NULL, 'f', N, OK}, {NULL, 'p', N, OK},
 	{NULL, 'P', N, OK}, {NULL, 't', N, OK}, END,
 };
 /* clang-format on */
 /* clang-format off */
-static const struct gr_opt none_opts[] = {
+static const struct pol_gr_opt none_opts[] = {
 	END,
 };
 /* clang-format on */
@@ -484,7 +484,7 @@ static const char *const printers[] = {
 };
 /* clang-format on */
 
-static const struct gr_prog programs[] = {
+static const struct pol_gr_prog programs[] = {
 	{"ls", NULL, GR_GNU, ls_opts, NULL},
 	{"cat", NULL, GR_GNU, cat_opts, NULL},
 	{"head", NULL, GR_GNU, head_opts, NULL},
@@ -510,7 +510,7 @@ static const struct gr_prog programs[] = {
 	{"realpath", NULL, GR_GNU, realpath_opts, NULL},
 	{"readlink", NULL, GR_GNU, readlink_opts, NULL},
 	{"sort", NULL, GR_GNU, sort_opts, NULL},
-	{"uniq", NULL, GR_GNU, uniq_opts, gr_check_one_operand},
+	{"uniq", NULL, GR_GNU, uniq_opts, pol_gr_check_one_operand},
 	{"cut", NULL, GR_GNU, cut_opts, NULL},
 	{"tr", NULL, GR_GNU, tr_opts, NULL},
 	{"nl", NULL, GR_GNU, nl_opts, NULL},
@@ -531,8 +531,8 @@ static const struct gr_prog programs[] = {
 	{"tty", NULL, GR_GNU, tty_opts, NULL},
 	{"diff", NULL, GR_GNU, diff_opts, NULL},
 	{"cmp", NULL, GR_GNU, cmp_opts, NULL},
-	{"sed", NULL, GR_GNU, sed_opts, gr_check_sed},
-	{"find", NULL, GR_POSIX, find_opts, gr_check_find},
+	{"sed", NULL, GR_GNU, sed_opts, pol_gr_check_sed},
+	{"find", NULL, GR_POSIX, find_opts, pol_gr_check_find},
 	{"file", NULL, GR_GNU, file_opts, NULL},
 	{"which", "which.debianutils", GR_POSIX, which_opts, NULL},
 	{"cd", NULL, GR_POSIX, cd_opts, NULL},
@@ -540,7 +540,7 @@ static const struct gr_prog programs[] = {
 	{"rg", NULL, GR_NOABBREV, rg_opts, NULL},
 };
 
-const struct gr_prog *gr_find(const char *name)
+const struct pol_gr_prog *pol_gr_find(const char *name)
 {
 	for (size_t i = 0; i < WD_ARRAY_SIZE(programs); i++)
 		if (strcmp(name, programs[i].name) == 0 ||
@@ -549,7 +549,7 @@ const struct gr_prog *gr_find(const char *name)
 	return NULL;
 }
 
-const struct gr_prog *gr_all(size_t *n)
+const struct pol_gr_prog *pol_gr_all(size_t *n)
 {
 	*n = WD_ARRAY_SIZE(programs);
 	return programs;
@@ -581,30 +581,30 @@ static bool version_query(const char *name, char *const *argv, size_t argc)
 }
 
 /* find's expression is not an options list: only its leading -H -L -P are
- * parsed by the table, the rest by gr_check_find. */
-static void parse_program(const struct gr_prog *p, char *const *argv, size_t argc,
-			  struct gr_parse *ps)
+ * parsed by the table, the rest by pol_gr_check_find. */
+static void parse_program(const struct pol_gr_prog *p, char *const *argv, size_t argc,
+			  struct pol_gr_parse *ps)
 {
-	if (p->check == gr_check_find) {
+	if (p->check == pol_gr_check_find) {
 		memset(ps, 0, sizeof(*ps));
 		size_t end = 0;
-		gr_parse_opts(p->opts, GR_POSIX, true, argv, argc, &end, ps);
+		pol_gr_parse_opts(p->opts, GR_POSIX, true, argv, argc, &end, ps);
 		for (size_t i = end; i < argc && !ps->bad; i++)
 			if (ps->n < WD_ARRAY_SIZE(ps->items))
-				ps->items[ps->n++] = (struct gr_item){.word = argv[i]};
+				ps->items[ps->n++] = (struct pol_gr_item){.word = argv[i]};
 		return;
 	}
-	if (argc > 1 && gr_obsolete_count(p->name, argv[1])) {
+	if (argc > 1 && pol_gr_obsolete_count(p->name, argv[1])) {
 		memset(ps, 0, sizeof(*ps));
-		static const struct gr_opt count = {"lines", 'n', GR_ARG, GR_OK};
+		static const struct pol_gr_opt count = {"lines", 'n', GR_ARG, GR_OK};
 		ps->items[ps->n++] =
-			(struct gr_item){.opt = &count, .word = argv[1], .value = argv[1]};
+			(struct pol_gr_item){.opt = &count, .word = argv[1], .value = argv[1]};
 		size_t end = 0;
 		char **rest = (char **)argv + 1;
-		gr_parse_opts(p->opts, p->style, false, rest, argc - 1, &end, ps);
+		pol_gr_parse_opts(p->opts, p->style, false, rest, argc - 1, &end, ps);
 		return;
 	}
-	gr_parse(p, argv, argc, ps);
+	pol_gr_parse(p, argv, argc, ps);
 }
 
 bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const char *cwd,
@@ -618,18 +618,18 @@ bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const 
 			wd_sb_printf(trace, "%s: %s (version query)\n", name, argv[1]);
 		return true;
 	}
-	const struct gr_prog *p = gr_find(name);
+	const struct pol_gr_prog *p = pol_gr_find(name);
 	if (!p) {
 		snprintf(rs->why, sizeof(rs->why), "%.100s is not a known read-only command", name);
 		if (trace)
 			wd_sb_printf(trace, "%s: not a fast-path program\n", name);
 		return false;
 	}
-	struct gr_parse *ps = wd_calloc(1, sizeof(*ps));
+	struct pol_gr_parse *ps = wd_calloc(1, sizeof(*ps));
 	parse_program(p, argv, argc, ps);
 	if (trace) {
 		wd_sb_printf(trace, "%s: ", p->name);
-		gr_describe(ps, trace);
+		pol_gr_describe(ps, trace);
 		wd_sb_putc(trace, '\n');
 	}
 	bool ok = false;
@@ -640,7 +640,7 @@ bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const 
 		goto out;
 	}
 	for (size_t i = 0; i < ps->n; i++) {
-		const struct gr_item *it = &ps->items[i];
+		const struct pol_gr_item *it = &ps->items[i];
 		if (it->opt && it->opt->effect != GR_OK && it->opt->effect != GR_CHECKED) {
 			char opt[48];
 			if (it->opt->shrt)
@@ -649,7 +649,7 @@ bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const 
 				snprintf(opt, sizeof(opt), "--%s", it->opt->lng);
 			snprintf(rs->matched, sizeof(rs->matched), "%s %s", p->name, opt);
 			snprintf(rs->why, sizeof(rs->why), "%s %s (given as %.40s) %s", p->name,
-				 opt, it->word, gr_effect_name(it->opt->effect));
+				 opt, it->word, pol_gr_effect_name(it->opt->effect));
 			goto out;
 		}
 		bool printer = false;
@@ -658,7 +658,7 @@ bool pol_readonly_check(const char *name, char *const *argv, size_t argc, const 
 		/* An operand, or an option's value: grep -f, date -f, file -m
 		 * read the file they name and may print its lines. */
 		const char *path = it->opt ? it->value : it->word;
-		if (printer && path && gr_path_prints_secrets(path, cwd)) {
+		if (printer && path && pol_gr_path_prints_secrets(path, cwd)) {
 			snprintf(rs->matched, sizeof(rs->matched), "%s", path);
 			snprintf(rs->why, sizeof(rs->why),
 				 "%s %.80s prints what /proc shows of a process, which may "

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static size_t count_operands(const struct gr_parse *ps)
+static size_t count_operands(const struct pol_gr_parse *ps)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < ps->n; i++)
@@ -85,15 +85,15 @@ static bool sed_print_only(const char *s)
 	}
 }
 
-bool gr_check_sed(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-		  size_t argc, struct pol_reason *rs)
+bool pol_gr_check_sed(const struct pol_gr_prog *p, const struct pol_gr_parse *ps, char *const *argv,
+		      size_t argc, struct pol_reason *rs)
 {
 	(void)p;
 	(void)argv;
 	(void)argc;
 	bool quiet = false, have_script = false;
 	for (size_t i = 0; i < ps->n; i++) {
-		const struct gr_item *it = &ps->items[i];
+		const struct pol_gr_item *it = &ps->items[i];
 		if (it->opt && it->opt->shrt == 'n')
 			quiet = true;
 		const char *script = NULL;
@@ -145,8 +145,8 @@ static const struct find_prim find_prims[] = {
 };
 /* clang-format on */
 
-bool gr_check_find(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-		   size_t argc, struct pol_reason *rs)
+bool pol_gr_check_find(const struct pol_gr_prog *p, const struct pol_gr_parse *ps,
+		       char *const *argv, size_t argc, struct pol_reason *rs)
 {
 	(void)p;
 	(void)ps;
@@ -185,8 +185,8 @@ bool gr_check_find(const struct gr_prog *p, const struct gr_parse *ps, char *con
 	return true;
 }
 
-bool gr_check_one_operand(const struct gr_prog *p, const struct gr_parse *ps, char *const *argv,
-			  size_t argc, struct pol_reason *rs)
+bool pol_gr_check_one_operand(const struct pol_gr_prog *p, const struct pol_gr_parse *ps,
+			      char *const *argv, size_t argc, struct pol_reason *rs)
 {
 	(void)argv;
 	(void)argc;
@@ -199,7 +199,7 @@ bool gr_check_one_operand(const struct gr_prog *p, const struct gr_parse *ps, ch
 
 /* GNU head and tail still read "-20" (and tail "+20") as a line count, but
  * only as the first argument. */
-bool gr_obsolete_count(const char *name, const char *a)
+bool pol_gr_obsolete_count(const char *name, const char *a)
 {
 	if (strcmp(name, "head") != 0 && strcmp(name, "tail") != 0)
 		return false;

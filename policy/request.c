@@ -46,9 +46,10 @@ static void request_harness(struct pol_request *r, char *const *envp)
 		return;
 	wd_autofree char *lex = pol_path_lexical(home);
 	char buf[128];
-	const char *name = cls_identity(r->path, r->argv[0], buf, sizeof(buf));
+	const char *name = pol_cls_identity(r->path, r->argv[0], buf, sizeof(buf));
 	char *inner = NULL;
-	r->harness = r->interp ? POL_HARNESS_NONE : hn_unwrap(r->argv, r->argc, name, lex, &inner);
+	r->harness =
+		r->interp ? POL_HARNESS_NONE : pol_hn_unwrap(r->argv, r->argc, name, lex, &inner);
 	if (r->harness == POL_HARNESS_CLAUDE_CODE) {
 		r->inner = inner;
 		return;
@@ -58,8 +59,9 @@ static void request_harness(struct pol_request *r, char *const *envp)
 	if (r->harness == POL_HARNESS_CODEX && strcmp(r->argv[1], "-c") == 0) {
 		r->inner = inner;
 		char *snap = NULL;
-		if (hn_codex_shape(r, lex, NULL) == POL_CODEX_WRAPPER &&
-		    hn_codex_wrapper_parts(r->argv[2], lex, &snap, &r->wrap_dir, &r->wrap_quoted)) {
+		if (pol_hn_codex_shape(r, lex, NULL) == POL_CODEX_WRAPPER &&
+		    pol_hn_codex_wrapper_parts(r->argv[2], lex, &snap, &r->wrap_dir,
+					       &r->wrap_quoted)) {
 			free(snap); /* the same as harness_path */
 			return;
 		}
@@ -444,10 +446,12 @@ char *pol_request_summary(const struct pol_request *r)
 	 * person sees the real one first. Shells standing in for each other
 	 * (sh is dash) are not worth the noise. */
 	char idbuf[256];
-	const char *real =
-		r->path && r->argc ? cls_identity(r->path, r->argv[0], idbuf, sizeof(idbuf)) : NULL;
-	const char *named = r->argc ? cls_prog_name(r->argv[0]) : "";
-	if (real && strcmp(real, named) != 0 && !(cls_is_shell(real) && cls_is_shell(named))) {
+	const char *real = r->path && r->argc
+				   ? pol_cls_identity(r->path, r->argv[0], idbuf, sizeof(idbuf))
+				   : NULL;
+	const char *named = r->argc ? pol_cls_prog_name(r->argv[0]) : "";
+	if (real && strcmp(real, named) != 0 &&
+	    !(pol_cls_is_shell(real) && pol_cls_is_shell(named))) {
 		wd_sb_putc(&sb, '[');
 		wd_sb_shell_quote(&sb, r->path);
 		wd_sb_puts(&sb, "] ");

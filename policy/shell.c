@@ -19,30 +19,30 @@
 struct lexer {
 	const char *s;
 	size_t i;
-	struct sh_script *out;
+	struct pol_sh_script *out;
 	size_t cap;
 	char *pending_heredoc; /* delimiter waiting for the next newline */
 	bool heredoc_strip_tabs;
 	bool notplain;
 };
 
-static void push_tok(struct lexer *lx, enum sh_tok_kind kind, char *text, unsigned flags)
+static void push_tok(struct lexer *lx, enum pol_sh_tok_kind kind, char *text, unsigned flags)
 {
-	struct sh_script *o = lx->out;
+	struct pol_sh_script *o = lx->out;
 	if (o->ntoks == lx->cap) {
 		lx->cap = lx->cap ? lx->cap * 2 : 16;
 		o->toks = wd_realloc(o->toks, lx->cap * sizeof(*o->toks));
 	}
-	o->toks[o->ntoks++] = (struct sh_tok){.kind = kind, .text = text, .flags = flags};
+	o->toks[o->ntoks++] = (struct pol_sh_tok){.kind = kind, .text = text, .flags = flags};
 }
 
-static void push_nested(struct sh_script *o, const char *s, size_t n)
+static void push_nested(struct pol_sh_script *o, const char *s, size_t n)
 {
 	o->nested = wd_realloc(o->nested, (o->nnested + 1) * sizeof(char *));
 	o->nested[o->nnested++] = wd_strndup(s, n);
 }
 
-static void push_heredoc(struct sh_script *o, const char *s, size_t n)
+static void push_heredoc(struct pol_sh_script *o, const char *s, size_t n)
 {
 	o->heredocs = wd_realloc(o->heredocs, (o->nheredocs + 1) * sizeof(char *));
 	o->heredocs[o->nheredocs++] = wd_strndup(s, n);
@@ -285,7 +285,7 @@ static void lex_redirect(struct lexer *lx, const char *fd)
 	}
 	lx->i += strlen(op);
 	push_tok(lx, SH_REDIR, wd_asprintf("%s%s", fd ? fd : "", op), 0);
-	struct sh_tok *t = &lx->out->toks[lx->out->ntoks - 1];
+	struct pol_sh_tok *t = &lx->out->toks[lx->out->ntoks - 1];
 	t->write_redir = op[0] == '>' || op[0] == '&' || strcmp(op, "<>") == 0;
 	t->heredoc = strcmp(op, "<<") == 0 || strcmp(op, "<<-") == 0;
 	if (!t->heredoc)
@@ -359,11 +359,11 @@ static const char *const keywords[] = {
 };
 
 /* Marks keywords and assignments in command position. */
-static void mark_command_words(struct sh_script *o)
+static void mark_command_words(struct pol_sh_script *o)
 {
 	bool cmdpos = true;
 	for (size_t i = 0; i < o->ntoks; i++) {
-		struct sh_tok *t = &o->toks[i];
+		struct pol_sh_tok *t = &o->toks[i];
 		if (t->kind != SH_WORD) {
 			cmdpos = t->kind != SH_REDIR;
 			if (t->kind == SH_REDIR)
@@ -389,13 +389,13 @@ static void mark_command_words(struct sh_script *o)
 	}
 }
 
-static bool compute_plain(const struct sh_script *o)
+static bool compute_plain(const struct pol_sh_script *o)
 {
 	if (o->unterminated || o->nnested)
 		return false;
 	bool empty_segment = true;
 	for (size_t i = 0; i < o->ntoks; i++) {
-		const struct sh_tok *t = &o->toks[i];
+		const struct pol_sh_tok *t = &o->toks[i];
 		switch (t->kind) {
 		case SH_WORD:
 			if (t->flags)
@@ -419,14 +419,14 @@ static bool compute_plain(const struct sh_script *o)
 	}
 	/* "ls &&" at the end leaves a command missing. */
 	if (o->ntoks && empty_segment) {
-		enum sh_tok_kind k = o->toks[o->ntoks - 1].kind;
+		enum pol_sh_tok_kind k = o->toks[o->ntoks - 1].kind;
 		if (k == SH_OP_AND || k == SH_OP_OR || k == SH_OP_PIPE)
 			return false;
 	}
 	return true;
 }
 
-void sh_split(const char *s, struct sh_script *out)
+void pol_sh_split(const char *s, struct pol_sh_script *out)
 {
 	memset(out, 0, sizeof(*out));
 	struct lexer lx = {.s = s ? s : "", .out = out};
@@ -466,7 +466,7 @@ void sh_split(const char *s, struct sh_script *out)
 	out->plain = !lx.notplain && compute_plain(out);
 }
 
-void sh_script_free(struct sh_script *sc)
+void pol_sh_script_free(struct pol_sh_script *sc)
 {
 	for (size_t i = 0; i < sc->ntoks; i++)
 		free(sc->toks[i].text);

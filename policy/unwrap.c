@@ -44,7 +44,7 @@ static const struct wrapper wrappers[] = {
 	{"xargs", "adEILnPs", xargs_long, 0, false, false},
 };
 
-const struct wrapper *cls_find_wrapper(const char *name)
+const struct wrapper *pol_cls_find_wrapper(const char *name)
 {
 	for (size_t i = 0; i < WD_ARRAY_SIZE(wrappers); i++)
 		if (strcmp(name, wrappers[i].name) == 0)
@@ -65,8 +65,8 @@ static bool is_assignment(const char *s)
 }
 
 /* Index of the command |w| wraps in |argv| (|argc| when there is none). */
-size_t cls_skip_wrapper(const struct wrapper *w, char *const *argv, size_t argc,
-			struct unwrap_info *info)
+size_t pol_cls_skip_wrapper(const struct wrapper *w, char *const *argv, size_t argc,
+			    struct unwrap_info *info)
 {
 	size_t k = 1;
 	while (k < argc) {
@@ -95,7 +95,7 @@ size_t cls_skip_wrapper(const struct wrapper *w, char *const *argv, size_t argc,
 				info->shell = true;
 			if (strcmp(a, "--edit") == 0)
 				info->edit = true;
-			k += (!eq && cls_in_list(w->long_args, a, nl)) ? 2 : 1;
+			k += (!eq && pol_cls_in_list(w->long_args, a, nl)) ? 2 : 1;
 			continue;
 		}
 		size_t next = k + 1;
@@ -125,12 +125,12 @@ size_t cls_skip_wrapper(const struct wrapper *w, char *const *argv, size_t argc,
 	return k < argc ? k : argc;
 }
 
-long cls_unwrap(char *const *argv, size_t argc, bool *risky_env, bool *privileged)
+long pol_cls_unwrap(char *const *argv, size_t argc, bool *risky_env, bool *privileged)
 {
 	size_t base = 0;
 	for (int depth = 0; depth < CLS_MAX_DEPTH && base < argc; depth++) {
-		const char *name = cls_prog_name(argv[base]);
-		const struct wrapper *w = cls_find_wrapper(name);
+		const char *name = pol_cls_prog_name(argv[base]);
+		const struct wrapper *w = pol_cls_find_wrapper(name);
 		if (!w) {
 			if (strcmp(name, "busybox") == 0 && base + 1 < argc) {
 				base++;
@@ -139,7 +139,7 @@ long cls_unwrap(char *const *argv, size_t argc, bool *risky_env, bool *privilege
 			return (long)base;
 		}
 		struct unwrap_info info = {0};
-		size_t k = cls_skip_wrapper(w, argv + base, argc - base, &info);
+		size_t k = pol_cls_skip_wrapper(w, argv + base, argc - base, &info);
 		if (info.risky && risky_env)
 			*risky_env = true;
 		if (w->privileged && privileged)
@@ -193,8 +193,8 @@ static const char *shell_long(const char *a, bool *takes_file)
  * but it is still looked into for hard deny. *home_files is set for a login
  * or interactive shell (-l, --login, -i, argv[0] "-bash"), which reads
  * .profile, .bash_profile, .bashrc from HOME. */
-size_t cls_shell_script_index(const char *name, char *const *argv, size_t argc,
-			      const char **problem, bool *home_files)
+size_t pol_cls_shell_script_index(const char *name, char *const *argv, size_t argc,
+				  const char **problem, bool *home_files)
 {
 	*home_files = false;
 	bool has_c = false;
@@ -261,59 +261,59 @@ size_t cls_shell_script_index(const char *name, char *const *argv, size_t argc,
 /* The wrappers' own options as each defines them (GNU getopt_long with
  * "+": options stop at the command). Effects other than harmless keep the
  * line off the fast path; the command inside is still classified. */
-static const struct gr_opt env_gr[] = {{"ignore-environment", 'i', GR_NOARG, GR_OK},
-				       {"null", '0', GR_NOARG, GR_OK},
-				       {"unset", 'u', GR_ARG, GR_OK},
-				       {"chdir", 'C', GR_ARG, GR_ELSEWHERE},
-				       {"split-string", 'S', GR_ARG, GR_CHECKED},
-				       {"block-signal", 0, GR_OPTARG, GR_OK},
-				       {"default-signal", 0, GR_OPTARG, GR_OK},
-				       {"ignore-signal", 0, GR_OPTARG, GR_OK},
-				       {"list-signal-handling", 0, GR_NOARG, GR_OK},
-				       {"debug", 'v', GR_NOARG, GR_OK},
-				       {"help", 0, GR_NOARG, GR_OK},
-				       {"version", 0, GR_NOARG, GR_OK},
-				       {NULL, 0, GR_NOARG, GR_OK}};
-static const struct gr_opt nice_gr[] = {{"adjustment", 'n', GR_ARG, GR_OK},
-					{"help", 0, GR_NOARG, GR_OK},
-					{"version", 0, GR_NOARG, GR_OK},
-					{NULL, 0, GR_NOARG, GR_OK}};
-static const struct gr_opt timeout_gr[] = {
+static const struct pol_gr_opt env_gr[] = {{"ignore-environment", 'i', GR_NOARG, GR_OK},
+					   {"null", '0', GR_NOARG, GR_OK},
+					   {"unset", 'u', GR_ARG, GR_OK},
+					   {"chdir", 'C', GR_ARG, GR_ELSEWHERE},
+					   {"split-string", 'S', GR_ARG, GR_CHECKED},
+					   {"block-signal", 0, GR_OPTARG, GR_OK},
+					   {"default-signal", 0, GR_OPTARG, GR_OK},
+					   {"ignore-signal", 0, GR_OPTARG, GR_OK},
+					   {"list-signal-handling", 0, GR_NOARG, GR_OK},
+					   {"debug", 'v', GR_NOARG, GR_OK},
+					   {"help", 0, GR_NOARG, GR_OK},
+					   {"version", 0, GR_NOARG, GR_OK},
+					   {NULL, 0, GR_NOARG, GR_OK}};
+static const struct pol_gr_opt nice_gr[] = {{"adjustment", 'n', GR_ARG, GR_OK},
+					    {"help", 0, GR_NOARG, GR_OK},
+					    {"version", 0, GR_NOARG, GR_OK},
+					    {NULL, 0, GR_NOARG, GR_OK}};
+static const struct pol_gr_opt timeout_gr[] = {
 	{"preserve-status", 0, GR_NOARG, GR_OK}, {"foreground", 0, GR_NOARG, GR_OK},
 	{"kill-after", 'k', GR_ARG, GR_OK},	 {"signal", 's', GR_ARG, GR_OK},
 	{"verbose", 'v', GR_NOARG, GR_OK},	 {"help", 0, GR_NOARG, GR_OK},
 	{"version", 0, GR_NOARG, GR_OK},	 {NULL, 0, GR_NOARG, GR_OK}};
-static const struct gr_opt stdbuf_gr[] = {
+static const struct pol_gr_opt stdbuf_gr[] = {
 	{"input", 'i', GR_ARG, GR_OK},	 {"output", 'o', GR_ARG, GR_OK},
 	{"error", 'e', GR_ARG, GR_OK},	 {"help", 0, GR_NOARG, GR_OK},
 	{"version", 0, GR_NOARG, GR_OK}, {NULL, 0, GR_NOARG, GR_OK}};
-static const struct gr_opt time_gr[] = {
+static const struct pol_gr_opt time_gr[] = {
 	{"format", 'f', GR_ARG, GR_OK},	    {"portability", 'p', GR_NOARG, GR_OK},
 	{"output", 'o', GR_ARG, GR_WRITES}, {"append", 'a', GR_NOARG, GR_OK},
 	{"verbose", 'v', GR_NOARG, GR_OK},  {"quiet", 'q', GR_NOARG, GR_OK},
 	{"help", 'h', GR_NOARG, GR_OK},	    {"version", 'V', GR_NOARG, GR_OK},
 	{NULL, 0, GR_NOARG, GR_OK}};
-static const struct gr_opt setsid_gr[] = {
+static const struct pol_gr_opt setsid_gr[] = {
 	{"ctty", 'c', GR_NOARG, GR_OK},	   {"fork", 'f', GR_NOARG, GR_OK},
 	{"wait", 'w', GR_NOARG, GR_OK},	   {"help", 'h', GR_NOARG, GR_OK},
 	{"version", 'V', GR_NOARG, GR_OK}, {NULL, 0, GR_NOARG, GR_OK}};
 /* command -p looks the program up in a default PATH: still the same name. */
-static const struct gr_opt command_gr[] = {{NULL, 'p', GR_NOARG, GR_OK},
-					   {NULL, 'v', GR_NOARG, GR_OK},
-					   {NULL, 'V', GR_NOARG, GR_OK},
-					   {NULL, 0, GR_NOARG, GR_OK}};
+static const struct pol_gr_opt command_gr[] = {{NULL, 'p', GR_NOARG, GR_OK},
+					       {NULL, 'v', GR_NOARG, GR_OK},
+					       {NULL, 'V', GR_NOARG, GR_OK},
+					       {NULL, 0, GR_NOARG, GR_OK}};
 /* exec -a NAME starts the program with another argv[0] (a multi-call
  * program then plays another tool), -l as a login shell: not read-only. */
-static const struct gr_opt exec_gr[] = {{NULL, 'a', GR_ARG, GR_RUNS},
-					{NULL, 'c', GR_NOARG, GR_OK},
-					{NULL, 'l', GR_NOARG, GR_RUNS},
-					{NULL, 0, GR_NOARG, GR_OK}};
-static const struct gr_opt none_gr[] = {{NULL, 0, GR_NOARG, GR_OK}};
+static const struct pol_gr_opt exec_gr[] = {{NULL, 'a', GR_ARG, GR_RUNS},
+					    {NULL, 'c', GR_NOARG, GR_OK},
+					    {NULL, 'l', GR_NOARG, GR_RUNS},
+					    {NULL, 0, GR_NOARG, GR_OK}};
+static const struct pol_gr_opt none_gr[] = {{NULL, 0, GR_NOARG, GR_OK}};
 
 struct wrapper_grammar {
 	const char *name;
-	const struct gr_opt *opts;
-	enum gr_style style;
+	const struct pol_gr_opt *opts;
+	enum pol_gr_style style;
 	const char *never; /* why it is never read-only, or NULL */
 };
 
@@ -338,48 +338,49 @@ static const struct wrapper_grammar wrapper_grammars[] = {
 /* The wrapper's own words, parsed by its grammar: false (with |r| raised)
  * when one is unknown or not harmless, or when the grammar does not find
  * the command where the unwrapping did (index |k|). */
-bool cls_wrapper_grammar_ok(const struct cls_env *e, const struct wrapper *w, char *const *argv,
-			    size_t argc, size_t k, struct cls_result *r)
+bool pol_cls_wrapper_grammar_ok(const struct pol_cls_env *e, const struct wrapper *w,
+				char *const *argv, size_t argc, size_t k, struct pol_cls_result *r)
 {
 	const struct wrapper_grammar *g = NULL;
 	for (size_t i = 0; i < WD_ARRAY_SIZE(wrapper_grammars); i++)
 		if (strcmp(wrapper_grammars[i].name, w->name) == 0)
 			g = &wrapper_grammars[i];
 	if (!g) {
-		cls_raise(r, POL_CLASS_OTHER, w->name, "%s has no grammar warden knows", w->name);
+		pol_cls_raise(r, POL_CLASS_OTHER, w->name, "%s has no grammar warden knows",
+			      w->name);
 		return false;
 	}
 	if (g->never) {
-		cls_raise(r, POL_CLASS_OTHER, w->name, "%s", g->never);
+		pol_cls_raise(r, POL_CLASS_OTHER, w->name, "%s", g->never);
 		return false;
 	}
-	struct gr_parse *ps = wd_calloc(1, sizeof(*ps));
+	struct pol_gr_parse *ps = wd_calloc(1, sizeof(*ps));
 	size_t end = argc;
 	/* nice -10 CMD: the obsolete adjustment form. */
 	size_t first = 1;
 	if (strcmp(w->name, "nice") == 0 && argc > 1 && argv[1][0] == '-' && argv[1][1] >= '0' &&
 	    argv[1][1] <= '9' && strspn(argv[1] + 1, "0123456789") == strlen(argv[1] + 1))
 		first = 2;
-	gr_parse_opts(g->opts, g->style, true, argv + first - 1, argc - first + 1, &end, ps);
+	pol_gr_parse_opts(g->opts, g->style, true, argv + first - 1, argc - first + 1, &end, ps);
 	end += first - 1;
 	if (e->trace) {
 		wd_sb_printf(e->trace, "%s: ", w->name);
-		gr_describe(ps, e->trace);
+		pol_gr_describe(ps, e->trace);
 		wd_sb_putc(e->trace, '\n');
 	}
 	bool ok = true;
 	if (ps->bad) {
-		cls_raise(r, POL_CLASS_OTHER, ps->bad, "%s: %s, so it is not read-only", w->name,
-			  ps->problem);
+		pol_cls_raise(r, POL_CLASS_OTHER, ps->bad, "%s: %s, so it is not read-only",
+			      w->name, ps->problem);
 		ok = false;
 	}
 	for (size_t i = 0; i < ps->n; i++) {
-		const struct gr_item *it = &ps->items[i];
+		const struct pol_gr_item *it = &ps->items[i];
 		if (it->opt && it->opt->effect == GR_WRITES && it->value)
-			hd_check_write_target(e, it->value, "time -o", r); /* --outp=/etc/x */
+			pol_hd_check_write_target(e, it->value, "time -o", r); /* --outp=/etc/x */
 		if (it->opt && it->opt->effect != GR_OK && it->opt->effect != GR_CHECKED) {
-			cls_raise(r, POL_CLASS_OTHER, it->word, "%s %.40s %s", w->name, it->word,
-				  gr_effect_name(it->opt->effect));
+			pol_cls_raise(r, POL_CLASS_OTHER, it->word, "%s %.40s %s", w->name,
+				      it->word, pol_gr_effect_name(it->opt->effect));
 			ok = false;
 		}
 	}
@@ -389,9 +390,9 @@ bool cls_wrapper_grammar_ok(const struct cls_env *e, const struct wrapper *w, ch
 	while (strcmp(w->name, "env") == 0 && at < argc && is_assignment(argv[at])) {
 		if (!pol_env_entry_fast_ok(argv[at])) {
 			size_t nl = (size_t)(strchr(argv[at], '=') - argv[at]);
-			cls_raise(r, POL_CLASS_OTHER, argv[at],
-				  "env sets %.*s, which is not a variable known harmless", (int)nl,
-				  argv[at]);
+			pol_cls_raise(r, POL_CLASS_OTHER, argv[at],
+				      "env sets %.*s, which is not a variable known harmless",
+				      (int)nl, argv[at]);
 			ok = false;
 		}
 		at++;
@@ -399,8 +400,9 @@ bool cls_wrapper_grammar_ok(const struct cls_env *e, const struct wrapper *w, ch
 	if (strcmp(w->name, "timeout") == 0 && at < argc)
 		at++;
 	if (ok && at != k && at < argc) {
-		cls_raise(r, POL_CLASS_OTHER, w->name,
-			  "%s: warden cannot tell for sure which word starts the command", w->name);
+		pol_cls_raise(r, POL_CLASS_OTHER, w->name,
+			      "%s: warden cannot tell for sure which word starts the command",
+			      w->name);
 		ok = false;
 	}
 	free(ps);

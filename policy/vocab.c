@@ -11,7 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-void cls_raise(struct cls_result *r, enum pol_class cls, const char *matched, const char *fmt, ...)
+void pol_cls_raise(struct pol_cls_result *r, enum pol_class cls, const char *matched,
+		   const char *fmt, ...)
 {
 	if (cls <= r->cls && !(cls == POL_CLASS_READ_ONLY && !r->reason[0]))
 		return;
@@ -30,7 +31,7 @@ void pol_reason_vset(char *reason, size_t rn, char *matched, size_t mn, const ch
 	snprintf(matched, mn, "%s", m ? m : "");
 }
 
-const char *cls_prog_name(const char *arg0)
+const char *pol_cls_prog_name(const char *arg0)
 {
 	const char *slash = strrchr(arg0, '/');
 	const char *n = slash ? slash + 1 : arg0;
@@ -39,10 +40,10 @@ const char *cls_prog_name(const char *arg0)
 	return n;
 }
 
-const char *cls_identity(const char *path, const char *arg0, char *buf, size_t n)
+const char *pol_cls_identity(const char *path, const char *arg0, char *buf, size_t n)
 {
-	const char *a = cls_prog_name(arg0);
-	const char *p = path ? cls_prog_name(path) : a;
+	const char *a = pol_cls_prog_name(arg0);
+	const char *p = path ? pol_cls_prog_name(path) : a;
 	size_t al = strlen(a);
 	/* python3 -> python3.11, gcc -> gcc-12: the same program. */
 	bool same = strcmp(a, p) == 0;
@@ -59,7 +60,7 @@ const char *cls_identity(const char *path, const char *arg0, char *buf, size_t n
 static const char *const shells[] = {"sh",  "bash", "dash", "zsh",   "ksh",  "mksh", "fish",
 				     "ash", "yash", "posh", "rbash", "tcsh", "csh"};
 
-bool cls_is_shell(const char *name)
+bool pol_cls_is_shell(const char *name)
 {
 	for (size_t i = 0; i < WD_ARRAY_SIZE(shells); i++)
 		if (strcmp(name, shells[i]) == 0)
@@ -67,7 +68,7 @@ bool cls_is_shell(const char *name)
 	return false;
 }
 
-bool cls_in_list(const char *const *list, const char *s, size_t n)
+bool pol_cls_in_list(const char *const *list, const char *s, size_t n)
 {
 	for (size_t i = 0; list[i]; i++)
 		if (strlen(list[i]) == n && strncmp(list[i], s, n) == 0)
@@ -80,9 +81,9 @@ bool cls_in_list(const char *const *list, const char *s, size_t n)
 static const char *const systemctl_names[] = {"halt",	  "poweroff", "reboot",
 					      "shutdown", "telinit",  "runlevel"};
 
-const char *cls_multicall_applet(const char *prog, const char *arg0)
+const char *pol_cls_multicall_applet(const char *prog, const char *arg0)
 {
-	const char *called = cls_prog_name(arg0);
+	const char *called = pol_cls_prog_name(arg0);
 	if (!called[0] || strcmp(called, prog) == 0)
 		return NULL;
 	/* git runs git-<cmd> as "git <cmd>" whatever file it was started as. */

@@ -26,7 +26,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
-int jail_private_mounts(void)
+int sbx_jail_private_mounts(void)
 {
 	/* Nothing mounted here propagates back to the host, and nothing the
 	 * host mounts later appears in the sandbox. */
@@ -55,7 +55,7 @@ static bool unreachable_for_good(const char *path)
 	return good;
 }
 
-int jail_hide(const char *path)
+int sbx_jail_hide(const char *path)
 {
 	struct stat st;
 	/* Absent is hidden. So is what this process cannot even reach for
@@ -91,7 +91,7 @@ int jail_hide(const char *path)
 	return 0;
 }
 
-int jail_proc(void)
+int sbx_jail_proc(void)
 {
 	/* A /proc of the agent's own PID namespace: no /proc/PID of the
 	 * supervisor or of any process outside leads around the view. */
@@ -111,7 +111,7 @@ static const struct devnode devnodes[] = {
 	{"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0},
 };
 
-int jail_dev(int shm)
+int sbx_jail_dev(int shm)
 {
 	/* A fresh /dev with only harmless devices: no block device, no
 	 * /dev/mem, nothing that reaches the disk under the view. */
@@ -146,7 +146,7 @@ int jail_dev(int shm)
 	return 0;
 }
 
-int jail_bind_open(const char *src, bool writable)
+int sbx_jail_bind_open(const char *src, bool writable)
 {
 	/* Recursive: in a user namespace a copy without the mounts below its
 	 * source would reveal what they cover, and the kernel refuses it. */
@@ -167,7 +167,7 @@ int jail_bind_open(const char *src, bool writable)
 	return fd;
 }
 
-int jail_make_path(const char *path, mode_t type)
+int sbx_jail_make_path(const char *path, mode_t type)
 {
 	struct stat st;
 	if (lstat(path, &st) == 0)
@@ -205,13 +205,13 @@ int jail_make_path(const char *path, mode_t type)
 	return 0;
 }
 
-int jail_bind_attach(int fd, const char *dst, bool make)
+int sbx_jail_bind_attach(int fd, const char *dst, bool make)
 {
 	struct stat st;
 	if (make) {
 		if (fstat(fd, &st) < 0)
 			return -errno;
-		int rc = jail_make_path(dst, S_ISDIR(st.st_mode) ? S_IFDIR : S_IFREG);
+		int rc = sbx_jail_make_path(dst, S_ISDIR(st.st_mode) ? S_IFDIR : S_IFREG);
 		if (rc < 0)
 			return rc;
 	}
@@ -225,7 +225,7 @@ int jail_bind_attach(int fd, const char *dst, bool make)
 	return 0;
 }
 
-int jail_drop_caps(void)
+int sbx_jail_drop_caps(void)
 {
 	/* Bounding set first (needs CAP_SETPCAP, which we still hold), then
 	 * ambient, then the three sets: after exec, with NO_NEW_PRIVS and an
@@ -260,7 +260,7 @@ static uint64_t write_rights(int abi)
 	return r;
 }
 
-int jail_landlock_abi(void)
+int sbx_jail_landlock_abi(void)
 {
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	return abi < 0 ? 0 : (int)abi;
@@ -276,9 +276,9 @@ struct ruleset_attr6 {
 #define SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
 #define SCOPE_SIGNAL		   (1ULL << 1)
 
-int jail_landlock(char *const *writable, int *abi_out)
+int sbx_jail_landlock(char *const *writable, int *abi_out)
 {
-	int abi = jail_landlock_abi();
+	int abi = sbx_jail_landlock_abi();
 	*abi_out = 0;
 	if (abi <= 0)
 		return -EOPNOTSUPP;

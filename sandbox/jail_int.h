@@ -7,32 +7,32 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-int jail_private_mounts(void);
+int sbx_jail_private_mounts(void);
 /* Hides |path|: an empty read-only tmpfs over a directory, an empty
  * read-only file over a file; absent paths need nothing. */
-int jail_hide(const char *path);
+int sbx_jail_hide(const char *path);
 /* Mounts a /proc of the current PID namespace. */
-int jail_proc(void);
+int sbx_jail_proc(void);
 /* A minimal /dev (needs CAP_MKNOD: root). /dev/shm is the detached mount
- * |shm| (jail_bind_open) when it is >= 0, else a fresh tmpfs. */
-int jail_dev(int shm);
+ * |shm| (sbx_jail_bind_open) when it is >= 0, else a fresh tmpfs. */
+int sbx_jail_dev(int shm);
 /* A detached copy of the mount tree at |src| (followed), nosuid, nodev and,
  * unless |writable|, read-only: the fd (O_CLOEXEC) or -errno. */
-int jail_bind_open(const char *src, bool writable);
+int sbx_jail_bind_open(const char *src, bool writable);
 /* Attaches the detached mount |fd| at |dst|. When |make| (dst lies in a
  * private directory: a final symlink is followed), a missing |dst| is first
  * created, component by component without following a symlink, as an
  * empty directory, or an empty file when |fd| is not a directory. */
-int jail_bind_attach(int fd, const char *dst, bool make);
-/* Creates |path| like jail_bind_attach's |make| (type S_IFDIR or S_IFREG);
+int sbx_jail_bind_attach(int fd, const char *dst, bool make);
+/* Creates |path| like sbx_jail_bind_attach's |make| (type S_IFDIR or S_IFREG);
  * an existing one is left as it is. */
-int jail_make_path(const char *path, mode_t type);
+int sbx_jail_make_path(const char *path, mode_t type);
 /* Drops every capability from every set. */
-int jail_drop_caps(void);
+int sbx_jail_drop_caps(void);
 /* The Landlock ABI of the running kernel, 0 when none. */
-int jail_landlock_abi(void);
+int sbx_jail_landlock_abi(void);
 /* Restricts writes to |writable| (NULL-terminated). Sets *abi to the ABI
  * used. -EOPNOTSUPP when Landlock is unavailable. */
-int jail_landlock(char *const *writable, int *abi);
+int sbx_jail_landlock(char *const *writable, int *abi);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * pts.c: the agent's own terminal under the sandbox's /dev/pts.
  *
- * The sandbox's /dev/pts is a devpts instance of its own (jail_dev as
- * root; jail_pts_private over the host's /dev in a user namespace, where
+ * The sandbox's /dev/pts is a devpts instance of its own (sbx_jail_dev as
+ * root; sbx_jail_pts_private over the host's /dev in a user namespace, where
  * the user's other terminals would otherwise be the agent's to open): the
  * ptys the agent opens are made there, and no pty of the host is. But the
  * terminal the agent was started on is a pty of the host's instance, and
@@ -57,7 +57,7 @@ static bool same_node(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_rdev == b->st_rdev;
 }
 
-void jail_pts_collect(struct jail_pts *pts)
+void sbx_jail_pts_collect(struct sbx_jail_pts *pts)
 {
 	memset(pts, 0, sizeof(*pts));
 	for (size_t i = 0; i < JAIL_PTS_MAX; i++)
@@ -103,9 +103,9 @@ void jail_pts_collect(struct jail_pts *pts)
 	}
 }
 
-int jail_pts_private(void)
+int sbx_jail_pts_private(void)
 {
-	/* As jail_dev's; /dev/ptmx (a node or a link to pts/ptmx) opens the
+	/* As sbx_jail_dev's; /dev/ptmx (a node or a link to pts/ptmx) opens the
 	 * instance mounted on the "pts" beside it: this one. */
 	if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
 		  "newinstance,ptmxmode=0666,mode=0620") < 0)
@@ -113,7 +113,7 @@ int jail_pts_private(void)
 	return 0;
 }
 
-int jail_pts_attach(struct jail_pts *pts)
+int sbx_jail_pts_attach(struct sbx_jail_pts *pts)
 {
 	if (pts->n == 0)
 		return 0;
@@ -167,7 +167,7 @@ int jail_pts_attach(struct jail_pts *pts)
 	return rc;
 }
 
-int jail_pts_keep(struct jail_pts *pts, int first)
+int sbx_jail_pts_keep(struct sbx_jail_pts *pts, int first)
 {
 	int next = first;
 	for (size_t i = 0; i < pts->n; i++) {
@@ -180,7 +180,7 @@ int jail_pts_keep(struct jail_pts *pts, int first)
 	return next;
 }
 
-void jail_pts_drop(struct jail_pts *pts)
+void sbx_jail_pts_drop(struct sbx_jail_pts *pts)
 {
 	for (size_t i = 0; i < JAIL_PTS_MAX; i++) {
 		wd_close(&pts->mnt[i]);

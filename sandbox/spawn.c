@@ -484,5 +484,5 @@ int sbx_child_gone(struct sbx_child *c, int timeout_ms)
 
 int sbx_landlock_abi(void)
 {
-	return jail_landlock_abi();
+	return sbx_jail_landlock_abi();
 }

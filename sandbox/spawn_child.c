@@ -78,11 +78,11 @@ static void __attribute__((noreturn)) agent_main(const struct sbx_spawn_config *
 		fail(sock, "prctl(PR_SET_NO_NEW_PRIVS)", errno);
 	int abi = 0;
 	if (cfg->writable) {
-		int rc = jail_landlock(cfg->writable, &abi);
+		int rc = sbx_jail_landlock(cfg->writable, &abi);
 		if (rc < 0 && rc != -EOPNOTSUPP)
 			fail(sock, "applying Landlock", -rc);
 	}
-	int rc = jail_drop_caps();
+	int rc = sbx_jail_drop_caps();
 	if (rc < 0)
 		fail(sock, "dropping capabilities", -rc);
 	int listener = sbx_filter_load();
@@ -127,7 +127,7 @@ static bool under_private(const struct sbx_spawn_config *cfg, const char *path)
  * tree, while the host's /tmp is still what the paths name; only then is
  * anything attached, in the supervisor's order (the private directories,
  * then the shared places, parents first). Returns the /dev/shm copy (or
- * -1) for jail_dev; dies on failure. No fd outlives init's set-up: each is
+ * -1) for sbx_jail_dev; dies on failure. No fd outlives init's set-up: each is
  * O_CLOEXEC and closed once attached.
  */
 static int init_binds(const struct sbx_spawn_config *cfg, int sock)
@@ -135,7 +135,7 @@ static int init_binds(const struct sbx_spawn_config *cfg, int sock)
 	char what[160];
 	int *fds = wd_calloc(cfg->nbinds + 1, sizeof(int));
 	for (size_t i = 0; i < cfg->nbinds; i++) {
-		fds[i] = jail_bind_open(cfg->binds[i].src, cfg->binds[i].writable);
+		fds[i] = sbx_jail_bind_open(cfg->binds[i].src, cfg->binds[i].writable);
 		if (fds[i] < 0) {
 			snprintf(what, sizeof(what), "opening %s to bind it on %s",
 				 cfg->binds[i].src, cfg->binds[i].dst);
@@ -143,10 +143,10 @@ static int init_binds(const struct sbx_spawn_config *cfg, int sock)
 		}
 	}
 	int shm = -1;
-	if (cfg->shm_dir && (shm = jail_bind_open(cfg->shm_dir, true)) < 0)
+	if (cfg->shm_dir && (shm = sbx_jail_bind_open(cfg->shm_dir, true)) < 0)
 		fail(sock, cfg->shm_dir, -shm);
 	for (size_t i = 0; i < cfg->nbinds; i++) {
-		int rc = jail_bind_attach(fds[i], cfg->binds[i].dst, cfg->binds[i].make);
+		int rc = sbx_jail_bind_attach(fds[i], cfg->binds[i].dst, cfg->binds[i].make);
 		if (rc < 0) {
 			snprintf(what, sizeof(what), "binding %s on %s", cfg->binds[i].src,
 				 cfg->binds[i].dst);
@@ -168,7 +168,7 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 		/* A view under a private directory (a project under /tmp): its
 		 * mount point is made there, empty, as the host's is covered. */
 		if (under_private(cfg, v[i].dir)) {
-			int rc = jail_make_path(v[i].dir, v[i].type);
+			int rc = sbx_jail_make_path(v[i].dir, v[i].type);
 			if (rc < 0) {
 				snprintf(what, sizeof(what), "making the mount point %s", v[i].dir);
 				fail(sock, what, -rc);
@@ -212,22 +212,22 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
  * host's, with a private /dev/pts when the kernel allows it. Either way the
  * agent's own terminal is shown under /dev/pts (pts.c); a node that cannot
  * be shown leaves only its name unknown. */
-static void init_dev(int sock, int shm, bool userns, struct jail_pts *pts)
+static void init_dev(int sock, int shm, bool userns, struct sbx_jail_pts *pts)
 {
 	int rc;
-	jail_pts_collect(pts);
+	sbx_jail_pts_collect(pts);
 	if (!userns) {
-		rc = jail_dev(shm);
+		rc = sbx_jail_dev(shm);
 		if (rc < 0)
 			fail(sock, "setting up /dev", -rc);
-		jail_pts_attach(pts);
+		sbx_jail_pts_attach(pts);
 		return;
 	}
-	if (jail_pts_private() == 0)
-		jail_pts_attach(pts);
+	if (sbx_jail_pts_private() == 0)
+		sbx_jail_pts_attach(pts);
 	else
-		jail_pts_drop(pts);
-	if (shm >= 0 && (rc = jail_bind_attach(shm, "/dev/shm", false)) < 0)
+		sbx_jail_pts_drop(pts);
+	if (shm >= 0 && (rc = sbx_jail_bind_attach(shm, "/dev/shm", false)) < 0)
 		fail(sock, "binding the private /dev/shm", -rc);
 }
 
@@ -254,7 +254,7 @@ sbx_init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid
 		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
 		write_file("/proc/self/gid_map", map);
 	}
-	int rc = jail_private_mounts();
+	int rc = sbx_jail_private_mounts();
 	if (rc < 0)
 		fail(sock, "making mounts private", -rc);
 	/* The private /tmp before the views: a project under /tmp is
@@ -262,14 +262,14 @@ sbx_init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid
 	int shm = init_binds(cfg, sock);
 	init_views(cfg, sock, uid, gid, views, nviews);
 	for (size_t i = 0; cfg->hide && cfg->hide[i]; i++) {
-		rc = jail_hide(cfg->hide[i]);
+		rc = sbx_jail_hide(cfg->hide[i]);
 		if (rc < 0)
 			fail(sock, cfg->hide[i], -rc);
 	}
-	rc = jail_proc();
+	rc = sbx_jail_proc();
 	if (rc < 0)
 		fail(sock, "mounting /proc", -rc);
-	struct jail_pts pts;
+	struct sbx_jail_pts pts;
 	init_dev(sock, shm, userns, &pts);
 	if (shm >= 0)
 		close(shm);
@@ -290,7 +290,7 @@ sbx_init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid
 		_exit(1);
 	/* And the masters that keep the agent's terminal nodes' indices
 	 * reserved in the private /dev/pts (pts.c), as fds 4 and on. */
-	int from = jail_pts_keep(&pts, 4);
+	int from = sbx_jail_pts_keep(&pts, 4);
 	if (from < 0)
 		_exit(1);
 	if (syscall(SYS_close_range, (unsigned)from, ~0U, 0U) < 0)

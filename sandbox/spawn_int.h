@@ -44,12 +44,12 @@ int sbx_msg_recv(int sock, struct sbx_msg *m);
  * mount (mnt) and keeps its FUSE fd; in a user namespace init mounts each
  * and sends the fd.
  */
-enum view_kind { VIEW_MARKERS, VIEW_PROJECT, VIEW_GATE };
+enum sbx_view_kind { VIEW_MARKERS, VIEW_PROJECT, VIEW_GATE };
 
 struct sbx_view_slot {
 	const char *dir;
 	mode_t type; /* S_IFDIR, or S_IFREG for a gated file */
-	enum view_kind kind;
+	enum sbx_view_kind kind;
 	size_t index; /* in cfg->marker_dirs or cfg->gate_dirs */
 	int mnt, fuse;
 };

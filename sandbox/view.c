@@ -5,7 +5,7 @@
  * The project view is a libfuse3 low-level passthrough of the project
  * directory that hands sensitive opens, renames, links and symlinks to a
  * decide callback before they happen; it decides nothing itself. The inode
- * table is in view_node.c, the checks in view_check.c, the evictor in
+ * table is in sbx_view_node.c, the checks in view_check.c, the evictor in
  * view_evict.c and the FUSE callbacks in view_ops.c and the view_*.c files
  * it names. Why it is built so (inodes, sticky sensitivity, caching, the
  * descriptor budget): docs/design.md, section "The sandbox: the project view".
@@ -184,7 +184,7 @@ static int view_set_root(struct sbx_view *v, const struct sbx_view_config *cfg)
 	v->root.dev = st.st_dev;
 	v->root.ino = st.st_ino;
 	v->root.type = st.st_mode & S_IFMT;
-	v->root.wprot = view_path_write_protected(v, "");
+	v->root.wprot = sbx_view_protected_at(v, "");
 	if (cfg->prefix)
 		v->prefix = wd_strdup(cfg->prefix);
 	/* Sticky and inherited: every object under the root is sensitive. */
@@ -201,7 +201,7 @@ static int view_open_session(struct sbx_view *v, int fuse_fd)
 	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
 	struct fuse_lowlevel_ops ops;
 	char dev[32];
-	view_ops_fill(&ops);
+	sbx_view_ops_fill(&ops);
 	v->se = fuse_session_new(&args, &ops, sizeof(ops), v);
 	fuse_opt_free_args(&args);
 	if (!v->se) {
@@ -248,7 +248,7 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 		return -rc;
 	}
 	v->thread_started = true;
-	if (pthread_create(&v->evictor, NULL, view_evictor_loop, v) == 0)
+	if (pthread_create(&v->evictor, NULL, sbx_view_evictor_loop, v) == 0)
 		v->evictor_started = true;
 	else
 		wd_warn("the view's evictor could not start: a tree with more files than %zu "

@@ -23,7 +23,7 @@
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct vnode *n = view_req_node(req, ino);
+	struct vnode *n = sbx_view_req_node(req, ino);
 	struct stat st;
 	int rc;
 
@@ -33,7 +33,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	else
 		rc = fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
 	if (rc < 0)
-		view_reply_err(req, errno);
+		sbx_view_reply_err(req, errno);
 	else
 		fuse_reply_attr(req, &st, VIEW_ATTR_TIMEOUT);
 }
@@ -51,8 +51,8 @@ static int setattr_times(int fd, struct vnode *n, const struct stat *attr, int v
 	else if (valid & FUSE_SET_ATTR_MTIME)
 		ts[1] = attr->st_mtim;
 	if (fd >= 0)
-		return futimens(fd, ts) < 0 ? view_neg_errno() : 0;
-	return utimensat(n->fd, "", ts, AT_EMPTY_PATH) < 0 ? view_neg_errno() : 0;
+		return futimens(fd, ts) < 0 ? sbx_view_neg_errno() : 0;
+	return utimensat(n->fd, "", ts, AT_EMPTY_PATH) < 0 ? sbx_view_neg_errno() : 0;
 }
 
 /* The access bits a setattr asks for, as decided for sensitive and
@@ -76,14 +76,14 @@ static unsigned setattr_access(int valid, int fd)
 static int do_setattr(fuse_req_t req, struct vnode *n, const struct stat *attr, int valid,
 		      struct fuse_file_info *fi)
 {
-	struct sbx_view *v = view_of_req(req);
+	struct sbx_view *v = sbx_view_of_req(req);
 	char proc[VIEW_PROC_FD_LEN];
 	int fd = fi && n->type == S_IFREG ? (int)fi->fh : -1, rc;
-	char *path = view_path(v, n, NULL);
+	char *path = sbx_view_path(v, n, NULL);
 
 	unsigned acc = setattr_access(valid, fd);
 
-	rc = view_check_node_write(v, n, path);
+	rc = sbx_view_check_node_write(v, n, path);
 	/* A change to a sensitive or control file is decided, through a
 	 * handle too (fchmod needs no writable fd). A truncate through a
 	 * handle needs a writable fd, whose open was decided. */
@@ -91,35 +91,35 @@ static int do_setattr(fuse_req_t req, struct vnode *n, const struct stat *attr, 
 		struct stat st;
 
 		if (fstatat(n->fd, "", &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0)
-			rc = view_neg_errno();
-		else if (view_node_flags(v, n, path, &st))
-			rc = view_decide(v, req, path, NULL, acc);
+			rc = sbx_view_neg_errno();
+		else if (sbx_view_node_flags(v, n, path, &st))
+			rc = sbx_view_decide(v, req, path, NULL, acc);
 	}
 	free(path);
 	if (rc)
 		return rc;
-	view_proc_fd(proc, n->fd);
+	sbx_view_proc_fd(proc, n->fd);
 	if (valid & FUSE_SET_ATTR_MODE) {
 		/* The kernel checked ownership (default_permissions) and
 		 * dropped a set-group-ID bit for a group the caller is not
 		 * in; the view never sets set-user-ID at all. */
-		mode_t mode = view_safe_mode(attr->st_mode, n->type);
+		mode_t mode = sbx_view_safe_mode(attr->st_mode, n->type);
 
 		rc = fd >= 0 ? fchmod(fd, mode) : chmod(proc, mode);
 		if (rc < 0)
-			return view_neg_errno();
+			return sbx_view_neg_errno();
 	}
 	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
 		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
 
 		if (fchownat(n->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-			return view_neg_errno();
+			return sbx_view_neg_errno();
 	}
 	if (valid & FUSE_SET_ATTR_SIZE) {
 		rc = fd >= 0 ? ftruncate(fd, attr->st_size) : truncate(proc, attr->st_size);
 		if (rc < 0)
-			return view_neg_errno();
+			return sbx_view_neg_errno();
 	}
 	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
 		     FUSE_SET_ATTR_MTIME_NOW))
@@ -130,10 +130,10 @@ static int do_setattr(fuse_req_t req, struct vnode *n, const struct stat *attr, 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 		       struct fuse_file_info *fi)
 {
-	int rc = do_setattr(req, view_req_node(req, ino), attr, valid, fi);
+	int rc = do_setattr(req, sbx_view_req_node(req, ino), attr, valid, fi);
 
 	if (rc)
-		view_reply_err(req, -rc);
+		sbx_view_reply_err(req, -rc);
 	else
 		op_getattr(req, ino, fi);
 }
@@ -144,8 +144,8 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct statvfs s;
 
-	if (fstatvfs(view_req_node(req, ino)->fd, &s) < 0)
-		view_reply_err(req, errno);
+	if (fstatvfs(sbx_view_req_node(req, ino)->fd, &s) < 0)
+		sbx_view_reply_err(req, errno);
 	else
 		fuse_reply_statfs(req, &s);
 }
@@ -161,26 +161,26 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 static int do_xattr_change(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			   size_t size, int flags)
 {
-	struct sbx_view *v = view_of_req(req);
-	struct vnode *n = view_node(v, ino);
-	char *path = view_path(v, n, NULL), proc[VIEW_PROC_FD_LEN];
+	struct sbx_view *v = sbx_view_of_req(req);
+	struct vnode *n = sbx_view_node(v, ino);
+	char *path = sbx_view_path(v, n, NULL), proc[VIEW_PROC_FD_LEN];
 	struct stat st;
-	int rc = view_check_node_write(v, n, path);
+	int rc = sbx_view_check_node_write(v, n, path);
 
 	if (!rc && strncmp(name, "user.", 5) != 0)
 		rc = strncmp(name, "system.", 7) == 0 ? -EOPNOTSUPP : -EPERM;
 	if (!rc && n->type == S_IFLNK)
 		rc = -EPERM;
 	if (!rc && fstatat(n->fd, "", &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0)
-		rc = view_neg_errno();
-	if (!rc && view_node_flags(v, n, path, &st))
-		rc = view_decide(v, req, path, NULL, POL_ACC_XATTR);
+		rc = sbx_view_neg_errno();
+	if (!rc && sbx_view_node_flags(v, n, path, &st))
+		rc = sbx_view_decide(v, req, path, NULL, POL_ACC_XATTR);
 	free(path);
 	if (rc)
 		return rc;
-	view_proc_fd(proc, n->fd);
+	sbx_view_proc_fd(proc, n->fd);
 	if (value ? setxattr(proc, name, value, size, flags) : removexattr(proc, name))
-		return view_neg_errno();
+		return sbx_view_neg_errno();
 	return 0;
 }
 
@@ -188,12 +188,12 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 			size_t size, int flags)
 {
 	/* A zero-length value still sets the name: never pass NULL. */
-	view_reply_err(req, -do_xattr_change(req, ino, name, value ? value : "", size, flags));
+	sbx_view_reply_err(req, -do_xattr_change(req, ino, name, value ? value : "", size, flags));
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	view_reply_err(req, -do_xattr_change(req, ino, name, NULL, 0, 0));
+	sbx_view_reply_err(req, -do_xattr_change(req, ino, name, NULL, 0, 0));
 }
 
 /* Removes the trusted.* names from a listxattr buffer of |len| bytes (the
@@ -221,28 +221,28 @@ static ssize_t drop_trusted(char *buf, size_t len)
  * /proc link would lead to their target's). */
 static void do_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	struct vnode *n = view_req_node(req, ino);
+	struct vnode *n = sbx_view_req_node(req, ino);
 	char proc[VIEW_PROC_FD_LEN];
 	char *buf = NULL;
 	ssize_t res;
 
 	if (n->type == S_IFLNK) {
 		if (name)
-			view_reply_err(req, ENODATA);
+			sbx_view_reply_err(req, ENODATA);
 		else if (size)
 			fuse_reply_buf(req, NULL, 0);
 		else
 			fuse_reply_xattr(req, 0);
 		return;
 	}
-	view_proc_fd(proc, n->fd);
+	sbx_view_proc_fd(proc, n->fd);
 	if (size)
 		buf = wd_malloc(size);
 	res = name ? getxattr(proc, name, buf, size) : listxattr(proc, buf, size);
 	if (res > 0 && !name && buf)
 		res = drop_trusted(buf, (size_t)res);
 	if (res < 0)
-		view_reply_err(req, errno);
+		sbx_view_reply_err(req, errno);
 	else if (size)
 		fuse_reply_buf(req, buf, (size_t)res);
 	else
@@ -260,7 +260,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	do_getxattr(req, ino, NULL, size);
 }
 
-void view_attr_ops(struct fuse_lowlevel_ops *ops)
+void sbx_view_attr_ops(struct fuse_lowlevel_ops *ops)
 {
 	ops->getattr = op_getattr;
 	ops->setattr = op_setattr;

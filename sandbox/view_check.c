@@ -25,7 +25,7 @@
 
 /* What (dev, ino) is known as: VIEW_SENSITIVE, VIEW_CONTROL or 0. Under
  * lock. */
-unsigned view_ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino)
+unsigned sbx_view_ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino)
 {
 	for (size_t i = 0; i < v->nidents; i++)
 		if (v->idents[i].dev == dev && v->idents[i].ino == ino)
@@ -33,13 +33,13 @@ unsigned view_ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino)
 	return 0;
 }
 
-bool view_ident_known(const struct sbx_view *v, dev_t dev, ino_t ino)
+bool sbx_view_ident_known(const struct sbx_view *v, dev_t dev, ino_t ino)
 {
-	return view_ident_flags(v, dev, ino) & VIEW_SENSITIVE;
+	return sbx_view_ident_flags(v, dev, ino) & VIEW_SENSITIVE;
 }
 
 /* Under lock. */
-void view_ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned flags)
+void sbx_view_ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned flags)
 {
 	for (size_t i = 0; i < v->nidents; i++)
 		if (v->idents[i].dev == dev && v->idents[i].ino == ino) {
@@ -50,15 +50,15 @@ void view_ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned fla
 		v->idents_cap = v->idents_cap ? v->idents_cap * 2 : 16;
 		v->idents = wd_realloc(v->idents, v->idents_cap * sizeof(*v->idents));
 	}
-	v->idents[v->nidents++] = (struct view_ident){dev, ino, flags};
+	v->idents[v->nidents++] = (struct sbx_view_ident){dev, ino, flags};
 }
 
-void view_ident_add(struct sbx_view *v, dev_t dev, ino_t ino)
+void sbx_view_ident_add(struct sbx_view *v, dev_t dev, ino_t ino)
 {
-	view_ident_add_flags(v, dev, ino, VIEW_SENSITIVE);
+	sbx_view_ident_add_flags(v, dev, ino, VIEW_SENSITIVE);
 }
 
-void view_identity_gone(struct sbx_view *v, int fd)
+void sbx_view_identity_gone(struct sbx_view *v, int fd)
 {
 	struct stat st;
 
@@ -73,11 +73,11 @@ void view_identity_gone(struct sbx_view *v, int fd)
 	pthread_mutex_unlock(&v->lock);
 }
 
-void view_mark_sensitive(struct sbx_view *v, struct vnode *n)
+void sbx_view_mark_sensitive(struct sbx_view *v, struct vnode *n)
 {
 	pthread_mutex_lock(&v->lock);
 	n->sensitive = true;
-	view_ident_add(v, n->dev, n->ino);
+	sbx_view_ident_add(v, n->dev, n->ino);
 	pthread_mutex_unlock(&v->lock);
 }
 
@@ -98,7 +98,7 @@ static void scan_dir(struct sbx_view *v, int fd, const char *path, bool sens, in
 			continue;
 		char *child =
 			*path ? wd_asprintf("%s/%s", path, de->d_name) : wd_strdup(de->d_name);
-		bool csens = sens || view_path_sensitive(v, child);
+		bool csens = sens || sbx_view_sensitive_at(v, child);
 		bool cctl = pol_is_control(v->policy, child, NULL);
 		unsigned char type = de->d_type;
 		struct stat st;
@@ -118,9 +118,9 @@ static void scan_dir(struct sbx_view *v, int fd, const char *path, bool sens, in
 				scan_dir(v, cfd, child, csens, depth + 1);
 		} else if (type == DT_REG && (csens || cctl) && st.st_nlink > 1) {
 			pthread_mutex_lock(&v->lock);
-			view_ident_add_flags(v, st.st_dev, st.st_ino,
-					     (csens ? VIEW_SENSITIVE : 0) |
-						     (cctl ? VIEW_CONTROL : 0));
+			sbx_view_ident_add_flags(v, st.st_dev, st.st_ino,
+						 (csens ? VIEW_SENSITIVE : 0) |
+							 (cctl ? VIEW_CONTROL : 0));
 			pthread_mutex_unlock(&v->lock);
 		}
 		free(child);
@@ -146,61 +146,62 @@ static void ensure_scanned(struct sbx_view *v)
 	pthread_mutex_unlock(&v->scan_lock);
 }
 
-unsigned view_node_flags(struct sbx_view *v, struct vnode *n, const char *path,
-			 const struct stat *st)
+unsigned sbx_view_node_flags(struct sbx_view *v, struct vnode *n, const char *path,
+			     const struct stat *st)
 {
-	unsigned flags = view_node_sensitive(v, n, path, st) ? VIEW_SENSITIVE : 0;
+	unsigned flags = sbx_view_node_sensitive(v, n, path, st) ? VIEW_SENSITIVE : 0;
 	bool ctl;
 
 	pthread_mutex_lock(&v->lock);
-	ctl = n->control || (view_ident_flags(v, st->st_dev, st->st_ino) & VIEW_CONTROL);
+	ctl = n->control || (sbx_view_ident_flags(v, st->st_dev, st->st_ino) & VIEW_CONTROL);
 	pthread_mutex_unlock(&v->lock);
 	if (!ctl && pol_is_control(v->policy, path, NULL))
 		ctl = true;
-	/* A hard link made before the run: view_node_sensitive() has walked
+	/* A hard link made before the run: sbx_view_node_sensitive() has walked
 	 * the project already for a file with several names. */
 	if (!ctl && S_ISREG(st->st_mode) && st->st_nlink > 1) {
 		ensure_scanned(v);
 		pthread_mutex_lock(&v->lock);
-		ctl = view_ident_flags(v, st->st_dev, st->st_ino) & VIEW_CONTROL;
+		ctl = sbx_view_ident_flags(v, st->st_dev, st->st_ino) & VIEW_CONTROL;
 		pthread_mutex_unlock(&v->lock);
 	}
 	if (ctl) {
 		pthread_mutex_lock(&v->lock);
 		n->control = true;
 		if (S_ISREG(st->st_mode))
-			view_ident_add_flags(v, st->st_dev, st->st_ino, VIEW_CONTROL);
+			sbx_view_ident_add_flags(v, st->st_dev, st->st_ino, VIEW_CONTROL);
 		pthread_mutex_unlock(&v->lock);
 		flags |= VIEW_CONTROL;
 	}
 	return flags;
 }
 
-bool view_name_control(struct sbx_view *v, struct vnode *parent, const char *name, const char *path)
+bool sbx_view_name_control(struct sbx_view *v, struct vnode *parent, const char *name,
+			   const char *path)
 {
 	struct stat st;
 	bool ctl = pol_is_control(v->policy, path, NULL);
 
 	if (!ctl && fstatat(parent->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		pthread_mutex_lock(&v->lock);
-		struct vnode *n = view_table_find(v, st.st_dev, st.st_ino);
+		struct vnode *n = sbx_view_table_find(v, st.st_dev, st.st_ino);
 
 		ctl = (n && n->control) ||
-		      (view_ident_flags(v, st.st_dev, st.st_ino) & VIEW_CONTROL);
+		      (sbx_view_ident_flags(v, st.st_dev, st.st_ino) & VIEW_CONTROL);
 		pthread_mutex_unlock(&v->lock);
 	}
 	return ctl;
 }
 
-bool view_node_sensitive(struct sbx_view *v, struct vnode *n, const char *path,
-			 const struct stat *st)
+bool sbx_view_node_sensitive(struct sbx_view *v, struct vnode *n, const char *path,
+			     const struct stat *st)
 {
 	bool known;
 
 	pthread_mutex_lock(&v->lock);
-	known = n->sensitive || view_ident_known(v, st->st_dev, st->st_ino);
+	known = n->sensitive || sbx_view_ident_known(v, st->st_dev, st->st_ino);
 	pthread_mutex_unlock(&v->lock);
-	if (!known && view_path_sensitive(v, path))
+	if (!known && sbx_view_sensitive_at(v, path))
 		known = true;
 	/* A markers view (a home) is not walked: it may hold millions of
 	 * files, and its hard links to a sensitive file under an ordinary
@@ -208,37 +209,37 @@ bool view_node_sensitive(struct sbx_view *v, struct vnode *n, const char *path,
 	if (!known && !v->prefix && S_ISREG(st->st_mode) && st->st_nlink > 1) {
 		ensure_scanned(v);
 		pthread_mutex_lock(&v->lock);
-		known = view_ident_known(v, st->st_dev, st->st_ino);
+		known = sbx_view_ident_known(v, st->st_dev, st->st_ino);
 		pthread_mutex_unlock(&v->lock);
 	}
 	if (known)
-		view_mark_sensitive(v, n);
+		sbx_view_mark_sensitive(v, n);
 	return known;
 }
 
 /* ---- checks ---------------------------------------------------------- */
 
-void view_name_flags(struct sbx_view *v, struct vnode *parent, const char *name, const char *path,
-		     bool *sens, bool *wprot)
+void sbx_view_name_flags(struct sbx_view *v, struct vnode *parent, const char *name,
+			 const char *path, bool *sens, bool *wprot)
 {
 	struct stat st;
 	bool exists = fstatat(parent->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 
-	*sens = view_path_sensitive(v, path);
-	*wprot = view_path_write_protected(v, path);
+	*sens = sbx_view_sensitive_at(v, path);
+	*wprot = sbx_view_protected_at(v, path);
 	pthread_mutex_lock(&v->lock);
 	*sens |= parent->sensitive;
 	*wprot |= parent->wprot;
 	if (exists) {
-		struct vnode *n = view_table_find(v, st.st_dev, st.st_ino);
+		struct vnode *n = sbx_view_table_find(v, st.st_dev, st.st_ino);
 
-		*sens |= view_ident_known(v, st.st_dev, st.st_ino) || (n && n->sensitive);
+		*sens |= sbx_view_ident_known(v, st.st_dev, st.st_ino) || (n && n->sensitive);
 		*wprot |= n && n->wprot;
 	}
 	pthread_mutex_unlock(&v->lock);
 }
 
-bool view_is_hidden(const struct sbx_view *v, const char *path)
+bool sbx_view_is_hidden(const struct sbx_view *v, const char *path)
 {
 	/* Compared without case: on a case-folding directory (ext4 casefold,
 	 * vfat, a mounted share) ".SSH" is ".ssh". Hiding ".SSH" as well on
@@ -251,14 +252,14 @@ bool view_is_hidden(const struct sbx_view *v, const char *path)
 	return false;
 }
 
-bool view_path_write_protected(const struct sbx_view *v, const char *path)
+bool sbx_view_protected_at(const struct sbx_view *v, const char *path)
 {
 	return sbx_view_path_write_protected(v->policy, v->prefix, path);
 }
 
-int view_check_write(const struct sbx_view *v, const char *path)
+int sbx_view_check_write(const struct sbx_view *v, const char *path)
 {
-	if (v->read_only || view_path_write_protected(v, path))
+	if (v->read_only || sbx_view_protected_at(v, path))
 		return -EROFS;
 	if (!v->writable)
 		return 0;
@@ -268,8 +269,8 @@ int view_check_write(const struct sbx_view *v, const char *path)
 	return -EROFS;
 }
 
-int view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const char *path2,
-		unsigned access)
+int sbx_view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const char *path2,
+		    unsigned access)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	/* A gated place's paths are shown whole: "/home/u/.ssh/id_rsa". */

@@ -32,14 +32,14 @@ struct vdir {
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct sbx_view *v = view_of_req(req);
-	struct vnode *n = view_node(v, ino);
+	struct sbx_view *v = sbx_view_of_req(req);
+	struct vnode *n = sbx_view_node(v, ino);
 	struct vdir *d;
 	struct stat st;
 	int fd = openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		view_reply_err(req, errno);
+		sbx_view_reply_err(req, errno);
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -47,16 +47,16 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	d = wd_calloc(1, sizeof(*d));
 	d->dp = fdopendir(fd);
 	if (!d->dp) {
-		view_reply_err(req, errno);
+		sbx_view_reply_err(req, errno);
 		close(fd);
 		free(d);
 		return;
 	}
 	if (v->hidden[0])
-		d->path = view_path(v, n, NULL);
+		d->path = sbx_view_path(v, n, NULL);
 	fi->fh = (uint64_t)(uintptr_t)d;
 	fi->cache_readdir = 1;
-	fi->keep_cache = view_cache_still_valid(v, n, &st);
+	fi->keep_cache = sbx_view_cache_still_valid(v, n, &st);
 	if (fuse_reply_open(req, fi) != 0) {
 		closedir(d->dp);
 		free(d->path);
@@ -69,7 +69,7 @@ static bool entry_hidden(struct sbx_view *v, const struct vdir *d, const char *n
 	if (!d->path)
 		return false;
 	char *p = *d->path ? wd_asprintf("%s/%s", d->path, name) : wd_strdup(name);
-	bool h = view_is_hidden(v, p);
+	bool h = sbx_view_is_hidden(v, p);
 
 	free(p);
 	return h;
@@ -85,7 +85,7 @@ static bool is_dot(const char *name)
 static ssize_t add_entry(fuse_req_t req, struct vnode *dir, struct vdir *d, char *p, size_t rem,
 			 bool plus)
 {
-	struct sbx_view *v = view_of_req(req);
+	struct sbx_view *v = sbx_view_of_req(req);
 	const char *name = d->entry->d_name;
 	off_t next = d->entry->d_off;
 	struct fuse_entry_param e = {0};
@@ -102,7 +102,7 @@ static ssize_t add_entry(fuse_req_t req, struct vnode *dir, struct vdir *d, char
 		e.attr.st_ino = d->entry->d_ino;
 		e.attr.st_mode = (mode_t)d->entry->d_type << 12;
 	} else {
-		int rc = view_lookup(v, dir, name, &e);
+		int rc = sbx_view_lookup(v, dir, name, &e);
 
 		if (rc == -ENOENT)
 			return 0; /* removed since the directory was read */
@@ -111,7 +111,7 @@ static ssize_t add_entry(fuse_req_t req, struct vnode *dir, struct vdir *d, char
 	}
 	size = fuse_add_direntry_plus(req, p, rem, name, &e, next);
 	if (size > rem && e.ino)
-		view_forget(v, view_node(v, e.ino), 1);
+		sbx_view_forget(v, sbx_view_node(v, e.ino), 1);
 	return (ssize_t)size;
 }
 
@@ -119,7 +119,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 		       struct fuse_file_info *fi, bool plus)
 {
 	struct vdir *d = (struct vdir *)(uintptr_t)fi->fh;
-	struct vnode *dir = view_req_node(req, ino);
+	struct vnode *dir = sbx_view_req_node(req, ino);
 	char *buf = wd_malloc(size), *p = buf;
 	size_t rem = size;
 	int err = 0;
@@ -153,7 +153,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 	}
 	/* An error after some entries is reported by the next call. */
 	if (err && rem == size)
-		view_reply_err(req, err);
+		sbx_view_reply_err(req, err);
 	else
 		fuse_reply_buf(req, buf, size - rem);
 	free(buf);
@@ -188,10 +188,10 @@ static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	int fd = dirfd(d->dp);
 
 	(void)ino;
-	view_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0);
+	sbx_view_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0);
 }
 
-void view_dirs_ops(struct fuse_lowlevel_ops *ops)
+void sbx_view_dirs_ops(struct fuse_lowlevel_ops *ops)
 {
 	ops->opendir = op_opendir;
 	ops->readdir = op_readdir;

@@ -77,7 +77,7 @@ static size_t pick_victims(struct sbx_view *v, struct victim **out)
 	return n;
 }
 
-void *view_evictor_loop(void *arg)
+void *sbx_view_evictor_loop(void *arg)
 {
 	struct sbx_view *v = arg;
 	sigset_t mask;
@@ -94,12 +94,12 @@ void *view_evictor_loop(void *arg)
 		size_t n = pick_victims(v, &c);
 		pthread_mutex_unlock(&v->lock);
 		for (size_t i = 0; i < n; i++)
-			fuse_lowlevel_notify_inval_entry(v->se, view_ino(v, c[i].parent), c[i].name,
-							 strlen(c[i].name));
+			fuse_lowlevel_notify_inval_entry(v->se, sbx_view_ino(v, c[i].parent),
+							 c[i].name, strlen(c[i].name));
 		pthread_mutex_lock(&v->lock);
 		for (size_t i = 0; i < n; i++) {
 			c[i].parent->refs--;
-			view_node_release(v, c[i].parent);
+			sbx_view_node_release(v, c[i].parent);
 			free(c[i].name);
 		}
 		free(c);

@@ -51,36 +51,36 @@ static int backing_flags(struct sbx_view *v, int flags)
 
 static int do_open(fuse_req_t req, struct vnode *n, struct fuse_file_info *fi)
 {
-	struct sbx_view *v = view_of_req(req);
-	char *path = view_path(v, n, NULL);
+	struct sbx_view *v = sbx_view_of_req(req);
+	char *path = sbx_view_path(v, n, NULL);
 	char proc[VIEW_PROC_FD_LEN];
 	unsigned acc = open_access(fi->flags);
 	struct stat st;
 	int rc = 0, fd;
 
 	if (fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-		rc = view_neg_errno();
+		rc = sbx_view_neg_errno();
 	else if (!S_ISREG(st.st_mode))
 		rc = -EACCES; /* the kernel opens only regular files here */
 	if (!rc && (acc & POL_ACC_WRITE))
-		rc = view_check_node_write(v, n, path);
+		rc = sbx_view_check_node_write(v, n, path);
 	if (!rc) {
-		unsigned known = view_node_flags(v, n, path, &st);
+		unsigned known = sbx_view_node_flags(v, n, path, &st);
 
 		if (sbx_view_open_decided(known & VIEW_SENSITIVE, known & VIEW_CONTROL, acc))
-			rc = view_decide(v, req, path, NULL, acc);
+			rc = sbx_view_decide(v, req, path, NULL, acc);
 	}
 	free(path);
 	if (rc)
 		return rc;
-	view_proc_fd(proc, n->fd);
+	sbx_view_proc_fd(proc, n->fd);
 	fd = open(proc, backing_flags(v, fi->flags));
 	if (fd < 0 && errno == EACCES && v->writeback && (fi->flags & O_ACCMODE) == O_WRONLY)
 		fd = open(proc, (fi->flags & ~(O_NOFOLLOW | O_CREAT | O_EXCL)) | O_CLOEXEC);
 	if (fd < 0)
-		return view_neg_errno();
+		return sbx_view_neg_errno();
 	fi->fh = (uint64_t)fd;
-	fi->keep_cache = view_cache_still_valid(v, n, &st) && !(fi->flags & O_TRUNC);
+	fi->keep_cache = sbx_view_cache_still_valid(v, n, &st) && !(fi->flags & O_TRUNC);
 	/* A close of a read-only file has nothing to flush. */
 	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
 	return 0;
@@ -88,32 +88,32 @@ static int do_open(fuse_req_t req, struct vnode *n, struct fuse_file_info *fi)
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	int rc = do_open(req, view_req_node(req, ino), fi);
+	int rc = do_open(req, sbx_view_req_node(req, ino), fi);
 
 	if (rc) {
-		view_reply_err(req, -rc);
+		sbx_view_reply_err(req, -rc);
 		return;
 	}
-	view_opened(view_of_req(req), view_req_node(req, ino), 1);
+	sbx_view_opened(sbx_view_of_req(req), sbx_view_req_node(req, ino), 1);
 	if (fuse_reply_open(req, fi) != 0) {
 		close((int)fi->fh); /* the request was interrupted */
-		view_opened(view_of_req(req), view_req_node(req, ino), -1);
+		sbx_view_opened(sbx_view_of_req(req), sbx_view_req_node(req, ino), -1);
 	}
 }
 
 static int do_create(fuse_req_t req, struct vnode *parent, const char *name, mode_t mode,
 		     struct fuse_file_info *fi, struct fuse_entry_param *e)
 {
-	struct sbx_view *v = view_of_req(req);
-	char *path = view_path(v, parent, name);
+	struct sbx_view *v = sbx_view_of_req(req);
+	char *path = sbx_view_path(v, parent, name);
 	unsigned acc = open_access(fi->flags) | POL_ACC_CREATE;
 	bool sens, decided = false, existed = false;
-	struct view_as_caller cred;
+	struct sbx_view_as_caller cred;
 	struct stat st;
-	int rc = view_check_new(v, parent, name, path, &sens), fd;
+	int rc = sbx_view_check_new(v, parent, name, path, &sens), fd;
 
-	if (!rc && (sens || view_name_control(v, parent, name, path))) {
-		rc = view_decide(v, req, path, NULL, acc);
+	if (!rc && (sens || sbx_view_name_control(v, parent, name, path))) {
+		rc = sbx_view_decide(v, req, path, NULL, acc);
 		decided = true;
 	}
 	if (rc)
@@ -123,47 +123,48 @@ static int do_create(fuse_req_t req, struct vnode *parent, const char *name, mod
 	 * that appeared since (made outside the view) was checked by nobody:
 	 * it is opened below as an existing file, with the caller's
 	 * permission checked. */
-	view_caller_begin(req, &cred);
+	sbx_view_caller_begin(req, &cred);
 	fd = openat(parent->fd, name, backing_flags(v, fi->flags) | O_CREAT | O_EXCL | O_NOFOLLOW,
-		    view_safe_mode(mode, S_IFREG));
-	rc = fd < 0 ? view_neg_errno() : 0;
-	view_caller_end(&cred);
+		    sbx_view_safe_mode(mode, S_IFREG));
+	rc = fd < 0 ? sbx_view_neg_errno() : 0;
+	sbx_view_caller_end(&cred);
 	if (rc == -EEXIST && !(fi->flags & O_EXCL)) {
 		existed = true;
 		/* Truncated below, once checked and decided. */
 		fd = openat(parent->fd, name,
 			    (backing_flags(v, fi->flags) & ~O_TRUNC) | O_NOFOLLOW);
-		rc = fd < 0 ? view_neg_errno() : 0;
+		rc = fd < 0 ? sbx_view_neg_errno() : 0;
 		if (!rc && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
 			rc = -EACCES;
 		if (!rc)
-			rc = view_caller_may_open(req, &st,
-						  (acc & POL_ACC_READ ? R_OK : 0) |
-							  (acc & POL_ACC_WRITE ? W_OK : 0));
+			rc = sbx_view_caller_may_open(req, &st,
+						      (acc & POL_ACC_READ ? R_OK : 0) |
+							      (acc & POL_ACC_WRITE ? W_OK : 0));
 		if (rc && fd >= 0)
 			close(fd);
 	}
 	if (rc)
 		goto out;
-	rc = view_lookup(v, parent, name, e);
+	rc = sbx_view_lookup(v, parent, name, e);
 	if (!rc && fstat(fd, &st) < 0)
-		rc = view_neg_errno();
+		rc = sbx_view_neg_errno();
 	/* An existing file opened by create is decided as an open: by the
 	 * object, not the name (the name may have changed since the check). */
-	if (!rc && !decided && existed && view_node_flags(v, view_node(v, e->ino), path, &st))
-		rc = view_decide(v, req, path, NULL, acc);
+	if (!rc && !decided && existed &&
+	    sbx_view_node_flags(v, sbx_view_node(v, e->ino), path, &st))
+		rc = sbx_view_decide(v, req, path, NULL, acc);
 	if (!rc && (fi->flags & O_TRUNC) && st.st_size > 0) {
 		if (ftruncate(fd, 0) < 0 || fstat(fd, &st) < 0)
-			rc = view_neg_errno();
+			rc = sbx_view_neg_errno();
 	}
 	if (rc) {
 		if (e->ino)
-			view_forget(v, view_node(v, e->ino), 1);
+			sbx_view_forget(v, sbx_view_node(v, e->ino), 1);
 		close(fd);
 		goto out;
 	}
 	e->attr = st;
-	view_cache_still_valid(v, view_node(v, e->ino), &st);
+	sbx_view_cache_still_valid(v, sbx_view_node(v, e->ino), &st);
 	fi->fh = (uint64_t)fd;
 	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
 out:
@@ -175,16 +176,16 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		      struct fuse_file_info *fi)
 {
 	struct fuse_entry_param e;
-	int rc = do_create(req, view_req_node(req, parent), name, mode, fi, &e);
+	int rc = do_create(req, sbx_view_req_node(req, parent), name, mode, fi, &e);
 
 	if (rc) {
-		view_reply_err(req, -rc);
+		sbx_view_reply_err(req, -rc);
 		return;
 	}
-	view_opened(view_of_req(req), view_req_node(req, e.ino), 1);
+	sbx_view_opened(sbx_view_of_req(req), sbx_view_req_node(req, e.ino), 1);
 	if (fuse_reply_create(req, &e, fi) != 0) {
 		close((int)fi->fh);
-		view_opened(view_of_req(req), view_req_node(req, e.ino), -1);
+		sbx_view_opened(sbx_view_of_req(req), sbx_view_req_node(req, e.ino), -1);
 	}
 }
 
@@ -212,7 +213,7 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	out.buf[0].pos = off;
 	res = fuse_buf_copy(&out, in, 0);
 	if (res < 0)
-		view_reply_err(req, (int)-res);
+		sbx_view_reply_err(req, (int)-res);
 	else
 		fuse_reply_write(req, (size_t)res);
 }
@@ -224,7 +225,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int fd = dup((int)fi->fh);
 
 	(void)ino;
-	view_reply_err(req, fd < 0 || close(fd) < 0 ? errno : 0);
+	sbx_view_reply_err(req, fd < 0 || close(fd) < 0 ? errno : 0);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -234,9 +235,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	/* Writes went through the page cache to the file: what the kernel
 	 * caches now is the file as it is. */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY && fstat((int)fi->fh, &st) == 0)
-		view_cache_still_valid(view_of_req(req), view_req_node(req, ino), &st);
+		sbx_view_cache_still_valid(sbx_view_of_req(req), sbx_view_req_node(req, ino), &st);
 	close((int)fi->fh);
-	view_opened(view_of_req(req), view_req_node(req, ino), -1);
+	sbx_view_opened(sbx_view_of_req(req), sbx_view_req_node(req, ino), -1);
 	fuse_reply_err(req, 0);
 }
 
@@ -245,14 +246,14 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	int rc = datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh);
 
 	(void)ino;
-	view_reply_err(req, rc < 0 ? errno : 0);
+	sbx_view_reply_err(req, rc < 0 ? errno : 0);
 }
 
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
 			 struct fuse_file_info *fi)
 {
 	(void)ino;
-	view_reply_err(req, fallocate((int)fi->fh, mode, off, len) < 0 ? errno : 0);
+	sbx_view_reply_err(req, fallocate((int)fi->fh, mode, off, len) < 0 ? errno : 0);
 }
 
 static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
@@ -262,7 +263,7 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 
 	(void)ino;
 	if (res < 0)
-		view_reply_err(req, errno);
+		sbx_view_reply_err(req, errno);
 	else
 		fuse_reply_lseek(req, res);
 }
@@ -278,12 +279,12 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	(void)ino_in;
 	(void)ino_out;
 	if (res < 0)
-		view_reply_err(req, errno);
+		sbx_view_reply_err(req, errno);
 	else
 		fuse_reply_write(req, (size_t)res);
 }
 
-void view_files_ops(struct fuse_lowlevel_ops *ops)
+void sbx_view_files_ops(struct fuse_lowlevel_ops *ops)
 {
 	ops->open = op_open;
 	ops->create = op_create;

@@ -1,7 +1,7 @@
 /*
  * view_int.h: private to the project view's files (view*.c).
  *
- * view.c starts and stops the session, view_node.c keeps the inode table
+ * view.c starts and stops the session, sbx_view_node.c keeps the inode table
  * and each inode's path relative to the project root, view_check.c the
  * sensitive, hidden and write-protected checks and the decide hook,
  * view_evict.c the evictor; view_ops.c holds what the FUSE callbacks share
@@ -75,13 +75,13 @@ struct vnode {
 	off_t cache_size;
 };
 
-/* What an identity is known as (view_ident.flags, view_node_flags()). */
+/* What an identity is known as (sbx_view_ident.flags, sbx_view_node_flags()). */
 #define VIEW_SENSITIVE 1u /* opens and changes are decided */
 #define VIEW_CONTROL   2u /* changes are decided (a control file) */
 
 /* A sensitive or control (dev, ino): a hard link to it under any name is
  * one too. */
-struct view_ident {
+struct sbx_view_ident {
 	dev_t dev;
 	ino_t ino;
 	unsigned flags; /* VIEW_SENSITIVE, VIEW_CONTROL */
@@ -110,7 +110,7 @@ struct sbx_view {
 	size_t table_size; /* power of two */
 	size_t count;
 
-	struct view_ident *idents; /* sensitive identities; under lock */
+	struct sbx_view_ident *idents; /* sensitive identities; under lock */
 	size_t nidents, idents_cap;
 	/* Whether the one-time walk that finds sensitive names of hard-linked
 	 * files has run (under scan_lock). */
@@ -132,63 +132,63 @@ struct sbx_view {
 
 /* ---- view.c: inode table and paths ---------------------------------- */
 
-struct vnode *view_node(struct sbx_view *v, fuse_ino_t ino);
-fuse_ino_t view_ino(struct sbx_view *v, struct vnode *n);
+struct vnode *sbx_view_node(struct sbx_view *v, fuse_ino_t ino);
+fuse_ino_t sbx_view_ino(struct sbx_view *v, struct vnode *n);
 
 /* Opens |name| in |parent|, finds or adds its vnode, takes one kernel
  * reference on it and fills |e|. Answers -ENOENT for hidden names. */
-int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
-		struct fuse_entry_param *e);
+int sbx_view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
+		    struct fuse_entry_param *e);
 /* Drops |n| kernel references (forget). */
-void view_forget(struct sbx_view *v, struct vnode *node, uint64_t n);
+void sbx_view_forget(struct sbx_view *v, struct vnode *node, uint64_t n);
 /* An open handle of |n| was made (+1) or released (-1): the evictor leaves
  * open files alone. */
-void view_opened(struct sbx_view *v, struct vnode *n, int delta);
+void sbx_view_opened(struct sbx_view *v, struct vnode *n, int delta);
 /* After a successful rename: the object now at (newparent, newname) has
  * that name. Marks it sensitive if the new name is. */
-void view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newname);
+void sbx_view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newname);
 
 /* The path of |parent|/|name| (|name| may be NULL for |parent| itself)
  * relative to the project root, "" for the root. Caller frees. */
-char *view_path(struct sbx_view *v, struct vnode *parent, const char *name);
+char *sbx_view_path(struct sbx_view *v, struct vnode *parent, const char *name);
 
 /* ---- view.c: checks -------------------------------------------------- */
 
-bool view_is_hidden(const struct sbx_view *v, const char *path);
+bool sbx_view_is_hidden(const struct sbx_view *v, const char *path);
 /* 0, or -EROFS when |path| may not be modified (read-only view,
  * .warden/, write_protected). */
-int view_check_write(const struct sbx_view *v, const char *path);
+int sbx_view_check_write(const struct sbx_view *v, const char *path);
 /* Whether an existing object must be decided when opened under |path|:
  * sticky flag, sensitive identity, sensitive path, or a hard link whose
  * other name is sensitive. |st| is its current stat. */
-bool view_node_sensitive(struct sbx_view *v, struct vnode *n, const char *path,
-			 const struct stat *st);
+bool sbx_view_node_sensitive(struct sbx_view *v, struct vnode *n, const char *path,
+			     const struct stat *st);
 /* The sensitive and write-protected flags of |name| in |parent| (project
  * path |path|): by path, by its parent, and by the object if it exists. */
-void view_name_flags(struct sbx_view *v, struct vnode *parent, const char *name, const char *path,
-		     bool *sens, bool *wprot);
+void sbx_view_name_flags(struct sbx_view *v, struct vnode *parent, const char *name,
+			 const char *path, bool *sens, bool *wprot);
 /* VIEW_SENSITIVE and VIEW_CONTROL for an existing object |n| at |path| with
- * stat |st|, as view_node_sensitive() finds sensitivity (sticky flags,
+ * stat |st|, as sbx_view_node_sensitive() finds sensitivity (sticky flags,
  * identity, path, and the one-time walk for a hard-linked file); what is
  * found sticks to |n| and its identity. */
-unsigned view_node_flags(struct sbx_view *v, struct vnode *n, const char *path,
-			 const struct stat *st);
+unsigned sbx_view_node_flags(struct sbx_view *v, struct vnode *n, const char *path,
+			     const struct stat *st);
 /* Whether |name| in |parent| (project path |path|) is a control file: by
  * path, or by the identity of the object there now. */
-bool view_name_control(struct sbx_view *v, struct vnode *parent, const char *name,
-		       const char *path);
+bool sbx_view_name_control(struct sbx_view *v, struct vnode *parent, const char *name,
+			   const char *path);
 /* Calls the decide callback for |path| (and |path2|) with |access|; 0 or a
  * negative errno. Fails closed: no callback, a stopping view or a positive
  * answer all refuse with -EACCES. */
-int view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const char *path2,
-		unsigned access);
+int sbx_view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const char *path2,
+		    unsigned access);
 /* Forgets the identity of the object |fd| (O_PATH, opened before it lost a
  * name) once it has no name left: its inode number may be given to a new
  * file, which must not inherit its flags. A vnode still holding it keeps
  * its own sticky flags. Takes the lock. */
-void view_identity_gone(struct sbx_view *v, int fd);
+void sbx_view_identity_gone(struct sbx_view *v, int fd);
 /* Remembers |n|'s identity as sensitive (under lock). */
-void view_mark_sensitive(struct sbx_view *v, struct vnode *n);
+void sbx_view_mark_sensitive(struct sbx_view *v, struct vnode *n);
 
 /* ---- shared between the view's files ---------------------------------- */
 
@@ -197,23 +197,23 @@ void view_mark_sensitive(struct sbx_view *v, struct vnode *n);
 #define VIEW_SCAN_MAX_DEPTH  256
 #define VIEW_PARENT_MAX	     100000 /* bound on parent chains (no cycles) */
 
-/* view_node.c */
+/* sbx_view_node.c */
 /* Whether |path| (relative to the view's root) carries a sensitive marker. */
-bool view_path_sensitive(const struct sbx_view *v, const char *path);
+bool sbx_view_sensitive_at(const struct sbx_view *v, const char *path);
 /* The vnode of (dev, ino), or NULL. Under lock. */
-struct vnode *view_table_find(struct sbx_view *v, dev_t dev, ino_t ino);
-void view_node_release(struct sbx_view *v, struct vnode *n);
-void view_set_name(struct sbx_view *v, struct vnode *n, struct vnode *parent, const char *name);
+struct vnode *sbx_view_table_find(struct sbx_view *v, dev_t dev, ino_t ino);
+void sbx_view_node_release(struct sbx_view *v, struct vnode *n);
+void sbx_view_set_name(struct sbx_view *v, struct vnode *n, struct vnode *parent, const char *name);
 
 /* view_check.c */
-unsigned view_ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino);
-bool view_ident_known(const struct sbx_view *v, dev_t dev, ino_t ino);
-void view_ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned flags);
-void view_ident_add(struct sbx_view *v, dev_t dev, ino_t ino);
-bool view_path_write_protected(const struct sbx_view *v, const char *path);
+unsigned sbx_view_ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino);
+bool sbx_view_ident_known(const struct sbx_view *v, dev_t dev, ino_t ino);
+void sbx_view_ident_add_flags(struct sbx_view *v, dev_t dev, ino_t ino, unsigned flags);
+void sbx_view_ident_add(struct sbx_view *v, dev_t dev, ino_t ino);
+bool sbx_view_protected_at(const struct sbx_view *v, const char *path);
 
 /* view_evict.c */
-void *view_evictor_loop(void *arg);
+void *sbx_view_evictor_loop(void *arg);
 
 /* ---- view_ops.c ------------------------------------------------------ */
 
@@ -221,32 +221,32 @@ void *view_evictor_loop(void *arg);
 #define VIEW_PROC_FD_LEN 32
 
 /* The view's own fs credentials while it makes an object for a caller. */
-struct view_as_caller {
+struct sbx_view_as_caller {
 	bool switched;
 	uid_t uid;
 	gid_t gid;
 };
 
-struct sbx_view *view_of_req(fuse_req_t req);
-struct vnode *view_req_node(fuse_req_t req, fuse_ino_t ino);
-void view_proc_fd(char buf[VIEW_PROC_FD_LEN], int fd);
-void view_reply_err(fuse_req_t req, int err);
-int view_neg_errno(void);
-int view_check_node_write(struct sbx_view *v, struct vnode *n, const char *path);
-int view_check_new(struct sbx_view *v, struct vnode *parent, const char *name, const char *path,
-		   bool *sens);
-mode_t view_safe_mode(mode_t mode, mode_t type);
-void view_caller_begin(fuse_req_t req, struct view_as_caller *c);
-void view_caller_end(const struct view_as_caller *c);
-int view_caller_may_open(fuse_req_t req, const struct stat *st, int mask);
-bool view_cache_still_valid(struct sbx_view *v, struct vnode *n, const struct stat *st);
+struct sbx_view *sbx_view_of_req(fuse_req_t req);
+struct vnode *sbx_view_req_node(fuse_req_t req, fuse_ino_t ino);
+void sbx_view_proc_fd(char buf[VIEW_PROC_FD_LEN], int fd);
+void sbx_view_reply_err(fuse_req_t req, int err);
+int sbx_view_neg_errno(void);
+int sbx_view_check_node_write(struct sbx_view *v, struct vnode *n, const char *path);
+int sbx_view_check_new(struct sbx_view *v, struct vnode *parent, const char *name, const char *path,
+		       bool *sens);
+mode_t sbx_view_safe_mode(mode_t mode, mode_t type);
+void sbx_view_caller_begin(fuse_req_t req, struct sbx_view_as_caller *c);
+void sbx_view_caller_end(const struct sbx_view_as_caller *c);
+int sbx_view_caller_may_open(fuse_req_t req, const struct stat *st, int mask);
+bool sbx_view_cache_still_valid(struct sbx_view *v, struct vnode *n, const struct stat *st);
 
 /* The callbacks of each file, put into |ops|. */
-void view_names_ops(struct fuse_lowlevel_ops *ops);
-void view_attr_ops(struct fuse_lowlevel_ops *ops);
-void view_files_ops(struct fuse_lowlevel_ops *ops);
-void view_dirs_ops(struct fuse_lowlevel_ops *ops);
+void sbx_view_names_ops(struct fuse_lowlevel_ops *ops);
+void sbx_view_attr_ops(struct fuse_lowlevel_ops *ops);
+void sbx_view_files_ops(struct fuse_lowlevel_ops *ops);
+void sbx_view_dirs_ops(struct fuse_lowlevel_ops *ops);
 /* The whole table of the view's callbacks. */
-void view_ops_fill(struct fuse_lowlevel_ops *ops);
+void sbx_view_ops_fill(struct fuse_lowlevel_ops *ops);
 
 #endif

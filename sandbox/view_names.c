@@ -25,9 +25,9 @@
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct sbx_view *v = view_of_req(req);
+	struct sbx_view *v = sbx_view_of_req(req);
 	struct fuse_entry_param e;
-	int rc = view_lookup(v, view_node(v, parent), name, &e);
+	int rc = sbx_view_lookup(v, sbx_view_node(v, parent), name, &e);
 
 	if (rc == -ENOENT) {
 		/* A negative entry: compilers and git probe many paths that
@@ -36,7 +36,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.entry_timeout = VIEW_ENTRY_TIMEOUT;
 		fuse_reply_entry(req, &e);
 	} else if (rc) {
-		view_reply_err(req, -rc);
+		sbx_view_reply_err(req, -rc);
 	} else {
 		fuse_reply_entry(req, &e);
 	}
@@ -44,28 +44,28 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	view_forget(view_of_req(req), view_req_node(req, ino), nlookup);
+	sbx_view_forget(sbx_view_of_req(req), sbx_view_req_node(req, ino), nlookup);
 	fuse_reply_none(req);
 }
 
 static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
-	struct sbx_view *v = view_of_req(req);
+	struct sbx_view *v = sbx_view_of_req(req);
 
 	for (size_t i = 0; i < count; i++)
-		view_forget(v, view_node(v, forgets[i].ino), forgets[i].nlookup);
+		sbx_view_forget(v, sbx_view_node(v, forgets[i].ino), forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	char buf[PATH_MAX + 1];
-	ssize_t len = readlinkat(view_req_node(req, ino)->fd, "", buf, sizeof(buf));
+	ssize_t len = readlinkat(sbx_view_req_node(req, ino)->fd, "", buf, sizeof(buf));
 
 	if (len < 0)
-		view_reply_err(req, errno);
+		sbx_view_reply_err(req, errno);
 	else if (len == sizeof(buf))
-		view_reply_err(req, ENAMETOOLONG);
+		sbx_view_reply_err(req, ENAMETOOLONG);
 	else {
 		buf[len] = '\0';
 		fuse_reply_readlink(req, buf);
@@ -77,45 +77,46 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 static int do_make(fuse_req_t req, fuse_ino_t pino, const char *name, mode_t mode, dev_t rdev,
 		   const char *link, struct fuse_entry_param *e)
 {
-	struct sbx_view *v = view_of_req(req);
-	struct vnode *parent = view_node(v, pino);
-	char *path = view_path(v, parent, name);
-	struct view_as_caller cred;
+	struct sbx_view *v = sbx_view_of_req(req);
+	struct vnode *parent = sbx_view_node(v, pino);
+	char *path = sbx_view_path(v, parent, name);
+	struct sbx_view_as_caller cred;
 	bool sens;
-	int rc = view_check_new(v, parent, name, path, &sens);
+	int rc = sbx_view_check_new(v, parent, name, path, &sens);
 	/* An empty directory runs nothing: what appears in it is decided by
 	 * its own name. Any other object under a control file's name is. */
-	bool ctl = !rc && !S_ISDIR(mode) && view_name_control(v, parent, name, path);
+	bool ctl = !rc && !S_ISDIR(mode) && sbx_view_name_control(v, parent, name, path);
 
 	/* The view runs unconfined: a device node made here would be opened
 	 * by the view, not by the agent, so none is made. */
 	if (!rc && (S_ISCHR(mode) || S_ISBLK(mode)))
 		rc = -EPERM;
 	if (!rc && link && (sens || ctl || pol_is_sensitive(v->policy, link, NULL)))
-		rc = view_decide(v, req, path, link, POL_ACC_SYMLINK);
+		rc = sbx_view_decide(v, req, path, link, POL_ACC_SYMLINK);
 	else if (!rc && !link && !S_ISDIR(mode) && (ctl || (S_ISREG(mode) && sens)))
-		rc = view_decide(v, req, path, NULL, POL_ACC_CREATE);
+		rc = sbx_view_decide(v, req, path, NULL, POL_ACC_CREATE);
 	free(path);
 	if (rc)
 		return rc;
-	view_caller_begin(req, &cred);
+	sbx_view_caller_begin(req, &cred);
 	if (link)
 		rc = symlinkat(link, parent->fd, name);
 	else if (S_ISDIR(mode))
-		rc = mkdirat(parent->fd, name, view_safe_mode(mode, S_IFDIR));
+		rc = mkdirat(parent->fd, name, sbx_view_safe_mode(mode, S_IFDIR));
 	else
-		rc = mknodat(parent->fd, name, (mode & S_IFMT) | view_safe_mode(mode, mode), rdev);
-	rc = rc < 0 ? view_neg_errno() : 0;
-	view_caller_end(&cred);
+		rc = mknodat(parent->fd, name, (mode & S_IFMT) | sbx_view_safe_mode(mode, mode),
+			     rdev);
+	rc = rc < 0 ? sbx_view_neg_errno() : 0;
+	sbx_view_caller_end(&cred);
 	if (rc)
 		return rc;
-	return view_lookup(v, parent, name, e);
+	return sbx_view_lookup(v, parent, name, e);
 }
 
 static void reply_made(fuse_req_t req, int rc, const struct fuse_entry_param *e)
 {
 	if (rc)
-		view_reply_err(req, -rc);
+		sbx_view_reply_err(req, -rc);
 	else
 		fuse_reply_entry(req, e);
 }
@@ -143,31 +144,32 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 
 static int do_remove(fuse_req_t req, fuse_ino_t pino, const char *name, int flags)
 {
-	struct sbx_view *v = view_of_req(req);
-	struct vnode *parent = view_node(v, pino);
-	char *path = view_path(v, parent, name);
+	struct sbx_view *v = sbx_view_of_req(req);
+	struct vnode *parent = sbx_view_node(v, pino);
+	char *path = sbx_view_path(v, parent, name);
 	bool sens, wprot;
 	int rc = 0;
 
-	if (view_is_hidden(v, path))
+	if (sbx_view_is_hidden(v, path))
 		rc = -ENOENT;
 	if (!rc) {
-		view_name_flags(v, parent, name, path, &sens, &wprot);
-		rc = v->read_only || wprot ? -EROFS : view_check_write(v, path);
+		sbx_view_name_flags(v, parent, name, path, &sens, &wprot);
+		rc = v->read_only || wprot ? -EROFS : sbx_view_check_write(v, path);
 	}
 	/* Deleting a sensitive or control file (its last name, or one of
 	 * several) is decided; an empty directory holds nothing to lose. */
-	if (!rc && !(flags & AT_REMOVEDIR) && (sens || view_name_control(v, parent, name, path)))
-		rc = view_decide(v, req, path, NULL, POL_ACC_DELETE);
+	if (!rc && !(flags & AT_REMOVEDIR) &&
+	    (sens || sbx_view_name_control(v, parent, name, path)))
+		rc = sbx_view_decide(v, req, path, NULL, POL_ACC_DELETE);
 	free(path);
 	if (rc)
 		return rc;
 	int ofd = flags & AT_REMOVEDIR ? -1
 				       : openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
-	rc = unlinkat(parent->fd, name, flags) < 0 ? view_neg_errno() : 0;
+	rc = unlinkat(parent->fd, name, flags) < 0 ? sbx_view_neg_errno() : 0;
 	if (!rc)
-		view_identity_gone(v, ofd);
+		sbx_view_identity_gone(v, ofd);
 	if (ofd >= 0)
 		close(ofd);
 	return rc;
@@ -175,12 +177,12 @@ static int do_remove(fuse_req_t req, fuse_ino_t pino, const char *name, int flag
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	view_reply_err(req, -do_remove(req, parent, name, 0));
+	sbx_view_reply_err(req, -do_remove(req, parent, name, 0));
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	view_reply_err(req, -do_remove(req, parent, name, AT_REMOVEDIR));
+	sbx_view_reply_err(req, -do_remove(req, parent, name, AT_REMOVEDIR));
 }
 
 /*
@@ -207,36 +209,36 @@ static bool rename_below(struct sbx_view *v, struct vnode *p1, const char *n1, s
 static int do_rename(fuse_req_t req, struct vnode *p1, const char *n1, struct vnode *p2,
 		     const char *n2, unsigned flags)
 {
-	struct sbx_view *v = view_of_req(req);
-	char *path1 = view_path(v, p1, n1), *path2 = view_path(v, p2, n2);
+	struct sbx_view *v = sbx_view_of_req(req);
+	char *path1 = sbx_view_path(v, p1, n1), *path2 = sbx_view_path(v, p2, n2);
 	bool s1 = false, s2 = false, w1 = false, w2 = false;
 	int rc = 0;
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
 		rc = -EINVAL; /* RENAME_WHITEOUT is for overlay file systems */
-	else if (view_is_hidden(v, path1))
+	else if (sbx_view_is_hidden(v, path1))
 		rc = -ENOENT;
-	else if (view_is_hidden(v, path2))
+	else if (sbx_view_is_hidden(v, path2))
 		rc = -EACCES;
 	if (!rc) {
-		view_name_flags(v, p1, n1, path1, &s1, &w1);
-		view_name_flags(v, p2, n2, path2, &s2, &w2);
+		sbx_view_name_flags(v, p1, n1, path1, &s1, &w1);
+		sbx_view_name_flags(v, p2, n2, path2, &s2, &w2);
 		if (v->read_only || w1 || w2)
 			rc = -EROFS;
-		else if (!(rc = view_check_write(v, path1)))
-			rc = view_check_write(v, path2);
+		else if (!(rc = sbx_view_check_write(v, path1)))
+			rc = sbx_view_check_write(v, path2);
 	}
 	if (!rc) {
 		/* Control files on either side, and (for a directory) a move
 		 * that changes what lies below it: see rename_below(). */
-		bool c1 = view_name_control(v, p1, n1, path1);
-		bool c2 = view_name_control(v, p2, n2, path2);
+		bool c1 = sbx_view_name_control(v, p1, n1, path1);
+		bool c2 = sbx_view_name_control(v, p2, n2, path2);
 		bool below = rename_below(v, p1, n1, p2, n2, path1, path2, flags);
 
 		if (s1 || s2 || c1 || c2 || below)
-			rc = view_decide(v, req, path1, path2,
-					 (s1 || c1 || below ? POL_ACC_RENAME_FROM : 0) |
-						 (s2 || c2 || below ? POL_ACC_RENAME_TO : 0));
+			rc = sbx_view_decide(v, req, path1, path2,
+					     (s1 || c1 || below ? POL_ACC_RENAME_FROM : 0) |
+						     (s2 || c2 || below ? POL_ACC_RENAME_TO : 0));
 	}
 	free(path1);
 	free(path2);
@@ -247,68 +249,68 @@ static int do_rename(fuse_req_t req, struct vnode *p1, const char *n1, struct vn
 		flags & RENAME_EXCHANGE ? -1 : openat(p2->fd, n2, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
 	if (renameat2(p1->fd, n1, p2->fd, n2, flags) < 0) {
-		rc = view_neg_errno();
+		rc = sbx_view_neg_errno();
 		if (ofd >= 0)
 			close(ofd);
 		return rc;
 	}
-	view_identity_gone(v, ofd);
+	sbx_view_identity_gone(v, ofd);
 	if (ofd >= 0)
 		close(ofd);
-	view_renamed(v, p2, n2);
+	sbx_view_renamed(v, p2, n2);
 	if (flags & RENAME_EXCHANGE)
-		view_renamed(v, p1, n1);
+		sbx_view_renamed(v, p1, n1);
 	return 0;
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		      const char *newname, unsigned int flags)
 {
-	view_reply_err(req, -do_rename(req, view_req_node(req, parent), name,
-				       view_req_node(req, newparent), newname, flags));
+	sbx_view_reply_err(req, -do_rename(req, sbx_view_req_node(req, parent), name,
+					   sbx_view_req_node(req, newparent), newname, flags));
 }
 
 static int do_link(fuse_req_t req, struct vnode *n, struct vnode *parent, const char *name,
 		   struct fuse_entry_param *e)
 {
-	struct sbx_view *v = view_of_req(req);
-	char *src = view_path(v, n, NULL), *dst = view_path(v, parent, name);
+	struct sbx_view *v = sbx_view_of_req(req);
+	char *src = sbx_view_path(v, n, NULL), *dst = sbx_view_path(v, parent, name);
 	char proc[VIEW_PROC_FD_LEN];
 	struct stat st;
 	bool sens;
-	int rc = view_check_new(v, parent, name, dst, &sens);
+	int rc = sbx_view_check_new(v, parent, name, dst, &sens);
 
 	/* A second name of a protected file would be writable under it. */
 	if (!rc)
-		rc = view_check_node_write(v, n, src);
+		rc = sbx_view_check_node_write(v, n, src);
 	if (!rc && fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-		rc = view_neg_errno();
-	if (!rc &&
-	    (view_node_flags(v, n, src, &st) || sens || view_name_control(v, parent, name, dst)))
-		rc = view_decide(v, req, src, dst, POL_ACC_LINK);
+		rc = sbx_view_neg_errno();
+	if (!rc && (sbx_view_node_flags(v, n, src, &st) || sens ||
+		    sbx_view_name_control(v, parent, name, dst)))
+		rc = sbx_view_decide(v, req, src, dst, POL_ACC_LINK);
 	free(src);
 	free(dst);
 	if (rc)
 		return rc;
 	if (linkat(n->fd, "", parent->fd, name, AT_EMPTY_PATH) < 0) {
-		view_proc_fd(proc, n->fd);
+		sbx_view_proc_fd(proc, n->fd);
 		if (linkat(AT_FDCWD, proc, parent->fd, name, AT_SYMLINK_FOLLOW) < 0)
-			return view_neg_errno();
+			return sbx_view_neg_errno();
 	}
-	return view_lookup(v, parent, name, e);
+	return sbx_view_lookup(v, parent, name, e);
 }
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	struct fuse_entry_param e;
 
-	reply_made(
-		req,
-		do_link(req, view_req_node(req, ino), view_req_node(req, newparent), newname, &e),
-		&e);
+	reply_made(req,
+		   do_link(req, sbx_view_req_node(req, ino), sbx_view_req_node(req, newparent),
+			   newname, &e),
+		   &e);
 }
 
-void view_names_ops(struct fuse_lowlevel_ops *ops)
+void sbx_view_names_ops(struct fuse_lowlevel_ops *ops)
 {
 	ops->lookup = op_lookup;
 	ops->forget = op_forget;

@@ -1,5 +1,5 @@
 /*
- * view_node.c: the project view's inode table: one vnode per object the
+ * sbx_view_node.c: the project view's inode table: one vnode per object the
  * kernel knows, keyed by (dev, ino), its project-relative path, and the
  * lookups, forgets and renames that keep them.
  */
@@ -26,7 +26,7 @@
 
 /* Whether |path| (relative to the view's root) carries a sensitive marker:
  * never under an unmarked place (a markers view's harness places). */
-bool view_path_sensitive(const struct sbx_view *v, const char *path)
+bool sbx_view_sensitive_at(const struct sbx_view *v, const char *path)
 {
 	return sbx_view_path_sensitive(v->policy, (const char *const *)v->unmarked, path);
 }
@@ -39,7 +39,7 @@ static size_t hash_ident(dev_t dev, ino_t ino, size_t size)
 	return (size_t)(h >> 17) & (size - 1);
 }
 
-struct vnode *view_table_find(struct sbx_view *v, dev_t dev, ino_t ino)
+struct vnode *sbx_view_table_find(struct sbx_view *v, dev_t dev, ino_t ino)
 {
 	struct vnode *n = v->table[hash_ident(dev, ino, v->table_size)];
 
@@ -89,7 +89,7 @@ static void table_remove(struct sbx_view *v, struct vnode *n)
 
 /* Frees |n| and then its ancestors while nothing references them. Under
  * lock. */
-void view_node_release(struct sbx_view *v, struct vnode *n)
+void sbx_view_node_release(struct sbx_view *v, struct vnode *n)
 {
 	while (n && n != &v->root && n->nlookup == 0 && n->refs == 0) {
 		struct vnode *parent = n->parent;
@@ -104,14 +104,14 @@ void view_node_release(struct sbx_view *v, struct vnode *n)
 	}
 }
 
-struct vnode *view_node(struct sbx_view *v, fuse_ino_t ino)
+struct vnode *sbx_view_node(struct sbx_view *v, fuse_ino_t ino)
 {
 	if (ino == FUSE_ROOT_ID)
 		return &v->root;
 	return (struct vnode *)(uintptr_t)ino;
 }
 
-fuse_ino_t view_ino(struct sbx_view *v, struct vnode *n)
+fuse_ino_t sbx_view_ino(struct sbx_view *v, struct vnode *n)
 {
 	return n == &v->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
 }
@@ -119,7 +119,7 @@ fuse_ino_t view_ino(struct sbx_view *v, struct vnode *n)
 /* Records that |n| is called |name| in |parent|. Refuses (keeps the old
  * name) when |parent| is |n| or below it, which only a stale view of a tree
  * changed outside could suggest: parent chains stay acyclic. Under lock. */
-void view_set_name(struct sbx_view *v, struct vnode *n, struct vnode *parent, const char *name)
+void sbx_view_set_name(struct sbx_view *v, struct vnode *n, struct vnode *parent, const char *name)
 {
 	if (n == &v->root)
 		return;
@@ -137,11 +137,11 @@ void view_set_name(struct sbx_view *v, struct vnode *n, struct vnode *parent, co
 	n->name = copy;
 	if (old) {
 		old->refs--;
-		view_node_release(v, old);
+		sbx_view_node_release(v, old);
 	}
 }
 
-char *view_path(struct sbx_view *v, struct vnode *parent, const char *name)
+char *sbx_view_path(struct sbx_view *v, struct vnode *parent, const char *name)
 {
 	size_t len = name ? strlen(name) : 0, depth = 0;
 
@@ -175,8 +175,8 @@ char *view_path(struct sbx_view *v, struct vnode *parent, const char *name)
 
 /* ---- lookup, forget, rename ------------------------------------------ */
 
-int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
-		struct fuse_entry_param *e)
+int sbx_view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
+		    struct fuse_entry_param *e)
 {
 	struct stat st;
 	struct vnode *n;
@@ -188,9 +188,9 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 	 * naming the backing directory's parent. */
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strchr(name, '/'))
 		return -ENOENT;
-	char *path = view_path(v, parent, name);
+	char *path = sbx_view_path(v, parent, name);
 
-	if (view_is_hidden(v, path)) {
+	if (sbx_view_is_hidden(v, path)) {
 		rc = -ENOENT;
 		goto out_path;
 	}
@@ -204,12 +204,12 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 		close(fd);
 		goto out_path;
 	}
-	bool sens = view_path_sensitive(v, path);
-	bool wprot = view_path_write_protected(v, path);
+	bool sens = sbx_view_sensitive_at(v, path);
+	bool wprot = sbx_view_protected_at(v, path);
 	bool ctl = pol_is_control(v->policy, path, NULL);
 
 	pthread_mutex_lock(&v->lock);
-	n = view_table_find(v, st.st_dev, st.st_ino);
+	n = sbx_view_table_find(v, st.st_dev, st.st_ino);
 	if (n) {
 		close(fd);
 	} else {
@@ -220,7 +220,7 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 		n->type = st.st_mode & S_IFMT;
 		table_insert(v, n);
 	}
-	view_set_name(v, n, parent, name);
+	sbx_view_set_name(v, n, parent, name);
 	n->nlookup++;
 	n->used = ++v->tick;
 	n->evicting = false;
@@ -230,16 +230,16 @@ int view_lookup(struct sbx_view *v, struct vnode *parent, const char *name,
 	 * evictor runs its rounds on its own clock. */
 	if (v->count == v->fd_budget + 1)
 		pthread_cond_signal(&v->evict_cond);
-	n->sensitive |= sens || parent->sensitive || view_ident_known(v, st.st_dev, st.st_ino);
+	n->sensitive |= sens || parent->sensitive || sbx_view_ident_known(v, st.st_dev, st.st_ino);
 	n->wprot |= wprot || parent->wprot;
-	n->control |= ctl || (view_ident_flags(v, st.st_dev, st.st_ino) & VIEW_CONTROL);
+	n->control |= ctl || (sbx_view_ident_flags(v, st.st_dev, st.st_ino) & VIEW_CONTROL);
 	if (n->sensitive && S_ISREG(st.st_mode))
-		view_ident_add(v, st.st_dev, st.st_ino);
+		sbx_view_ident_add(v, st.st_dev, st.st_ino);
 	if (n->control && S_ISREG(st.st_mode))
-		view_ident_add_flags(v, st.st_dev, st.st_ino, VIEW_CONTROL);
+		sbx_view_ident_add_flags(v, st.st_dev, st.st_ino, VIEW_CONTROL);
 	pthread_mutex_unlock(&v->lock);
 
-	e->ino = view_ino(v, n);
+	e->ino = sbx_view_ino(v, n);
 	e->attr = st;
 	e->attr_timeout = VIEW_ATTR_TIMEOUT;
 	e->entry_timeout = VIEW_ENTRY_TIMEOUT;
@@ -248,17 +248,17 @@ out_path:
 	return rc;
 }
 
-void view_forget(struct sbx_view *v, struct vnode *n, uint64_t count)
+void sbx_view_forget(struct sbx_view *v, struct vnode *n, uint64_t count)
 {
 	if (n == &v->root)
 		return;
 	pthread_mutex_lock(&v->lock);
 	n->nlookup -= count < n->nlookup ? count : n->nlookup;
-	view_node_release(v, n);
+	sbx_view_node_release(v, n);
 	pthread_mutex_unlock(&v->lock);
 }
 
-void view_opened(struct sbx_view *v, struct vnode *n, int delta)
+void sbx_view_opened(struct sbx_view *v, struct vnode *n, int delta)
 {
 	pthread_mutex_lock(&v->lock);
 	if (delta > 0)
@@ -268,28 +268,28 @@ void view_opened(struct sbx_view *v, struct vnode *n, int delta)
 	pthread_mutex_unlock(&v->lock);
 }
 
-void view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newname)
+void sbx_view_renamed(struct sbx_view *v, struct vnode *newparent, const char *newname)
 {
 	struct stat st;
 
 	if (fstatat(newparent->fd, newname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
-	char *path = view_path(v, newparent, newname);
-	bool sens = view_path_sensitive(v, path) || newparent->sensitive;
+	char *path = sbx_view_path(v, newparent, newname);
+	bool sens = sbx_view_sensitive_at(v, path) || newparent->sensitive;
 	bool ctl = pol_is_control(v->policy, path, NULL);
 
 	pthread_mutex_lock(&v->lock);
-	struct vnode *n = view_table_find(v, st.st_dev, st.st_ino);
+	struct vnode *n = sbx_view_table_find(v, st.st_dev, st.st_ino);
 
 	if (n) {
-		view_set_name(v, n, newparent, newname);
+		sbx_view_set_name(v, n, newparent, newname);
 		n->sensitive |= sens;
 		n->control |= ctl;
 	}
 	if (sens && S_ISREG(st.st_mode))
-		view_ident_add(v, st.st_dev, st.st_ino);
+		sbx_view_ident_add(v, st.st_dev, st.st_ino);
 	if (ctl && S_ISREG(st.st_mode))
-		view_ident_add_flags(v, st.st_dev, st.st_ino, VIEW_CONTROL);
+		sbx_view_ident_add_flags(v, st.st_dev, st.st_ino, VIEW_CONTROL);
 	pthread_mutex_unlock(&v->lock);
 	free(path);
 }

@@ -28,17 +28,17 @@
 #include "common.h"
 #include "policy.h"
 
-struct sbx_view *view_of_req(fuse_req_t req)
+struct sbx_view *sbx_view_of_req(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
 
-struct vnode *view_req_node(fuse_req_t req, fuse_ino_t ino)
+struct vnode *sbx_view_req_node(fuse_req_t req, fuse_ino_t ino)
 {
-	return view_node(view_of_req(req), ino);
+	return sbx_view_node(sbx_view_of_req(req), ino);
 }
 
-void view_proc_fd(char buf[VIEW_PROC_FD_LEN], int fd)
+void sbx_view_proc_fd(char buf[VIEW_PROC_FD_LEN], int fd)
 {
 	snprintf(buf, VIEW_PROC_FD_LEN, "/proc/self/fd/%d", fd);
 }
@@ -46,44 +46,44 @@ void view_proc_fd(char buf[VIEW_PROC_FD_LEN], int fd)
 /* Replies an error. ENOSYS never leaves the view: the kernel takes it as
  * "operation not implemented" and stops asking, and for FUSE_OPEN that
  * would mean opens no longer reach the view at all. */
-void view_reply_err(fuse_req_t req, int err)
+void sbx_view_reply_err(fuse_req_t req, int err)
 {
 	fuse_reply_err(req, err == ENOSYS ? EIO : err);
 }
 
-int view_neg_errno(void)
+int sbx_view_neg_errno(void)
 {
 	return -errno;
 }
 
 /* 0 or -EROFS for a change to the object |n| at |path|. */
-int view_check_node_write(struct sbx_view *v, struct vnode *n, const char *path)
+int sbx_view_check_node_write(struct sbx_view *v, struct vnode *n, const char *path)
 {
 	if (v->read_only || n->wprot)
 		return -EROFS;
-	return view_check_write(v, path);
+	return sbx_view_check_write(v, path);
 }
 
 /* Checks that |name| may be created or replaced in |parent|: never a hidden
  * name, never in a write-protected place. *sens receives whether the
  * name or the object already there is sensitive. */
-int view_check_new(struct sbx_view *v, struct vnode *parent, const char *name, const char *path,
-		   bool *sens)
+int sbx_view_check_new(struct sbx_view *v, struct vnode *parent, const char *name, const char *path,
+		       bool *sens)
 {
 	bool wprot;
 
-	if (view_is_hidden(v, path))
+	if (sbx_view_is_hidden(v, path))
 		return -EACCES;
 	if (v->read_only)
 		return -EROFS;
-	view_name_flags(v, parent, name, path, sens, &wprot);
-	return wprot ? -EROFS : view_check_write(v, path);
+	sbx_view_name_flags(v, parent, name, path, sens, &wprot);
+	return wprot ? -EROFS : sbx_view_check_write(v, path);
 }
 
 /* The mode bits the view sets on an object of type |type|: never
  * set-user-ID, and set-group-ID only on a directory (where it means
  * "new files take this group", not a privilege). */
-mode_t view_safe_mode(mode_t mode, mode_t type)
+mode_t sbx_view_safe_mode(mode_t mode, mode_t type)
 {
 	mode &= 07777;
 	mode &= ~(mode_t)S_ISUID;
@@ -97,15 +97,15 @@ mode_t view_safe_mode(mode_t mode, mode_t type)
  * new object belongs to the caller and the backing file system gives it a
  * set-group-ID directory's group itself. setfsuid(2) and setfsgid(2) act on
  * the calling thread only (raw syscalls: no libc broadcast), and the
- * caller's request holds this thread until view_caller_end(). Only a privileged
+ * caller's request holds this thread until sbx_view_caller_end(). Only a privileged
  * view (root) can switch, and only it needs to: an unprivileged view runs
  * as the one user its namespace maps, which is the caller's.
  */
-void view_caller_begin(fuse_req_t req, struct view_as_caller *c)
+void sbx_view_caller_begin(fuse_req_t req, struct sbx_view_as_caller *c)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 
-	*c = (struct view_as_caller){.switched = false};
+	*c = (struct sbx_view_as_caller){.switched = false};
 	if (geteuid() != 0)
 		return;
 	c->uid = (uid_t)syscall(SYS_setfsuid, -1);
@@ -117,7 +117,7 @@ void view_caller_begin(fuse_req_t req, struct view_as_caller *c)
 	c->switched = true;
 }
 
-void view_caller_end(const struct view_as_caller *c)
+void sbx_view_caller_end(const struct sbx_view_as_caller *c)
 {
 	if (!c->switched)
 		return;
@@ -134,7 +134,7 @@ void view_caller_end(const struct view_as_caller *c)
  * default_permissions could not check it. An unprivileged view's own open
  * is the check.
  */
-int view_caller_may_open(fuse_req_t req, const struct stat *st, int mask)
+int sbx_view_caller_may_open(fuse_req_t req, const struct stat *st, int mask)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	unsigned bits;
@@ -159,7 +159,7 @@ int view_caller_may_open(fuse_req_t req, const struct stat *st, int mask)
 
 /* keep_cache is granted only if the backing file is as the kernel last
  * cached it; the new state is recorded either way. */
-bool view_cache_still_valid(struct sbx_view *v, struct vnode *n, const struct stat *st)
+bool sbx_view_cache_still_valid(struct sbx_view *v, struct vnode *n, const struct stat *st)
 {
 	bool same;
 
@@ -206,13 +206,13 @@ static void op_retrieve_reply(fuse_req_t req, void *cookie, fuse_ino_t ino, off_
 	fuse_reply_none(req);
 }
 
-void view_ops_fill(struct fuse_lowlevel_ops *ops)
+void sbx_view_ops_fill(struct fuse_lowlevel_ops *ops)
 {
 	*ops = (struct fuse_lowlevel_ops){0};
 	ops->init = op_init;
 	ops->retrieve_reply = op_retrieve_reply;
-	view_names_ops(ops);
-	view_attr_ops(ops);
-	view_files_ops(ops);
-	view_dirs_ops(ops);
+	sbx_view_names_ops(ops);
+	sbx_view_attr_ops(ops);
+	sbx_view_files_ops(ops);
+	sbx_view_dirs_ops(ops);
 }

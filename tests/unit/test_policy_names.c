@@ -219,7 +219,7 @@ static void test_cls_multicall_applet_table(void **state)
 		{"touch", "ls", NULL},
 	};
 	for (size_t i = 0; i < WD_ARRAY_SIZE(t); i++) {
-		const char *got = cls_multicall_applet(t[i].prog, t[i].arg0);
+		const char *got = pol_cls_multicall_applet(t[i].prog, t[i].arg0);
 		if (t[i].want)
 			assert_string_equal(got ? got : "(null)", t[i].want);
 		else

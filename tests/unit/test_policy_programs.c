@@ -65,7 +65,7 @@ static int run_prog(char *const *argv, const char *in, char *buf, size_t n)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static bool table_has_long(const struct gr_opt *o, const char *name, size_t len)
+static bool table_has_long(const struct pol_gr_opt *o, const char *name, size_t len)
 {
 	for (; o->lng || o->shrt; o++)
 		if (o->lng && strlen(o->lng) == len && strncmp(o->lng, name, len) == 0)
@@ -80,7 +80,7 @@ static void test_gr_tables_match_help(void **state)
 {
 	(void)state;
 	size_t n;
-	const struct gr_prog *all = gr_all(&n);
+	const struct pol_gr_prog *all = pol_gr_all(&n);
 	int missing = 0, checked = 0;
 	static char buf[1 << 16];
 	for (size_t i = 0; i < n; i++) {
@@ -125,12 +125,12 @@ static void test_gr_which_script_options(void **state)
 	if (run_prog(argv, NULL, buf, sizeof(buf)) != 0)
 		skip();
 	assert_non_null(strstr(buf, "while getopts a whichopts"));
-	const struct gr_prog *p = gr_find("which.debianutils");
+	const struct pol_gr_prog *p = pol_gr_find("which.debianutils");
 	assert_non_null(p);
-	assert_ptr_equal(p, gr_find("which"));
+	assert_ptr_equal(p, pol_gr_find("which"));
 	assert_int_equal(p->style, GR_POSIX);
 	size_t n = 0;
-	for (const struct gr_opt *o = p->opts; o->lng || o->shrt; o++)
+	for (const struct pol_gr_opt *o = p->opts; o->lng || o->shrt; o++)
 		n++;
 	assert_int_equal(n, 1);
 	assert_int_equal(p->opts[0].shrt, 'a');
