@@ -501,3 +501,20 @@ void wd_strv_free(char **v)
 		free(v[i]);
 	free(v);
 }
+
+void wd_sb_csv_field(struct wd_sb *sb, const char *s, bool last)
+{
+	s = s ? s : "";
+	if (s[strcspn(s, ",\"\r\n")]) {
+		wd_sb_putc(sb, '"');
+		for (const char *p = s; *p; p++) {
+			if (*p == '"')
+				wd_sb_putc(sb, '"');
+			wd_sb_putc(sb, *p);
+		}
+		wd_sb_putc(sb, '"');
+	} else {
+		wd_sb_puts(sb, s);
+	}
+	wd_sb_puts(sb, last ? "\r\n" : ",");
+}

@@ -125,6 +125,10 @@ void wd_sb_shell_quote(struct wd_sb *sb, const char *s);
  * a column. Caller frees. */
 char *wd_sanitize(const char *s);
 
+/* Appends |s| as one CSV field (RFC 4180: quoted when it holds a comma, a
+ * quote or a line break, quotes doubled; NULL is an empty field), then ","
+ * or, when |last|, the record's "\r\n". */
+void wd_sb_csv_field(struct wd_sb *sb, const char *s, bool last);
 /* Appends |s| as a JSON string (quoted, escaped). */
 void wd_sb_json_str(struct wd_sb *sb, const char *s);
 /* Hex-encodes / decodes |s| (for one-line protocols). Caller frees; decode

@@ -392,22 +392,6 @@ static int print_json(struct sto_db *db, const struct sto_filter *f, FILE *out, 
 
 /* RFC 4180: a field with a comma, a quote, CR or LF is quoted and its quotes
  * doubled. NULL is an empty field. */
-static void csv_field(struct wd_sb *sb, const char *s, bool last)
-{
-	if (s && s[strcspn(s, ",\"\r\n")]) {
-		wd_sb_putc(sb, '"');
-		for (const char *p = s; *p; p++) {
-			if (*p == '"')
-				wd_sb_putc(sb, '"');
-			wd_sb_putc(sb, *p);
-		}
-		wd_sb_putc(sb, '"');
-	} else if (s) {
-		wd_sb_puts(sb, s);
-	}
-	wd_sb_puts(sb, last ? "\r\n" : ",");
-}
-
 static void csv_int(struct wd_sb *sb, long long v, bool null_when_zero)
 {
 	if (!(null_when_zero && v == 0))
@@ -423,21 +407,21 @@ static int csv_row(sqlite3_stmt *st, const struct sto_row *row, void *arg)
 	char time[40];
 	wd_format_time(row->ts_us, time, sizeof(time));
 	csv_int(&sb, row->id, false);
-	csv_field(&sb, time, false);
+	wd_sb_csv_field(&sb, time, false);
 	csv_int(&sb, row->ts_us, false);
-	csv_field(&sb, row->session, false);
+	wd_sb_csv_field(&sb, row->session, false);
 	csv_int(&sb, row->pid, false);
 	csv_int(&sb, row->ppid, false);
-	csv_field(&sb, row->kind, false);
-	csv_field(&sb, row->request, false);
-	csv_field(&sb, row->summary, false);
-	csv_field(&sb, row->decision, false);
-	csv_field(&sb, row->source, false);
-	csv_field(&sb, row->reason, false);
-	csv_field(&sb, row->decided_by, false);
-	csv_field(&sb, row->note, false);
+	wd_sb_csv_field(&sb, row->kind, false);
+	wd_sb_csv_field(&sb, row->request, false);
+	wd_sb_csv_field(&sb, row->summary, false);
+	wd_sb_csv_field(&sb, row->decision, false);
+	wd_sb_csv_field(&sb, row->source, false);
+	wd_sb_csv_field(&sb, row->reason, false);
+	wd_sb_csv_field(&sb, row->decided_by, false);
+	wd_sb_csv_field(&sb, row->note, false);
 	csv_int(&sb, row->tool_call, true);
-	csv_field(&sb, row->judge, false);
+	wd_sb_csv_field(&sb, row->judge, false);
 	wd_sb_printf(&sb, "%lld\r\n", (long long)row->latency_us);
 	fwrite(sb.buf, 1, sb.len, out);
 	wd_sb_free(&sb);

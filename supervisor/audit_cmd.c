@@ -142,23 +142,6 @@ struct audit_opts {
 	size_t limit;
 };
 
-static void csv_put(struct wd_sb *sb, const char *s, bool last)
-{
-	s = s ? s : "";
-	if (s[strcspn(s, ",\"\r\n")]) {
-		wd_sb_putc(sb, '"');
-		for (const char *p = s; *p; p++) {
-			if (*p == '"')
-				wd_sb_putc(sb, '"');
-			wd_sb_putc(sb, *p);
-		}
-		wd_sb_putc(sb, '"');
-	} else {
-		wd_sb_puts(sb, s);
-	}
-	wd_sb_puts(sb, last ? "\r\n" : ",");
-}
-
 static void call_table(const struct call *k, const char *t, size_t width)
 {
 	wd_autofree char *head = wd_asprintf("%s  %-6lld %-5s %-10s %s", t, (long long)k->id,
@@ -206,14 +189,14 @@ static void call_csv(const struct call *k, const char *t)
 	struct wd_sb sb = {0};
 	char n[32];
 	snprintf(n, sizeof(n), "%lld", (long long)k->id);
-	csv_put(&sb, n, false);
-	csv_put(&sb, t, false);
-	csv_put(&sb, k->session, false);
-	csv_put(&sb, k->decision, false);
-	csv_put(&sb, k->source, false);
-	csv_put(&sb, k->summary, false);
+	wd_sb_csv_field(&sb, n, false);
+	wd_sb_csv_field(&sb, t, false);
+	wd_sb_csv_field(&sb, k->session, false);
+	wd_sb_csv_field(&sb, k->decision, false);
+	wd_sb_csv_field(&sb, k->source, false);
+	wd_sb_csv_field(&sb, k->summary, false);
 	wd_sb_printf(&sb, "%zu,%zu,%zu,%zu,", k->execs, k->opens, k->connects, k->refused);
-	csv_put(&sb, k->under.buf, true);
+	wd_sb_csv_field(&sb, k->under.buf, true);
 	fwrite(sb.buf, 1, sb.len, stdout);
 	wd_sb_free(&sb);
 }

@@ -151,11 +151,12 @@ static void json_tier(enum pol_verdict v, enum pol_tier tier)
 	json_str(stdout, sup_tier_outcome(tier));
 }
 
-static void explain_json(const struct pol_request *req, const struct pol_decision *d,
-			 const char *identity, const char *parsed, enum pol_tier tier)
+/* The decision's JSON members, each after a comma: verdict, source,
+ * reason, matched, whether it covers the tree (|covers|: execs only) and
+ * what the tier then does. */
+static void json_decision(const struct pol_decision *d, enum pol_tier tier, bool covers)
 {
-	char *rj = pol_request_json(req);
-	printf("{\"request\":%s,\"verdict\":", rj);
+	printf(",\"verdict\":");
 	json_str(stdout, verdict_value(d->verdict));
 	printf(",\"source\":");
 	json_str(stdout, pol_source_name(d->source));
@@ -163,8 +164,17 @@ static void explain_json(const struct pol_request *req, const struct pol_decisio
 	json_str(stdout, d->reason);
 	printf(",\"matched\":");
 	json_str(stdout, d->matched);
-	printf(",\"covers\":%s", d->covers ? "true" : "false");
+	if (covers)
+		printf(",\"covers\":%s", d->covers ? "true" : "false");
 	json_tier(d->verdict, tier);
+}
+
+static void explain_json(const struct pol_request *req, const struct pol_decision *d,
+			 const char *identity, const char *parsed, enum pol_tier tier)
+{
+	char *rj = pol_request_json(req);
+	printf("{\"request\":%s", rj);
+	json_decision(d, tier, true);
 	if (identity) {
 		printf(",\"identity\":");
 		json_str(stdout, identity);
@@ -225,17 +235,8 @@ static int explain_open(const struct pol_config *cfg, const char *dir, const cha
 		json_str(stdout, routes[a.route]);
 		printf(",\"needs_decision\":%s,\"why\":", a.decided ? "true" : "false");
 		json_str(stdout, a.why);
-		if (a.decided) {
-			printf(",\"verdict\":");
-			json_str(stdout, verdict_value(d->verdict));
-			printf(",\"source\":");
-			json_str(stdout, pol_source_name(d->source));
-			printf(",\"reason\":");
-			json_str(stdout, d->reason);
-			printf(",\"matched\":");
-			json_str(stdout, d->matched);
-			json_tier(d->verdict, tier);
-		}
+		if (a.decided)
+			json_decision(d, tier, false);
 		printf("}\n");
 	} else {
 		printf("request:  %s\n", a.summary);
