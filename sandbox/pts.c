@@ -1,31 +1,13 @@
 /*
  * pts.c: the agent's own terminal under the sandbox's /dev/pts.
  *
- * The sandbox's /dev/pts is a devpts instance of its own (sbx_jail_dev as
- * root; sbx_jail_pts_private over the host's /dev in a user namespace, where
- * the user's other terminals would otherwise be the agent's to open): the
- * ptys the agent opens are made there, and no pty of the host is. But the
- * terminal the agent was started on is a pty of the host's instance, and
- * ttyname() (tty, GPG_TTY=$(tty), ssh, pinentry) finds a terminal by the
- * path /proc/self/fd/N names, /dev/pts/K, checking that it is the same
- * inode: without that node the agent has a terminal it cannot name.
- *
- * So init binds, at /dev/pts/K, exactly the node of each of its standard
- * descriptors that is a host pty, and nothing else of the host's devpts:
- * another session's pty is a way to type into, or read from, that session.
- *
- * The node is chosen by the descriptor, not by a name: init clones (as a
- * detached mount) the path /proc/self/fd/N names, and keeps the clone only
- * if it is the very inode of descriptor N (device, inode, rdev), which the
- * descriptor keeps allocated; this happens before the agent exists, so
- * nothing of the sandbox can move a name meanwhile. To have a place to
- * attach it, init allocates ptys of the private instance up to index K
- * (each open takes the lowest free index) and keeps the one numbered K
- * open for its whole life (init_main), so that the private instance never
- * hands out K again: no pty the agent opens can be, or cover, the node.
- * A new pty gives the agent a pty of its own instance, never the host's;
- * mknod is out of reach (no CAP_MKNOD, Landlock), and the host's devpts
- * is not mounted anywhere in the sandbox.
+ * The sandbox's /dev/pts is a devpts instance of its own; init binds at
+ * /dev/pts/K exactly the host node of each standard descriptor that is a
+ * host pty, chosen by the descriptor's inode (not a name) before the agent
+ * exists, and holds the private instance's pty K open for its whole life so
+ * that no pty the agent opens can be or cover that node. No other pty of
+ * the host is reachable. Why neither a race nor a new pty gives the agent
+ * more: docs/design.md, section "The sandbox: the agent's terminal".
  */
 #include "pts_int.h"
 

@@ -1,39 +1,14 @@
 /*
  * fg.c: who owns the terminal while warden asks a question on it.
  *
- * warden runs in the job the user's shell started; the agent runs in a
- * process group of its own (spawn.c), made the terminal's foreground at
- * start, and may move the foreground among its own groups (an interactive
- * shell's jobs). The terminal driver lets only the foreground group read:
- * a read from any other group stops it (SIGTTIN), and a job that stops
- * hands the terminal back to the user's shell, whose next line then runs
- * outside the sandbox. So warden reads the terminal only between
- * sup_fg_take() and sup_fg_give_back(): the caller watches the terminal
- * only then, and checks sup_fg_ours() before each read.
- *
- * Take: remember which group had the foreground and the terminal's modes
- * (a TUI agent keeps it raw), move the foreground to warden's group, and
- * set the modes a question needs: line editing, echo, CR read as newline,
- * Ctrl-C delivered (it cancels the question, interrupt.c), no suspend or
- * quit character (nothing to suspend; warden stopped would hand the
- * terminal to the shell), and TOSTOP, so that the agent's processes that
- * write stop (SIGTTOU) until the answer. Give back: the modes exactly as
- * they were, the foreground to the group that had it (or, when that group
- * is gone, the agent's), SIGCONT to both for the processes that stopped
- * on the terminal meanwhile, and, to a group that kept the terminal raw (a
- * full-screen program), SIGWINCH so that it redraws what the question
- * covered.
- *
- * tcsetpgrp() from a group that is not the foreground raises SIGTTOU:
- * warden ignores SIGTTOU and SIGTTIN (run.c), so that moving the
- * foreground works and a read attempted from the background fails (EIO)
- * instead of stopping warden.
- *
- * The group given the terminal back is one the terminal named a moment
- * before: only a process of warden's session can set it, the user's shell
- * waits while warden runs, and the sandbox's processes can name only
- * groups of the sandbox's PID namespace. warden's own group is never
- * "given back" (the agent's is used instead).
+ * warden reads the terminal only between sup_fg_take() and
+ * sup_fg_give_back(): a read from a group that is not the foreground would
+ * stop warden (SIGTTIN) and hand the keyboard to the user's shell. Taking
+ * saves the foreground group and the modes and sets those a question needs
+ * (TOSTOP among them); giving back restores both exactly, continues the
+ * groups that stopped meanwhile and makes a full-screen agent redraw. Why
+ * the group given back cannot be one the agent chose: docs/design.md,
+ * section "The foreground".
  */
 #include "sup.h"
 

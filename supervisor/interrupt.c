@@ -1,36 +1,13 @@
 /*
  * interrupt.c: Ctrl-C, kill and hang-up while requests wait.
  *
- * A process whose exec waits for a person sits in the seccomp notification
- * and, once warden has received it, only a fatal signal ends that wait
- * (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, filter.c); an open waits in a
- * FUSE request, killable only after its first interruption. And a process
- * warden traces never takes the kernel's shortcut that turns a default
- * fatal signal into SIGKILL: its SIGINT waits for its tracer. So a Ctrl-C
- * stays pending, unseen, until the request is answered: the kernel does
- * not end the wait, warden has to.
- *
- * Two ways in:
- *  - A signal that reaches the caller (Ctrl-C goes to the terminal's
- *    foreground group, which is the agent's, not warden's): while requests
- *    wait, the loop looks every 100 ms at what the kernel says each waiting
- *    caller has pending (/proc/TID/status: SigPnd, ShdPnd, minus SigBlk and
- *    SigIgn). One of SIGINT, SIGQUIT, SIGTERM or SIGHUP there refuses the
- *    request, as "stopped", with EINTR, and the signal then acts as it
- *    would have without warden.
- *  - A signal to warden itself (kill, a hang-up, Ctrl-C while warden holds
- *    the terminal): it goes on to the agent's process group first, then
- *    every waiting request is refused, so that no caller sits out the
- *    deadline; warden then follows the agent's fate and exits with its
- *    status (128+N when the signal killed it). Ctrl-C typed at a question
- *    (the terminal sends it to warden's group then) only refuses that
- *    question: the person said no to it, not to the agent.
- *
- * Why a race cannot win: this only ever refuses. A stale reading can only
- * refuse a request whose caller had an interrupt pending, which it or its
- * group was sent; a caller killed meanwhile leaves a request nobody waits
- * for, and a recycled thread id can at worst refuse that request. Nothing
- * here allows anything or changes what a later request is decided as.
+ * A caller waiting in a seccomp notification or a FUSE request cannot be
+ * interrupted by the kernel once warden holds the request, so warden ends
+ * the wait itself: a waiting caller with SIGINT, SIGQUIT, SIGTERM or SIGHUP
+ * pending (read from /proc/TID/status every 100 ms while requests wait), or
+ * such a signal to warden itself, refuses the waiting requests as
+ * "stopped". A race cannot make this allow anything: it only ever refuses.
+ * docs/design.md, section "Interrupts".
  */
 #include "sup.h"
 
