@@ -368,7 +368,8 @@ static void test_view_git(void **state)
 			       strcmp(p2, "repo/.git/config") == 0 ||
 			       wd_str_has_prefix(p, "repo/.git/hooks");
 		if (!control)
-			snprintf(other, sizeof(other), "%s (access %u)", p, g_dec.rec[i].access);
+			snprintf(other, sizeof(other), "%.200s (access %u)", p,
+				 g_dec.rec[i].access);
 	}
 	pthread_mutex_unlock(&g_dec.lock);
 	if (other[0])
