@@ -6,7 +6,6 @@
 
 #include <fcntl.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -54,7 +53,9 @@ void sup_tell(const struct sup_run *r, pid_t tgid, const char *fmt, ...)
 
 	/* The caller's own stderr, the same open file description (so a
 	 * tool runner that captures stderr sees it), taken with pidfd_getfd:
-	 * no path is reopened. */
+	 * from here on only warden's own copy is used. The agent may dup2()
+	 * another file onto its fd 2 at any moment, but not change warden's
+	 * descriptor table, so what is checked below is what is written. */
 	wd_autoclose int pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
 	if (pidfd < 0)
 		return;
@@ -62,27 +63,30 @@ void sup_tell(const struct sup_run *r, pid_t tgid, const char *fmt, ...)
 	if (fd < 0)
 		return;
 	struct stat st;
-	if (fstat(fd, &st) < 0)
+	int fl = fcntl(fd, F_GETFL);
+	/* Only where the agent itself may write: never a file it holds
+	 * open for reading only. */
+	if (fl < 0 || ((fl & O_ACCMODE) != O_WRONLY && (fl & O_ACCMODE) != O_RDWR) ||
+	    fstat(fd, &st) < 0)
 		return;
-	/* Never block the loop on the agent's pipe: write only what fits
-	 * now (a full pipe drops the line, the audit keeps the reason). */
-	if (S_ISFIFO(st.st_mode)) {
-		int queued = 0, size = fcntl(fd, F_GETPIPE_SZ);
-		if (ioctl(fd, FIONREAD, &queued) < 0 || size < 0 || size - queued < n)
-			return;
-		(void)!write(fd, msg, (size_t)n);
-	} else if (S_ISSOCK(st.st_mode)) {
+	if (S_ISSOCK(st.st_mode)) {
 		(void)!send(fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
-	} else if (S_ISCHR(st.st_mode)) {
-		/* A terminal can be stopped (^S) or never read: a new open
-		 * file description in non-blocking mode, so the loop never
-		 * waits on it. */
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/%d/fd/2", tgid);
-		wd_autoclose int nb = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (nb >= 0)
-			(void)!write(nb, msg, (size_t)n);
 	} else if (S_ISREG(st.st_mode)) {
 		(void)!write(fd, msg, (size_t)n);
+	} else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+		/* A pipe can be full and a terminal stopped (^S) or never read:
+		 * a new open file description in non-blocking mode, so the loop
+		 * never waits on it (a full pipe drops the line, the audit keeps
+		 * the reason). It is opened through warden's own descriptor
+		 * (/proc/self/fd), never through the agent's table, and used
+		 * only if it is the very object checked. A write of at most
+		 * PIPE_BUF bytes to a pipe is whole or nothing. */
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		wd_autoclose int nb = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		struct stat nst;
+		if (nb >= 0 && fstat(nb, &nst) == 0 && nst.st_dev == st.st_dev &&
+		    nst.st_ino == st.st_ino && nst.st_rdev == st.st_rdev)
+			(void)!write(nb, msg, (size_t)n);
 	}
 }
