@@ -301,16 +301,66 @@ void wd_sb_shell_quote(struct wd_sb *sb, const char *s)
 	wd_sb_putc(sb, '\'');
 }
 
+size_t wd_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+	size_t len;
+	uint32_t c = s[0];
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	} else if ((c & 0xe0) == 0xc0) {
+		len = 2;
+		c &= 0x1f;
+	} else if ((c & 0xf0) == 0xe0) {
+		len = 3;
+		c &= 0x0f;
+	} else if ((c & 0xf8) == 0xf0) {
+		len = 4;
+		c &= 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if (c < min[len] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+bool wd_cp_hidden(uint32_t cp)
+{
+	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0x061c ||
+	       cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
 char *wd_sanitize(const char *s)
 {
 	struct wd_sb sb = {0};
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			wd_sb_printf(&sb, "\\x%02x", *p);
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-			wd_sb_printf(&sb, "\\u%04x", *++p);
-		else
-			wd_sb_putc(&sb, (char)*p);
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n = strlen((const char *)p);
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t l = wd_utf8_decode(p + i, n - i, &cp);
+		if (l == 0) {
+			/* Not UTF-8: a lone 0x9b is CSI on an 8-bit terminal. */
+			wd_sb_printf(&sb, "\\x%02x", p[i]);
+			l = 1;
+		} else if (cp < 0x20 || cp == 0x7f) {
+			wd_sb_printf(&sb, "\\x%02x", (unsigned)cp);
+		} else if (wd_cp_hidden(cp)) {
+			wd_sb_printf(&sb, "\\u%04x", (unsigned)cp);
+		} else {
+			wd_sb_add(&sb, (const char *)p + i, l);
+		}
+		i += l;
 	}
 	return wd_sb_steal(&sb);
 }
@@ -318,6 +368,8 @@ char *wd_sanitize(const char *s)
 void wd_sb_json_str(struct wd_sb *sb, const char *s)
 {
 	wd_sb_putc(sb, '"');
+	uint32_t cp;
+	size_t l;
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
 		if (*p == '"' || *p == '\\')
 			wd_sb_printf(sb, "\\%c", *p);
@@ -325,7 +377,13 @@ void wd_sb_json_str(struct wd_sb *sb, const char *s)
 			wd_sb_puts(sb, "\\n");
 		else if (*p < 0x20 || *p == 0x7f)
 			wd_sb_printf(sb, "\\u%04x", *p);
-		else
+		else if (*p >= 0x80 && (l = wd_utf8_decode(p, strnlen((const char *)p, 4), &cp)) &&
+			 wd_cp_hidden(cp)) {
+			/* C1 and bidirectional controls: the same string, but
+			 * nothing a terminal showing the JSON would obey. */
+			wd_sb_printf(sb, "\\u%04x", (unsigned)cp);
+			p += l - 1;
+		} else
 			wd_sb_putc(sb, (char)*p);
 	}
 	wd_sb_putc(sb, '"');

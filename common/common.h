@@ -119,8 +119,9 @@ void wd_sb_free(struct wd_sb *sb);
  * them. */
 void wd_sb_shell_quote(struct wd_sb *sb, const char *s);
 /* A copy of |s| safe to show on a terminal or in a line protocol: C0
- * controls (tab and newline included), DEL and the C1 controls U+0080 to
- * U+009F become visible \xNN text, so that a file name or argv chosen by
+ * controls (tab and newline included) and DEL become visible \xNN text,
+ * the C1 and the bidirectional controls \uNNNN, and bytes that are not
+ * UTF-8 \xNN, so that a file name or argv chosen by
  * the agent can neither drive the approver's terminal nor forge a line or
  * a column. Caller frees. */
 char *wd_sanitize(const char *s);
@@ -129,6 +130,15 @@ char *wd_sanitize(const char *s);
  * quote or a line break, quotes doubled; NULL is an empty field), then ","
  * or, when |last|, the record's "\r\n". */
 void wd_sb_csv_field(struct wd_sb *sb, const char *s, bool last);
+/* Decodes one UTF-8 sequence at |s| (|n| bytes left). Returns its length and
+ * sets *cp, or 0 when the bytes there are not valid UTF-8 (a stray
+ * continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut
+ * short). */
+size_t wd_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+/* Whether code point |cp| must not reach a terminal as it is: C0 and C1
+ * controls, DEL, and the bidirectional controls that make text read in
+ * another order than it runs ("Trojan Source"). */
+bool wd_cp_hidden(uint32_t cp);
 /* Appends |s| as a JSON string (quoted, escaped). */
 void wd_sb_json_str(struct wd_sb *sb, const char *s);
 /* Hex-encodes / decodes |s| (for one-line protocols). Caller frees; decode

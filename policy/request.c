@@ -431,12 +431,17 @@ char *pol_request_summary(const struct pol_request *r)
 	}
 	if (r->inner) {
 		char *inner = pol_redact_text(r->inner);
-		/* One line: a multi-line command shows its newlines as \n. */
-		for (const char *c = inner; *c; c++) {
+		/* One line: a multi-line command shows its newlines as \n,
+		 * and no other control byte reaches whoever reads it. */
+		for (const unsigned char *c = (const unsigned char *)inner; *c; c++) {
 			if (*c == '\n')
 				wd_sb_puts(&sb, "\\n");
+			else if (*c == '\r' || *c == '\t')
+				wd_sb_putc(&sb, ' ');
+			else if (*c < 0x20 || *c == 0x7f)
+				wd_sb_printf(&sb, "\\x%02x", *c);
 			else
-				wd_sb_putc(&sb, *c == '\r' || *c == '\t' ? ' ' : *c);
+				wd_sb_putc(&sb, (char)*c);
 		}
 		free(inner);
 		return wd_sb_steal(&sb);

@@ -17,52 +17,13 @@
 
 #include "common.h"
 
-/* ---- UTF-8 ------------------------------------------------------------- */
-
-/* Decodes one UTF-8 sequence at |s| (|n| bytes left). Returns its length and
- * sets *cp, or 0 when the bytes there are not valid UTF-8 (a stray
- * continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut
- * short). */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-	size_t len;
-	uint32_t c = s[0];
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	} else if ((c & 0xe0) == 0xc0) {
-		len = 2;
-		c &= 0x1f;
-	} else if ((c & 0xf0) == 0xe0) {
-		len = 3;
-		c &= 0x0f;
-	} else if ((c & 0xf8) == 0xf0) {
-		len = 4;
-		c &= 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if (c < min[len] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
 static bool utf8_valid(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s);
 	uint32_t cp;
 	for (size_t i = 0; i < n;) {
-		size_t l = utf8_decode(p + i, n - i, &cp);
+		size_t l = wd_utf8_decode(p + i, n - i, &cp);
 		if (!l)
 			return false;
 		i += l;
@@ -71,16 +32,6 @@ static bool utf8_valid(const char *s)
 }
 
 /* ---- table ------------------------------------------------------------- */
-
-/* Code points a terminal must not receive raw: C0 and C1 controls, DEL, and
- * the bidirectional controls that make text read in another order than it
- * runs ("Trojan Source"). */
-static bool hidden_cp(uint32_t cp)
-{
-	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0x061c ||
-	       cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
-	       (cp >= 0x2066 && cp <= 0x2069);
-}
 
 /* Makes |s| safe and at most |cap| columns wide for a table cell (one column
  * per code point; a cut ends in "…"). Sets *width. Caller frees. */
@@ -93,7 +44,7 @@ static char *cell(const char *s, size_t cap, size_t *width)
 		char unit[16];
 		size_t uw, ul;
 		uint32_t cp;
-		size_t l = utf8_decode(p + i, n - i, &cp);
+		size_t l = wd_utf8_decode(p + i, n - i, &cp);
 		if (l == 0) {
 			snprintf(unit, sizeof(unit), "\\x%02x", p[i]);
 			l = 1;
@@ -101,16 +52,16 @@ static char *cell(const char *s, size_t cap, size_t *width)
 			snprintf(unit, sizeof(unit), "\\n");
 		} else if (cp == '\t') {
 			snprintf(unit, sizeof(unit), "\\t");
-		} else if (hidden_cp(cp) && cp < 0x100) {
+		} else if (wd_cp_hidden(cp) && cp < 0x100) {
 			snprintf(unit, sizeof(unit), "\\x%02x", (unsigned)cp);
-		} else if (hidden_cp(cp)) {
+		} else if (wd_cp_hidden(cp)) {
 			snprintf(unit, sizeof(unit), "\\u%04x", (unsigned)cp);
 		} else {
 			memcpy(unit, p + i, l);
 			unit[l] = '\0';
 		}
 		ul = strlen(unit);
-		uw = l > 1 && !hidden_cp(cp) && unit[0] != '\\' ? 1 : ul;
+		uw = l > 1 && !wd_cp_hidden(cp) && unit[0] != '\\' ? 1 : ul;
 		i += l;
 		if (w + uw <= cap - 1) {
 			cut = sb.len + ul;
@@ -290,7 +241,7 @@ static void json_str(struct wd_sb *sb, const char *s)
 	wd_sb_putc(sb, '"');
 	for (size_t i = 0; i < n;) {
 		uint32_t cp;
-		size_t l = utf8_decode(p + i, n - i, &cp);
+		size_t l = wd_utf8_decode(p + i, n - i, &cp);
 		if (l == 0) {
 			wd_sb_puts(sb, "\\ufffd");
 			i++;
@@ -399,41 +350,63 @@ static void csv_int(struct wd_sb *sb, long long v, bool null_when_zero)
 	wd_sb_putc(sb, ',');
 }
 
+/* Where CSV goes: into a terminal, every text field is shown sanitised
+ * (the audit's text is the agent's and must not drive the terminal); into
+ * a file or a pipe, as it is. */
+struct csv_out {
+	FILE *out;
+	bool terminal;
+};
+
+static void csv_text(struct wd_sb *sb, const char *s, bool terminal)
+{
+	if (!terminal || !s) {
+		wd_sb_csv_field(sb, s, false);
+		return;
+	}
+	char *shown = wd_sanitize(s);
+	wd_sb_csv_field(sb, shown, false);
+	free(shown);
+}
+
 static int csv_row(sqlite3_stmt *st, const struct sto_row *row, void *arg)
 {
 	(void)st;
-	FILE *out = arg;
+	const struct csv_out *co = arg;
+	bool t = co->terminal;
 	struct wd_sb sb = {0};
 	char time[40];
 	wd_format_time(row->ts_us, time, sizeof(time));
 	csv_int(&sb, row->id, false);
 	wd_sb_csv_field(&sb, time, false);
 	csv_int(&sb, row->ts_us, false);
-	wd_sb_csv_field(&sb, row->session, false);
+	csv_text(&sb, row->session, t);
 	csv_int(&sb, row->pid, false);
 	csv_int(&sb, row->ppid, false);
-	wd_sb_csv_field(&sb, row->kind, false);
-	wd_sb_csv_field(&sb, row->request, false);
-	wd_sb_csv_field(&sb, row->summary, false);
-	wd_sb_csv_field(&sb, row->decision, false);
-	wd_sb_csv_field(&sb, row->source, false);
-	wd_sb_csv_field(&sb, row->reason, false);
-	wd_sb_csv_field(&sb, row->decided_by, false);
-	wd_sb_csv_field(&sb, row->note, false);
+	csv_text(&sb, row->kind, t);
+	csv_text(&sb, row->request, t);
+	csv_text(&sb, row->summary, t);
+	csv_text(&sb, row->decision, t);
+	csv_text(&sb, row->source, t);
+	csv_text(&sb, row->reason, t);
+	csv_text(&sb, row->decided_by, t);
+	csv_text(&sb, row->note, t);
 	csv_int(&sb, row->tool_call, true);
-	wd_sb_csv_field(&sb, row->judge, false);
+	csv_text(&sb, row->judge, t);
 	wd_sb_printf(&sb, "%lld\r\n", (long long)row->latency_us);
-	fwrite(sb.buf, 1, sb.len, out);
+	fwrite(sb.buf, 1, sb.len, co->out);
 	wd_sb_free(&sb);
 	return 0;
 }
 
-static int print_csv(struct sto_db *db, const struct sto_filter *f, FILE *out, char **err)
+static int print_csv(struct sto_db *db, const struct sto_filter *f, FILE *out, bool terminal,
+		     char **err)
 {
+	struct csv_out co = {out, terminal};
 	fputs("id,time,ts_us,session,pid,ppid,kind,request,summary,decision,source,reason,"
 	      "decided_by,note,tool_call,judge,latency_us\r\n",
 	      out);
-	return sto_query_stmt(db, f, csv_row, out, err);
+	return sto_query_stmt(db, f, csv_row, &co, err);
 }
 
 /* ---- entry ------------------------------------------------------------- */
@@ -466,7 +439,7 @@ int sto_print_width(struct sto_db *db, const struct sto_filter *f, enum sto_form
 		r = print_json(db, f, out, &why);
 		break;
 	case STO_FMT_CSV:
-		r = print_csv(db, f, out, &why);
+		r = print_csv(db, f, out, width > 0, &why);
 		break;
 	default:
 		r = -EINVAL;

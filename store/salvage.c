@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common.h"
 
@@ -221,6 +222,9 @@ static void damage_message(struct sto_db *db, const struct bad *bad, bool max_co
 	if (!err)
 		return;
 	char more[96] = "";
+	/* The path goes into a command a person copies: quoted for a shell. */
+	struct wd_sb quoted = {0};
+	wd_sb_shell_quote(&quoted, db->path);
 	if (!max_complete)
 		snprintf(more, sizeof(more), "; rows after id %lld may be lost too",
 			 (long long)max);
@@ -230,13 +234,14 @@ static void damage_message(struct sto_db *db, const struct bad *bad, bool max_co
 			"save what can be read with `sqlite3 %s .recover > saved.sql`",
 			db->path, (long long)bad->count, bad->count == 1 ? "" : "s",
 			bad->count == 1 ? "" : "s", bad->text.buf ? bad->text.buf : "", more,
-			db->path);
+			quoted.buf);
 	else
 		*err = wd_asprintf(
 			"audit database %s is damaged: every row was read, but an index or "
 			"another page is not sound%s; repair it with `sqlite3 %s .recover > "
 			"saved.sql`",
-			db->path, more, db->path);
+			db->path, more, quoted.buf);
+	wd_sb_free(&quoted);
 }
 
 int sto_salvage(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb, void *arg,
@@ -251,6 +256,15 @@ int sto_salvage(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb, v
 	max_id(db->h, "SELECT id FROM decisions INDEXED BY decisions_session_ts", &max,
 	       &index_complete);
 	max_complete = max_complete || index_complete;
+	/* The highest id comes from a damaged file: a garbage value must not
+	 * make the lookups run for ever. No row takes less than 32 bytes of
+	 * the file, so no sound id lies above its size / 32. */
+	struct stat fst;
+	int64_t bound = stat(db->path, &fst) == 0 ? (int64_t)(fst.st_size / 32) + 1 : max;
+	if (max > bound) {
+		max = bound;
+		max_complete = false;
+	}
 
 	wd_autofree char *conds = sto_filter_sql(f);
 	wd_autofree char *sql = wd_asprintf(

@@ -302,6 +302,20 @@ static char *send_to_owner(const char *id, const char *req)
 
 /* Shows the persistent grant request |id| would write, and asks whether
  * to write it (unless |yes|). 0 to go on, else warden's exit status. */
+/* Prints the desk's |text| line by line, each made safe for a terminal:
+ * a reply quotes the agent's command, which must not drive the screen. */
+static void print_lines(FILE *out, const char *prefix, const char *text)
+{
+	while (*text) {
+		size_t len = strcspn(text, "\n");
+		wd_autofree char *line = wd_strndup(text, len);
+		wd_autofree char *shown = wd_sanitize(line);
+		fprintf(out, "%s%s\n", prefix, shown);
+		text += len + (text[len] == '\n');
+		prefix = "";
+	}
+}
+
 static int confirm_project_grant(const char *id, bool yes)
 {
 	/* Show the persistent grant before it is written. */
@@ -309,16 +323,26 @@ static int confirm_project_grant(const char *id, bool yes)
 	char *preview = send_to_owner(id, req);
 	free(req);
 	if (!preview || !wd_str_has_prefix(preview, "ok\t")) {
-		wd_err("%s", preview ? preview + 6 : "no running session holds that request");
+		/* wd_err sanitises: the reply carries the agent's text. */
+		wd_err("%s", preview && wd_str_has_prefix(preview, "error\t")
+				     ? preview + 6
+				     : "no running session holds that request");
 		free(preview);
 		return 1;
 	}
-	/* "ok\tPATH\tGRANT": the file the session will write. */
+	/* "ok\tPATH\tGRANT": the file the session will write. The grant
+	 * quotes the agent's command: shown sanitised, so that nothing in it
+	 * can redraw the screen around the question below. */
 	char *path = preview + 3, *tab = strchr(path, '\t');
 	if (tab)
 		*tab = '\0';
-	printf("This persistent grant will be written to %s:\n  %s",
-	       tab ? path : ".warden/permissions.json", tab ? tab + 1 : path);
+	wd_autofree char *shown_path = wd_sanitize(tab ? path : ".warden/permissions.json");
+	size_t glen = strlen(tab ? tab + 1 : path);
+	wd_autofree char *grant =
+		wd_strndup(tab ? tab + 1 : path,
+			   glen && (tab ? tab + 1 : path)[glen - 1] == '\n' ? glen - 1 : glen);
+	wd_autofree char *shown_grant = wd_sanitize(grant);
+	printf("This persistent grant will be written to %s:\n  %s\n", shown_path, shown_grant);
 	free(preview);
 	if (!yes) {
 		if (!isatty(STDIN_FILENO)) {
@@ -390,10 +414,9 @@ int sup_cmd_answer(int argc, char **argv, bool approve)
 	}
 	bool ok = wd_str_has_prefix(reply, "ok\t");
 	bool err = wd_str_has_prefix(reply, "error\t");
-	fprintf(ok ? stdout : stderr, "%s%s", ok ? "" : "warden: ",
-		ok    ? reply + 3
-		: err ? reply + 6
-		      : "no answer from the session\n");
+	/* The reply quotes the agent's command: each line sanitised. */
+	const char *text = ok ? reply + 3 : err ? reply + 6 : "no answer from the session";
+	print_lines(ok ? stdout : stderr, ok ? "" : "warden: ", text);
 	free(reply);
 	return ok ? 0 : 1;
 }

@@ -64,9 +64,14 @@ void sup_fg_give_back(struct sup_fg *fg, int fd, pid_t agent_pgrp)
 	pid_t to = fg->saved_pgrp > 0 && fg->saved_pgrp != getpgrp() ? fg->saved_pgrp : agent_pgrp;
 	if (to <= 0)
 		return;
-	if (tcsetpgrp(fd, to) < 0 && to != agent_pgrp && agent_pgrp > 0) {
-		to = agent_pgrp; /* the group that had it is gone */
-		tcsetpgrp(fd, to);
+	if (tcsetpgrp(fd, to) < 0) {
+		/* The group that had it is gone: the agent's then. Only a group
+		 * the terminal accepted is signalled (tcsetpgrp takes only a
+		 * group of warden's session, so a recycled id cannot be a
+		 * stranger's). */
+		if (to == agent_pgrp || agent_pgrp <= 0 || tcsetpgrp(fd, agent_pgrp) < 0)
+			return;
+		to = agent_pgrp;
 	}
 	kill(-to, SIGCONT);
 	if (agent_pgrp > 0 && agent_pgrp != to)

@@ -32,12 +32,17 @@ void sup_print_summary(struct sup_run *r)
 	 * (warden audit reads the audit of the current directory). */
 	char cwd[PATH_MAX];
 	wd_autofree char *def = wd_asprintf("%s/.warden/audit.db", r->opts.project);
-	wd_autofree char *where = strcmp(r->opts.audit_path, def) != 0
-					  ? wd_asprintf(" --audit %s", r->opts.audit_path)
-				  : !getcwd(cwd, sizeof(cwd)) || strcmp(cwd, r->opts.project) != 0
-					  ? wd_asprintf(" --project %s", r->opts.project)
-					  : wd_strdup("");
+	/* Paths quoted for a shell: the line is a command to copy. */
+	struct wd_sb where = {0};
+	if (strcmp(r->opts.audit_path, def) != 0) {
+		wd_sb_puts(&where, " --audit ");
+		wd_sb_shell_quote(&where, r->opts.audit_path);
+	} else if (!getcwd(cwd, sizeof(cwd)) || strcmp(cwd, r->opts.project) != 0) {
+		wd_sb_puts(&where, " --project ");
+		wd_sb_shell_quote(&where, r->opts.project);
+	}
 	/* Every request put to a person (desk or terminal) got an id. */
 	wd_info("%llu allowed, %llu refused, %u asked; warden audit%s --session %s", n.allowed,
-		n.refused, r->next_pending_id, where, r->session_id);
+		n.refused, r->next_pending_id, where.buf ? where.buf : "", r->session_id);
+	wd_sb_free(&where);
 }

@@ -97,6 +97,18 @@ static void on_tty(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		struct sup_pending *p = ps->shown;
 		if (!p)
 			continue;
+		/* A person types no control bytes; a line holding one (ESC
+		 * first) is a terminal's report that a process of the agent
+		 * asked for, never an answer. */
+		bool typed = true;
+		for (size_t k = 0; ps->line[k]; k++)
+			if ((unsigned char)ps->line[k] < 0x20 || ps->line[k] == 0x7f)
+				typed = false;
+		if (!typed) {
+			tcflush(fd, TCIFLUSH);
+			dprintf(fd, "warden: answer a, A or r (optionally followed by a note)\n> ");
+			continue;
+		}
 		const char *note = ps->line[1] == ' ' ? ps->line + 2 : "";
 		enum sup_answer a;
 		if (ps->line[0] == 'a' && (ps->line[1] == '\0' || ps->line[1] == ' '))
@@ -164,6 +176,7 @@ static void show(struct sup_run *r)
 	struct sup_pending *p = ps->shown;
 	take(r);
 	tcflush(r->tty_fd, TCIFLUSH); /* nothing typed before the question answers it */
+	ps->len = 0;		      /* nor a partial line left from an earlier one */
 	struct wd_sb sb = {0};
 	const struct sup_request *rq = p->rq;
 	/* Everything shown but our own words comes from the agent (argv, file

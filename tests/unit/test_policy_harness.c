@@ -577,6 +577,15 @@ void test_pol_harness_request_view(void **state)
 	free(s);
 	pol_request_free(r);
 
+	/* no control byte of the command reaches whoever reads the summary
+	 * (the desk's answer and preview quote it) */
+	char *argv_ctl[] = {"/bin/bash", "-c", CLAUDE("echo \033]52;c;eA==\a\033[8m"), NULL};
+	r = exec_req("/usr/bin/bash", argv_ctl, HOME);
+	s = pol_request_summary(r);
+	assert_string_equal(s, "[claude-code] echo \\x1b]52;c;eA==\\x07\\x1b[8m");
+	free(s);
+	pol_request_free(r);
+
 	/* no HOME, another HOME, an imitation: shown as the plain argv */
 	r = exec_req("/usr/bin/bash", argv, NULL);
 	s = pol_request_summary(r);
