@@ -26,7 +26,7 @@ static const char *file_type(mode_t m)
  * final symlink, and the type is checked on the descriptor that is then
  * read, so that what is checked is what is read. 0 or -errno, after
  * saying why on stderr except for -ENOENT. */
-static int read_config(const char *path, char **text, size_t *len)
+int sup_config_read(const char *path, char **text, size_t *len)
 {
 	wd_autoclose int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
@@ -66,7 +66,7 @@ int sup_config_load(const char *path, bool missing_ok, struct pol_config **out)
 {
 	char *text = NULL;
 	size_t len = 0;
-	int rc = read_config(path, &text, &len);
+	int rc = sup_config_read(path, &text, &len);
 	if (rc == -ENOENT && missing_ok) {
 		*out = pol_config_default();
 		return 0;

@@ -87,7 +87,7 @@ static int write_project_grant(struct sup_run *r, const struct pol_request *req,
 	wd_autofree char *path = wd_asprintf("%s/.warden/permissions.json", r->opts.project);
 	wd_autofree char *dir = wd_asprintf("%s/.warden", r->opts.project);
 	wd_autofree char *err = NULL;
-	mkdir(dir, 0755);
+	mkdir(dir, 0700); /* as warden run makes it (project.c) */
 	int64_t now = wd_now_real_us();
 	int rc = sup_grant_write(path, req, who, now, shown, &err);
 	if (rc == 0)

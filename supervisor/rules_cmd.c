@@ -228,17 +228,15 @@ static int write_accepted(const char *dir, const char *rule)
 {
 	wd_autofree char *wdir = wd_asprintf("%s/.warden", dir);
 	wd_autofree char *path = wd_asprintf("%s/permissions.json", wdir);
-	if (mkdir(wdir, 0755) < 0 && errno != EEXIST) {
+	if (mkdir(wdir, 0700) < 0 && errno != EEXIST) {
 		wd_err("%s: %s", wdir, strerror(errno));
 		return 1;
 	}
 	char *text = NULL;
 	size_t len = 0;
-	int rc = wd_read_file(path, 1 << 20, &text, &len);
-	if (rc < 0 && rc != -ENOENT) {
-		wd_err("%s: cannot read: %s", path, strerror(-rc));
-		return 1;
-	}
+	int rc = sup_config_read(path, &text, &len);
+	if (rc < 0 && rc != -ENOENT)
+		return 1; /* said why */
 	char *out = NULL;
 	struct pol_config_errors errs = {0};
 	rc = pol_config_text_accept(text, len, path, rule, &out, &errs);

@@ -611,6 +611,11 @@ void sup_stats_free(struct sup_stats *s);
  * no file is the built-in config. Prints every problem (file:line: key: what to do) on
  * stderr and returns -EINVAL for a bad file. Caller frees *out. */
 int sup_config_load(const char *path, bool missing_ok, struct pol_config **out);
+/* Reads the config file at |path| without following a final symlink or
+ * blocking on a FIFO, refusing anything but a regular file (checked on the
+ * descriptor read). Caller frees *text. 0 or -errno, after saying why on
+ * stderr except for -ENOENT. */
+int sup_config_read(const char *path, char **text, size_t *len);
 
 /* Opens the audit of the project in |dir| (or |audit| when given) for the
  * commands that read it (audit_open.c), saying on stderr what to do when there is none.

@@ -143,7 +143,7 @@ int sup_tty_open(struct sup_run *r)
 	if (r->tty_fd < 0)
 		return -errno;
 	r->tty = wd_calloc(1, sizeof(*r->tty));
-	/* Letters and digits nobody confuses; 5 of 28: 17 million codes. */
+	/* Letters and digits nobody confuses; 5 of 25: 9.8 million codes. */
 	static const char alphabet[] = "ACDEFHJKLMNPRTUVWXY345679";
 	unsigned char rnd[5];
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
