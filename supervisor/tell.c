@@ -76,11 +76,26 @@ void sup_tell(const struct sup_run *r, pid_t tgid, const char *fmt, ...)
 	} else if (S_ISCHR(st.st_mode)) {
 		/* A terminal can be stopped (^S) or never read: a new open
 		 * file description in non-blocking mode, so the loop never
-		 * waits on it. */
+		 * waits on it. It is reopened through warden's own copy,
+		 * /proc/self/fd/FD, never through the agent's /proc/PID/fd/2:
+		 * a second thread of the agent could dup2 another file onto
+		 * its fd 2 between the fstat above and the open, and root
+		 * would open that file for writing. Warden's table is out of
+		 * the agent's reach, so what is opened is the inode checked;
+		 * the fstat of the new descriptor confirms it (same device,
+		 * inode and device number). The agent's own descriptor must
+		 * be open for writing: root writes only where the agent could
+		 * have written itself. The new descriptor is O_CLOEXEC and
+		 * closed on return; nothing is left to a child. */
+		int acc = fcntl(fd, F_GETFL);
+		if (acc < 0 || ((acc & O_ACCMODE) != O_WRONLY && (acc & O_ACCMODE) != O_RDWR))
+			return;
 		char path[64];
-		snprintf(path, sizeof(path), "/proc/%d/fd/2", tgid);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 		wd_autoclose int nb = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (nb >= 0)
+		struct stat nst;
+		if (nb >= 0 && fstat(nb, &nst) == 0 && nst.st_dev == st.st_dev &&
+		    nst.st_ino == st.st_ino && nst.st_rdev == st.st_rdev)
 			(void)!write(nb, msg, (size_t)n);
 	} else if (S_ISREG(st.st_mode)) {
 		(void)!write(fd, msg, (size_t)n);
