@@ -186,14 +186,17 @@ int sup_warden_dir_check(const char *project, char **err)
 	}
 	for (size_t i = 0; i < sizeof(warden_files) / sizeof(warden_files[0]); i++) {
 		wd_autofree char *p = wd_asprintf("%s/%s", dir, warden_files[i]);
-		if (lstat(p, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* A symlink only, the way out of the project: another kind of
+		 * file there (a FIFO, a device) is left to its reader, which
+		 * says what is wrong with it (the config's loader names a
+		 * FIFO). */
+		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode)) {
 			if (err)
-				*err = wd_asprintf(
-					"%s is %s, not a file of the project's: warden reads or "
-					"writes it, and would follow it elsewhere. Remove it (it "
-					"may come with the repository) and run warden again",
-					p,
-					S_ISLNK(st.st_mode) ? "a symlink" : "not a regular file");
+				*err = wd_asprintf("%s is a symlink, not a file of the project's: "
+						   "warden reads or writes it, and would follow it "
+						   "elsewhere. Remove it (it may come with the "
+						   "repository) and run warden again",
+						   p);
 			return -ENOTDIR;
 		}
 	}
