@@ -25,6 +25,10 @@ void sbx_jail_pts_collect(struct sbx_jail_pts *pts);
 /* In a user namespace, where /dev is the host's: a devpts instance of the
  * sandbox's own over /dev/pts (sbx_jail_dev makes it as root). 0 or -errno. */
 int sbx_jail_pts_private(void);
+/* When the private devpts cannot be mounted: an empty, read-only tmpfs
+ * over the host's /dev/pts, so that no terminal of the host is reachable
+ * by name and /dev/ptmx opens none. 0 or -errno. */
+int sbx_jail_pts_empty(void);
 /* After the private devpts is mounted on /dev/pts: attaches each node at
  * /dev/pts/K, K reserved in the private instance by a master kept in
  * pts->hold. 0 or -errno (the nodes not attached are then not shown). */

@@ -112,6 +112,14 @@ static void reap_traced(pid_t pid)
 static int next(int sock, char type, struct sbx_msg *m, char **err)
 {
 	int rc = sbx_msg_recv(sock, m);
+	/* A step init did otherwise (MSG_WARN, before the agent's hello):
+	 * said once, and the set-up goes on. */
+	while (rc == 0 && m->type == MSG_WARN && type != MSG_WARN) {
+		if (m->fd >= 0)
+			close(m->fd);
+		wd_warn("%s", m->text);
+		rc = sbx_msg_recv(sock, m);
+	}
 	if (rc == 0 && m->type == type)
 		return 0;
 	if (err && rc == 0 && m->type == MSG_FAIL)

@@ -209,9 +209,10 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 }
 
 /* init's /dev: as root a minimal one of its own; in a user namespace the
- * host's, with a private /dev/pts when the kernel allows it. Either way the
- * agent's own terminal is shown under /dev/pts (pts.c); a node that cannot
- * be shown leaves only its name unknown. */
+ * host's, with a private /dev/pts when the kernel allows it, else an empty
+ * one. Either way the agent's own terminal is shown under /dev/pts (pts.c)
+ * when it can be; a node that cannot be shown leaves only its name
+ * unknown. */
 static void init_dev(int sock, int shm, bool userns, struct sbx_jail_pts *pts)
 {
 	int rc;
@@ -223,10 +224,36 @@ static void init_dev(int sock, int shm, bool userns, struct sbx_jail_pts *pts)
 		sbx_jail_pts_attach(pts);
 		return;
 	}
-	if (sbx_jail_pts_private() == 0)
+	rc = sbx_jail_pts_private();
+	if (rc == 0) {
 		sbx_jail_pts_attach(pts);
-	else
+	} else {
+		/* Fail closed. Without a devpts of its own the sandbox would
+		 * keep the host's /dev/pts, where every terminal of the user
+		 * (the agent has the user's uid) can be opened by name: read
+		 * what is typed there, inject input (TIOCSTI where allowed),
+		 * write into another session. An empty, read-only tmpfs in
+		 * its place leaves the agent no name of a terminal (its own
+		 * fds 0-2 still work) and /dev/ptmx opens no new one; the
+		 * supervisor says so in one warning line. Mounted by init
+		 * before the agent exists, in the sandbox's own mount
+		 * namespace, so nothing races it; if even that mount fails,
+		 * the start fails. */
 		sbx_jail_pts_drop(pts);
+		int erc = sbx_jail_pts_empty();
+		if (erc < 0)
+			fail(sock,
+			     "hiding the host's /dev/pts (a devpts of the sandbox's own could "
+			     "not be mounted either)",
+			     -erc);
+		char text[400];
+		snprintf(text, sizeof(text),
+			 "the sandbox's own /dev/pts could not be mounted (%s): the agent sees an "
+			 "empty /dev/pts and cannot open new terminals",
+			 strerror(-rc));
+		if (sbx_msg_send(sock, MSG_WARN, text, -1) < 0)
+			_exit(125);
+	}
 	if (shm >= 0 && (rc = sbx_jail_bind_attach(shm, "/dev/shm", false)) < 0)
 		fail(sock, "binding the private /dev/shm", -rc);
 }

@@ -21,6 +21,7 @@ enum {
 	MSG_ACK = 'A',	    /* sup -> init/agent: go on */
 	MSG_FAIL = 'E',	    /* init/agent -> sup: what failed */
 	MSG_EXIT = 'X',	    /* init -> sup: the agent's wait status, text "%d" */
+	MSG_WARN = 'W',	    /* init -> sup: a set-up step done otherwise, text */
 };
 
 struct sbx_msg {

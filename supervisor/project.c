@@ -124,7 +124,8 @@ void sup_warden_dir_prepare(const char *project)
 	/* Before the agent starts: nothing of the sandbox can race these
 	 * steps, and .warden/ is read-only to it afterwards. The directory is
 	 * opened without following a symlink, so a .warden that is a link
-	 * (refused later by the own-files check) is never written into. */
+	 * (refused before this by sup_warden_dir_check) is never written
+	 * into. */
 	int pfd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
 		return;
@@ -139,4 +140,65 @@ void sup_warden_dir_prepare(const char *project)
 	if (created || (fstatat(wfd, "audit.db", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
 		write_gitignore(wfd, project);
 	close(wfd);
+}
+
+/* The names warden itself creates or writes in .warden/: the audit (and
+ * SQLite's files next to it) and the config that "always" answers extend. */
+static const char *const warden_files[] = {
+	"audit.db", "audit.db-wal", "audit.db-shm", "audit.db-journal", "permissions.json",
+};
+
+int sup_warden_dir_check(const char *project, char **err)
+{
+	/* Decided by lstat, on what the entry is, never on where its name
+	 * leads: a repository can ship .warden as a symlink to any directory
+	 * (or .warden/audit.db to any file), and warden, perhaps as root,
+	 * would read its config there and create and write its audit there.
+	 * Nothing races this check: the agent has not started, and once it
+	 * runs .warden/ is read-only to it (the view, or the read-only bind
+	 * with --no-view). */
+	wd_autofree char *dir = wd_asprintf("%s/.warden", project);
+	struct stat st;
+	if (lstat(dir, &st) < 0) {
+		if (errno == ENOENT)
+			return 0; /* created by sup_warden_dir_prepare */
+		int e = errno;
+		if (err)
+			*err = wd_asprintf("%s: %s", dir, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		char to[PATH_MAX] = "(unreadable)";
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t n = readlink(dir, to, sizeof(to) - 1);
+			if (n > 0)
+				to[n] = '\0';
+		}
+		if (err)
+			*err = wd_asprintf(
+				"%s is %s%s: warden would read its config and write its audit "
+				"there. Keep .warden/ a real directory of the project: remove or "
+				"rename %s (it may come with the repository) and run warden again, "
+				"which creates it",
+				dir, S_ISLNK(st.st_mode) ? "a symlink to " : "not a directory",
+				S_ISLNK(st.st_mode) ? to : "", dir);
+		return -ENOTDIR;
+	}
+	for (size_t i = 0; i < sizeof(warden_files) / sizeof(warden_files[0]); i++) {
+		wd_autofree char *p = wd_asprintf("%s/%s", dir, warden_files[i]);
+		/* A symlink only, the way out of the project: another kind of
+		 * file there (a FIFO, a device) is left to its reader, which
+		 * says what is wrong with it (the config's loader names a
+		 * FIFO). */
+		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode)) {
+			if (err)
+				*err = wd_asprintf("%s is a symlink, not a file of the project's: "
+						   "warden reads or writes it, and would follow it "
+						   "elsewhere. Remove it (it may come with the "
+						   "repository) and run warden again",
+						   p);
+			return -ENOTDIR;
+		}
+	}
+	return 0;
 }

@@ -242,6 +242,13 @@ static int check_project(struct sup_run *r, struct launch *L)
 	if (rc < 0) {
 		wd_err("%s", err ? err : strerror(-rc));
 		free(err);
+		return rc;
+	}
+	/* Before its config is read or anything is created in it. */
+	rc = sup_warden_dir_check(L->project, &err);
+	if (rc < 0) {
+		wd_err("refusing to start: %s", err ? err : strerror(-rc));
+		free(err);
 	}
 	return rc;
 }

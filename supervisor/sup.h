@@ -676,6 +676,12 @@ int sup_project_dir(const char *arg, char *out, char **err);
 /* -EPERM with a sentence in *err when |project| is / or a home directory
  * of the person (or a directory above one): the agent would see all of it. */
 int sup_project_guard(const char *project, char **err);
+/* -ENOTDIR with a sentence naming it in *err when |project|'s .warden
+ * exists and is not a real directory (a symlink, by lstat), or when a file
+ * warden writes or reads in it (audit.db and SQLite's files beside it,
+ * permissions.json) is a symlink; 0 when .warden is missing. Called before
+ * the config is read. */
+int sup_warden_dir_check(const char *project, char **err);
 /* Creates |project|'s .warden/ (0700) when it is missing, and a .gitignore
  * in it that keeps the audit out of git when warden created .warden/ or is
  * about to create its first audit.db there and there is none. Never

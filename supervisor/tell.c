@@ -5,6 +5,8 @@
 #include "sup.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,6 +20,28 @@ void sup_tell_skip(struct sup_run *r, const char *place)
 			return;
 		}
 }
+
+static void *close_thread(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+/* Closes |fd| on a detached thread: the close of a file in a view waits for
+ * the view, which may be waiting for the loop. If no thread can be made,
+ * the descriptor stays open (a leak of one fd beats a stalled loop). */
+static void close_aside(int fd)
+{
+	pthread_t t;
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &a, close_thread, (void *)(intptr_t)fd) != 0)
+		wd_debug("a descriptor of a view stays open: no thread to close it");
+	pthread_attr_destroy(&a);
+}
+
+static void tell_on(int fd, const char *msg, size_t n);
 
 void sup_tell(const struct sup_run *r, pid_t tgid, const char *fmt, ...)
 {
@@ -38,19 +62,6 @@ void sup_tell(const struct sup_run *r, pid_t tgid, const char *fmt, ...)
 	if (n < 0)
 		return;
 
-	/* A stderr inside a view (the project, a gated place) is not touched at all: even
-	 * closing our copy would send a FUSE flush, and the view's workers may
-	 * all be waiting on this loop. readlink does not reach the view. */
-	char link[64], target[4096];
-	snprintf(link, sizeof(link), "/proc/%d/fd/2", tgid);
-	ssize_t tl = readlink(link, target, sizeof(target) - 1);
-	if (tl <= 0)
-		return;
-	target[tl] = '\0';
-	for (size_t i = 0; r->tell_skip[i]; i++)
-		if (wd_path_within(target, r->tell_skip[i]))
-			return;
-
 	/* The caller's own stderr, the same open file description (so a
 	 * tool runner that captures stderr sees it), taken with pidfd_getfd:
 	 * from here on only warden's own copy is used. The agent may dup2()
@@ -59,9 +70,35 @@ void sup_tell(const struct sup_run *r, pid_t tgid, const char *fmt, ...)
 	wd_autoclose int pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
 	if (pidfd < 0)
 		return;
-	wd_autoclose int fd = (int)syscall(SYS_pidfd_getfd, pidfd, 2, 0);
+	int fd = (int)syscall(SYS_pidfd_getfd, pidfd, 2, 0);
 	if (fd < 0)
 		return;
+	/* A stderr inside a view (the project, a gated place) is not touched:
+	 * fstat or a write would be FUSE requests, and the view's workers
+	 * may all be waiting on this loop. readlink of warden's own copy does
+	 * not reach the view; the copy is closed on a thread of its own, since
+	 * even a close sends the view a flush. */
+	char link[64], target[4096];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t tl = readlink(link, target, sizeof(target) - 1);
+	target[tl > 0 ? tl : 0] = '\0';
+	for (size_t i = 0; tl > 0 && r->tell_skip[i]; i++)
+		if (wd_path_within(target, r->tell_skip[i])) {
+			close_aside(fd);
+			return;
+		}
+	if (tl <= 0) {
+		close_aside(fd);
+		return;
+	}
+	tell_on(fd, msg, (size_t)n);
+	close(fd);
+}
+
+/* Writes |msg| to |fd|, warden's copy of a caller's stderr, without ever
+ * blocking, and only where the caller itself may write. */
+static void tell_on(int fd, const char *msg, size_t n)
+{
 	struct stat st;
 	int fl = fcntl(fd, F_GETFL);
 	/* Only where the agent itself may write: never a file it holds
@@ -70,9 +107,9 @@ void sup_tell(const struct sup_run *r, pid_t tgid, const char *fmt, ...)
 	    fstat(fd, &st) < 0)
 		return;
 	if (S_ISSOCK(st.st_mode)) {
-		(void)!send(fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		(void)!send(fd, msg, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 	} else if (S_ISREG(st.st_mode)) {
-		(void)!write(fd, msg, (size_t)n);
+		(void)!write(fd, msg, n);
 	} else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
 		/* A pipe can be full and a terminal stopped (^S) or never read:
 		 * a new open file description in non-blocking mode, so the loop
@@ -87,6 +124,6 @@ void sup_tell(const struct sup_run *r, pid_t tgid, const char *fmt, ...)
 		struct stat nst;
 		if (nb >= 0 && fstat(nb, &nst) == 0 && nst.st_dev == st.st_dev &&
 		    nst.st_ino == st.st_ino && nst.st_rdev == st.st_rdev)
-			(void)!write(nb, msg, (size_t)n);
+			(void)!write(nb, msg, n);
 	}
 }

@@ -103,3 +103,14 @@ wd_agent_program(esc_tty)
 wd_test(test_esc_tty SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_tty.c
 	LIBS wt LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_tty warden esc_tty)
+
+# The refusal line on the agent's stderr raced into a file the agent may
+# only read (test_esc_tell), with its agent esc_tell.
+add_executable(esc_tell ${CMAKE_SOURCE_DIR}/tests/escape/esc_tell.c)
+set_target_properties(esc_tell PROPERTIES
+	RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+target_link_libraries(esc_tell PRIVATE Threads::Threads)
+wd_agent_program(esc_tell)
+wd_test(test_esc_tell SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_tell.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_tell warden esc_tell)

@@ -17,6 +17,7 @@
 #include "common.h"
 #include "wt.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -155,8 +156,11 @@ static void test_ownfiles_config_through_symlinked_dir(void **state)
 	assert_int_equal(symlink(f->place, link), 0);
 	struct wt_result r = {0};
 	run(f, NULL, &r);
-	char *where = wd_asprintf("%s/permissions.json lies in %s", f->place, f->place);
-	assert_refused(&r, "the config", where, ".warden/ a real directory");
+	/* Refused for being a symlink at all, before the config is read
+	 * (test_ownfiles_warden_dir_symlink): the place it leads to does
+	 * not matter any more. */
+	char *where = wd_asprintf("%s is a symlink to %s", link, f->place);
+	assert_refused(&r, where, ".warden/ a real directory", NULL);
 	free(where);
 	free(link);
 	free(cfg);
@@ -247,6 +251,89 @@ static void test_ownfiles_safe_places_start(void **state)
 	free(dir);
 }
 
+/* Nothing at all in |dir| (the test's own directory, no subdirectory). */
+static void assert_empty_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			fail_msg("warden created %s/%s", dir, e->d_name);
+	closedir(d);
+}
+
+/* A cloned repository ships .warden as a symlink to a directory of the
+ * host's that is no place of the agent's (root's, 0755): warden, as root,
+ * would read its config there and create its audit there. It refuses to
+ * start (125, naming the link and the fix), with the view, with
+ * --no-view and with --force, and creates nothing in the target. */
+static void test_ownfiles_warden_dir_symlink(void **state)
+{
+	struct fx *f = *state;
+	char *target = wd_asprintf("%s/elsewhere", f->place);
+	assert_int_equal(mkdir(target, 0755), 0);
+	char *link = wd_asprintf("%s/.warden", f->proj);
+	assert_int_equal(symlink(target, link), 0);
+	char *where = wd_asprintf("%s is a symlink to %s", link, target);
+	const char *extra[] = {NULL, "--no-view", "--force"};
+	for (size_t i = 0; i < 3; i++) {
+		char *argv[16] = {"run", "--tier", "passive", "--prompt", "none"};
+		size_t n = 5;
+		if (extra[i])
+			argv[n++] = (char *)extra[i];
+		argv[n++] = "--";
+		argv[n++] = "/bin/sh";
+		argv[n++] = "-c";
+		argv[n++] = "echo AGENT-RAN";
+		argv[n] = NULL;
+		struct wt_result r = {0};
+		wt_wardenv(f->proj, argv, &r);
+		print_message("%s: status %d\nerr: %s\n", extra[i] ? extra[i] : "view", r.status,
+			      r.err);
+		assert_refused(&r, where, "remove or rename", NULL);
+		assert_empty_dir(target);
+		wt_result_free(&r);
+	}
+	/* A .warden that is a file is no directory either. */
+	assert_int_equal(unlink(link), 0);
+	wt_write(f->proj, ".warden", "not a directory\n");
+	struct wt_result r = {0};
+	run(f, NULL, &r);
+	char *file = wd_asprintf("%s is not a directory", link);
+	assert_refused(&r, file, NULL, NULL);
+	wt_result_free(&r);
+	free(file);
+	free(where);
+	free(link);
+	free(target);
+}
+
+/* The same through the files inside a real .warden/: an audit.db that is
+ * a symlink (dangling: root would create the file it names, then write a
+ * database into it), SQLite's -wal beside it, a permissions.json that is a
+ * symlink. Refused, and nothing is created at the link's target. */
+static void test_ownfiles_warden_files_symlink(void **state)
+{
+	struct fx *f = *state;
+	const char *names[] = {"audit.db", "audit.db-wal", "permissions.json"};
+	for (size_t i = 0; i < 3; i++) {
+		wt_write(f->proj, ".warden/.keep", "");
+		char *link = wd_asprintf("%s/.warden/%s", f->proj, names[i]);
+		char *target = wd_asprintf("%s/victim-%zu", f->place, i);
+		assert_int_equal(symlink(target, link), 0);
+		struct wt_result r = {0};
+		run(f, NULL, &r);
+		char *where = wd_asprintf("%s is a symlink", link);
+		assert_refused(&r, where, NULL, NULL);
+		assert_int_not_equal(access(target, F_OK), 0);
+		wt_result_free(&r);
+		assert_int_equal(unlink(link), 0);
+		free(where);
+		free(target);
+		free(link);
+	}
+}
+
 int main(void)
 {
 	wt_require_sandbox();
@@ -266,6 +353,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ownfiles_other_users_can_change_it, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ownfiles_safe_places_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ownfiles_warden_dir_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ownfiles_warden_files_symlink, setup,
+						teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	free(g_orig_bin);

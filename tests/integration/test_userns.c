@@ -19,6 +19,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <sqlite3.h>
@@ -28,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -355,6 +359,125 @@ static void test_userns_private_tmp(void **state)
 	free(proj);
 }
 
+/* ---- the sandbox's /dev/pts when devpts cannot be mounted ------------- */
+
+/* The mount flags the test makes fail with EPERM, for every process of
+ * warden's from its exec on: a seccomp filter on mount(2)'s flags (its
+ * fourth argument, an integer a filter can read; the file-system type is a
+ * pointer it cannot). Only the sandbox's devpts is mounted with exactly
+ * MS_NOSUID | MS_NOEXEC in a user namespace (sandbox/pts.c), so that
+ * alone fails, as it would under an LSM that forbids devpts mounts. */
+static unsigned long g_deny_flags[2];
+
+static int nobody_without_mounts(const void *arg)
+{
+	int rc = become_nobody(arg);
+	if (rc < 0)
+		return rc;
+	/* The low 32 bits of args[3] (little-endian): the flags fit. */
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mount, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)g_deny_flags[0], 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)g_deny_flags[1], 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* A terminal of the host's that belongs to nobody (a user's other
+ * terminal, say a second ssh session). Returns the master; *name is the
+ * node's path under the host's /dev/pts. */
+static int host_terminal(char **name)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	assert_true(m >= 0);
+	assert_int_equal(grantpt(m), 0);
+	assert_int_equal(unlockpt(m), 0);
+	*name = wd_strdup(ptsname(m));
+	assert_int_equal(chown(*name, NOBODY, NOBODY), 0);
+	assert_int_equal(chmod(*name, 0620), 0);
+	return m;
+}
+
+/* The sandbox's devpts cannot be mounted: the agent must not be left the
+ * host's /dev/pts, where it could open the user's other terminals. It
+ * sees an empty /dev/pts it cannot write, /dev/ptmx opens nothing, the
+ * host's terminal is unreachable by name, and warden says so in one
+ * warning line. */
+static void test_userns_pts_fallback_empty(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	char *name = NULL;
+	int m = host_terminal(&name);
+	/* In a script file: the command line itself would be refused for
+	 * its redirect to /dev/ptmx, before anything is tried. */
+	char *script =
+		wd_asprintf("echo \"pts: $(ls -A /dev/pts | tr '\\n' ' ')\"\n"
+			    "test -e %s && echo host-pts-visible\n"
+			    "(echo INJECTED > %s) 2>/dev/null && echo host-pts-written\n"
+			    "(exec 3<>/dev/ptmx) 2>/dev/null && echo ptmx-opened\n"
+			    "(: > /dev/pts/made) 2>/dev/null && echo pts-writable\necho done\n",
+			    name, name);
+	wt_write(proj, "check.sh", script);
+	give_to_nobody(proj, "check.sh");
+	g_deny_flags[0] = g_deny_flags[1] = MS_NOSUID | MS_NOEXEC;
+	struct wt_result res = {0};
+	char *argv[] = {"run", "--tier", "aggressive", "--", "/bin/sh", "check.sh", NULL};
+	wt_wardenv_prep(proj, argv, nobody_without_mounts, NULL, 0, &res);
+	print_message("status %d\nout: %s\nerr: %s\n", res.status, res.out, res.err);
+	assert_int_equal(res.status, 0);
+	assert_non_null(strstr(res.out, "done"));
+	assert_non_null(strstr(res.out, "pts: \n"));
+	assert_null(strstr(res.out, "host-pts-visible"));
+	assert_null(strstr(res.out, "host-pts-written"));
+	assert_null(strstr(res.out, "ptmx-opened"));
+	assert_null(strstr(res.out, "pts-writable"));
+	const char *w = "warden: the sandbox's own /dev/pts could not be mounted";
+	const char *at = strstr(res.err, w);
+	assert_non_null(at);
+	assert_null(strstr(at + 1, w)); /* one line */
+	/* Nothing reached the host's terminal. */
+	int fl = fcntl(m, F_GETFL);
+	assert_int_equal(fcntl(m, F_SETFL, fl | O_NONBLOCK), 0);
+	char buf[64];
+	assert_true(read(m, buf, sizeof(buf)) < 0 && errno == EAGAIN);
+	close(m);
+	wt_result_free(&res);
+	free(script);
+	free(name);
+	wt_rmtree(proj);
+	free(proj);
+}
+
+/* And when not even the empty /dev/pts can be mounted, nothing starts
+ * (125, saying what failed). */
+static void test_userns_pts_fallback_fails_closed(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	g_deny_flags[0] = MS_NOSUID | MS_NOEXEC;
+	g_deny_flags[1] = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME;
+	struct wt_result res = {0};
+	char *argv[] = {"run",	   "--tier", "aggressive",     "--",
+			"/bin/sh", "-c",     "echo AGENT-RAN", NULL};
+	wt_wardenv_prep(proj, argv, nobody_without_mounts, NULL, 0, &res);
+	print_message("status %d\nout: %s\nerr: %s\n", res.status, res.out, res.err);
+	assert_int_equal(res.status, 125);
+	assert_null(strstr(res.out, "AGENT-RAN"));
+	assert_non_null(strstr(res.err, "hiding the host's /dev/pts"));
+	wt_result_free(&res);
+	wt_rmtree(proj);
+	free(proj);
+}
+
 int main(void)
 {
 	wt_require_sandbox();
@@ -384,6 +507,8 @@ int main(void)
 		cmocka_unit_test(test_userns_gated_place),
 		cmocka_unit_test(test_userns_unhideable_place_refuses),
 		cmocka_unit_test(test_userns_private_tmp),
+		cmocka_unit_test(test_userns_pts_fallback_empty),
+		cmocka_unit_test(test_userns_pts_fallback_fails_closed),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	wt_rmtree(g_dir);
