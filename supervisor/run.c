@@ -185,6 +185,20 @@ static int run_loop(struct sup_run *r)
 	}
 	while (!r->agent_exited) {
 		int wait = sup_interrupt_poll(r, sup_pending_expire(r));
+		/* The journal's records move into SQLite between requests, in
+		 * batches: on this thread, which owns the connection, so that
+		 * the queries of the pipeline see them without a lock. */
+		int flush = sto_flush_wait_ms(r->db);
+		if (flush == 0) {
+			wd_autofree char *err = NULL;
+			int fr = sto_flush(r->db, &err);
+			if (fr < 0)
+				wd_warn("%s (the rows stay in the journal)",
+					err ? err : strerror(-fr));
+			flush = sto_flush_wait_ms(r->db);
+		}
+		if (flush >= 0 && (wait < 0 || flush < wait))
+			wait = flush;
 		rc = sup_loop_once(r->loop, wait < 0 || wait > 1000 ? 1000 : wait);
 		if (rc < 0) {
 			wd_err("the event loop failed: %s", strerror(-rc));
@@ -346,8 +360,22 @@ static int prepare_files(struct sup_run *r, struct launch *L)
 	if ((rc = sup_audit_sound(r->db)) < 0) {
 		sto_close(r->db);
 		r->db = NULL;
+		return rc;
 	}
-	return rc;
+	/* Rows go to the journal first, SQLite later (run_loop); with another
+	 * session writing this audit, straight to SQLite as before. */
+	rc = sto_journal_begin(r->db, &err);
+	if (rc == -EBUSY) {
+		wd_debug("%s: another session writes this audit: rows are committed one by one",
+			 r->opts.audit_path);
+	} else if (rc < 0) {
+		wd_err("%s", err ? err : strerror(-rc));
+		free(err);
+		sto_close(r->db);
+		r->db = NULL;
+		return rc;
+	}
+	return 0;
 }
 
 /* The options the command line left to the config or the defaults. */
