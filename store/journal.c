@@ -29,6 +29,9 @@
  * first of them. */
 #define JR_FLUSH_ROWS 256
 #define JR_FLUSH_US   20000
+/* After a failed flush, the loop tries again after this long (an append
+ * tries at once). */
+#define JR_RETRY_US 1000000
 /* How long `warden run` waits for a reader's replay to let go of the
  * journal before it writes SQLite directly. */
 #define JR_LOCK_WAIT_MS 2000
@@ -422,7 +425,15 @@ int sto_journal_append(struct sto_db *db, struct sto_row *rows, size_t n, char *
 		if (r < 0)
 			return r;
 	}
+	/* SQLite refused the last batch (a full disk, a damaged file): the
+	 * journal would only grow. It must take the records first, or this
+	 * row is refused too, as it was without a journal. */
 	int r = 0;
+	if (db->jretry_us) {
+		r = sto_flush(db, err);
+		if (r < 0)
+			goto refuse;
+	}
 	db->jbuf.len = 0;
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (db->next_id > db->block_last)
@@ -454,6 +465,7 @@ int sto_journal_append(struct sto_db *db, struct sto_row *rows, size_t n, char *
 		if (k > 0 && ftruncate(db->jfd, db->jend) < 0)
 			db->jbroken = true;
 	}
+refuse:
 	for (size_t i = 0; i < n; i++)
 		rows[i].id = 0;
 	return r;
@@ -466,9 +478,10 @@ int sto_flush(struct sto_db *db, char **err)
 	off_t valid = db->jflushed;
 	int r = move(db, db->jflushed, &valid, err);
 	if (r < 0) {
-		db->jretry_us = wd_now_mono_ns() / 1000 + 1000000;
+		db->jretry_us = wd_now_mono_ns() / 1000 + JR_RETRY_US;
 		return r;
 	}
+	db->jretry_us = 0;
 	db->jflushed = valid;
 	db->jpending = 0;
 	/* Everything appended is committed: empty the journal. A crash
@@ -481,14 +494,19 @@ int sto_flush(struct sto_db *db, char **err)
 
 int sto_flush_wait_ms(const struct sto_db *db)
 {
-	if (!db || !db->journaling || db->jpending == 0)
+	if (!db || !db->journaling || db->jpending == 0 || db->jretry_us)
 		return -1;
 	int64_t now = wd_now_mono_ns() / 1000;
-	if (now < db->jretry_us)
-		return (int)((db->jretry_us - now + 999) / 1000);
 	if (db->jpending >= JR_FLUSH_ROWS || now - db->jfirst_us >= JR_FLUSH_US)
 		return 0;
 	return (int)((db->jfirst_us + JR_FLUSH_US - now + 999) / 1000);
+}
+
+int sto_flush_retry(struct sto_db *db, char **err)
+{
+	if (!db->journaling || !db->jretry_us || wd_now_mono_ns() / 1000 < db->jretry_us)
+		return 0;
+	return sto_flush(db, err);
 }
 
 void sto_journal_sync(struct sto_db *db)

@@ -104,8 +104,15 @@ int sto_journal_begin(struct sto_db *db, char **err);
 /* Moves the journal's records into SQLite in one transaction and empties
  * the journal. 0 or -errno with *err (the records stay in the journal). */
 int sto_flush(struct sto_db *db, char **err);
-/* Milliseconds until a flush is due (0: now), -1 when nothing waits. */
+/* -1 when no record waits (or the last flush failed: see
+ * sto_flush_retry()); 0 when a flush is due now (many records, or an old
+ * one); else records wait, and a flush is due in that many milliseconds at
+ * the latest: the caller flushes earlier when it is idle. */
 int sto_flush_wait_ms(const struct sto_db *db);
+/* After a failed flush, flushes again once a second has passed; 0 or
+ * -errno with *err. Until a flush succeeds, appends try it first and are
+ * refused when it fails. */
+int sto_flush_retry(struct sto_db *db, char **err);
 
 struct sto_filter {
 	const char *session;  /* NULL: all sessions */

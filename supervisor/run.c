@@ -166,6 +166,17 @@ static void wind_down(struct sup_run *r)
 	}
 }
 
+/* Moves the journal's records into SQLite (|retry|: only when a failed
+ * flush is due to be tried again); on failure they stay in the journal,
+ * and the next append or a retry a second later tries again. */
+static void journal_flush(struct sup_run *r, bool retry)
+{
+	wd_autofree char *err = NULL;
+	int fr = retry ? sto_flush_retry(r->db, &err) : sto_flush(r->db, &err);
+	if (fr < 0)
+		wd_warn("%s (the rows stay in the journal)", err ? err : strerror(-fr));
+}
+
 static int run_loop(struct sup_run *r)
 {
 	int rc = sup_loop_add(r->loop, r->child.notify_fd, EPOLLIN, on_notify, r);
@@ -185,21 +196,20 @@ static int run_loop(struct sup_run *r)
 	}
 	while (!r->agent_exited) {
 		int wait = sup_interrupt_poll(r, sup_pending_expire(r));
-		/* The journal's records move into SQLite between requests, in
-		 * batches: on this thread, which owns the connection, so that
-		 * the queries of the pipeline see them without a lock. */
+		/* The journal's records move into SQLite when nothing waits to
+		 * be answered (or when many have gathered): on this thread,
+		 * which owns the connection, so that the pipeline's queries see
+		 * them without a lock. */
 		int flush = sto_flush_wait_ms(r->db);
-		if (flush == 0) {
-			wd_autofree char *err = NULL;
-			int fr = sto_flush(r->db, &err);
-			if (fr < 0)
-				wd_warn("%s (the rows stay in the journal)",
-					err ? err : strerror(-fr));
-			flush = sto_flush_wait_ms(r->db);
-		}
-		if (flush >= 0 && (wait < 0 || flush < wait))
+		if (flush == 0)
+			journal_flush(r, false);
+		else if (flush > 0 && (wait < 0 || flush < wait))
 			wait = flush;
-		rc = sup_loop_once(r->loop, wait < 0 || wait > 1000 ? 1000 : wait);
+		rc = sup_loop_once(r->loop, flush > 0 ? 0 : wait < 0 || wait > 1000 ? 1000 : wait);
+		if (rc == 0 && flush > 0) {
+			journal_flush(r, false);
+			continue; /* idle for no time: not a quiet round yet */
+		}
 		if (rc < 0) {
 			wd_err("the event loop failed: %s", strerror(-rc));
 			return rc;
@@ -209,6 +219,7 @@ static int run_loop(struct sup_run *r)
 		if (rc == 0) {
 			sup_trace_reap(r);
 			sup_audit_flush(r, NULL); /* the failed execs' rows */
+			journal_flush(r, true);
 		}
 	}
 	return 0;
