@@ -103,3 +103,8 @@ wd_agent_program(esc_tty)
 wd_test(test_esc_tty SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_tty.c
 	LIBS wt LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_tty warden esc_tty)
+# The audit's journal: hidden from the agent like audit.db, with and
+# without the project view.
+wd_test(test_esc_journal SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_journal.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_journal warden)
