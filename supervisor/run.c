@@ -376,6 +376,7 @@ static int prepare_files(struct sup_run *r, struct launch *L)
 	/* Rows go to the journal first, SQLite later (run_loop); with another
 	 * session writing this audit, straight to SQLite as before. */
 	rc = sto_journal_begin(r->db, &err);
+	r->stats.journal = rc == 0;
 	if (rc == -EBUSY) {
 		wd_debug("%s: another session writes this audit: rows are committed one by one",
 			 r->opts.audit_path);
