@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -433,6 +434,17 @@ int sto_journal_append(struct sto_db *db, struct sto_row *rows, size_t n, char *
 		r = sto_flush(db, err);
 		if (r < 0)
 			goto refuse;
+	}
+	/* A full filesystem: the record might still fit in the journal's
+	 * last page, but SQLite could not take it. Refuse now, as a commit
+	 * would have, rather than record what cannot be indexed. */
+	struct statfs sfs;
+	if (fstatfs(db->jfd, &sfs) == 0 && sfs.f_bavail == 0 && sfs.f_blocks > 0) {
+		r = -ENOSPC;
+		if (err)
+			*err = wd_asprintf("audit journal %s: cannot append a row: %s", db->jpath,
+					   strerror(ENOSPC));
+		goto refuse;
 	}
 	db->jbuf.len = 0;
 	for (size_t i = 0; r == 0 && i < n; i++) {

@@ -106,8 +106,7 @@ int sto_journal_begin(struct sto_db *db, char **err);
 int sto_flush(struct sto_db *db, char **err);
 /* -1 when no record waits (or the last flush failed: see
  * sto_flush_retry()); 0 when a flush is due now (many records, or an old
- * one); else records wait, and a flush is due in that many milliseconds at
- * the latest: the caller flushes earlier when it is idle. */
+ * one); else the milliseconds until it is due. */
 int sto_flush_wait_ms(const struct sto_db *db);
 /* After a failed flush, flushes again once a second has passed; 0 or
  * -errno with *err. Until a flush succeeds, appends try it first and are

@@ -196,20 +196,16 @@ static int run_loop(struct sup_run *r)
 	}
 	while (!r->agent_exited) {
 		int wait = sup_interrupt_poll(r, sup_pending_expire(r));
-		/* The journal's records move into SQLite when nothing waits to
-		 * be answered (or when many have gathered): on this thread,
-		 * which owns the connection, so that the pipeline's queries see
-		 * them without a lock. */
+		/* The journal's records move into SQLite in batches: 256 of
+		 * them, or every 20 ms. On this thread, which owns the
+		 * connection, so that the pipeline's queries (which flush
+		 * first) see them without a lock. */
 		int flush = sto_flush_wait_ms(r->db);
 		if (flush == 0)
 			journal_flush(r, false);
 		else if (flush > 0 && (wait < 0 || flush < wait))
 			wait = flush;
-		rc = sup_loop_once(r->loop, flush > 0 ? 0 : wait < 0 || wait > 1000 ? 1000 : wait);
-		if (rc == 0 && flush > 0) {
-			journal_flush(r, false);
-			continue; /* idle for no time: not a quiet round yet */
-		}
+		rc = sup_loop_once(r->loop, wait < 0 || wait > 1000 ? 1000 : wait);
 		if (rc < 0) {
 			wd_err("the event loop failed: %s", strerror(-rc));
 			return rc;
