@@ -20,6 +20,7 @@
 #include "wt.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,10 +165,87 @@ static void test_audit_crash_kill9_loses_no_row(void **state)
 	free(j);
 }
 
+#define TWO_N 4000
+
+/* Counts the rows of `/bin/echo sK-N` in the JSON of `warden audit`. */
+static void count_two(const char *json, int *n0, int *n1)
+{
+	static const char key[] = "\"summary\":\"/bin/echo s";
+	for (const char *p = json; (p = strstr(p, key)); p++) {
+		int k = 0, i = 0;
+		char end = 0;
+		if (sscanf(p + strlen(key), "%d-%d%c", &k, &i, &end) != 3 || end != '"' || i < 1 ||
+		    i > TWO_N)
+			continue;
+		if (k == 0)
+			n0[i]++;
+		else if (k == 1)
+			n1[i]++;
+	}
+}
+
+/* Two `warden run` on one audit at once (nothing forbids it): the first
+ * writes the journal, the second (refused the journal's lock) commits
+ * directly while the first still runs; every exec of both has its row
+ * once: no id was given twice, so no record was ignored at its flush. */
+static void test_audit_crash_two_sessions_one_audit(void **state)
+{
+	struct fx *f = *state;
+	wt_require_sandbox();
+	struct wt_bg bg[2];
+	char *log[2], *loop[2];
+	for (int k = 0; k < 2; k++) {
+		log[k] = wd_asprintf("%s/two-%d.log", f->proj, k);
+		loop[k] = wd_asprintf("i=0; while [ $i -lt %d ]; do i=$((i+1)); "
+				      "/bin/echo \"s%d-$i\" >> %s; done",
+				      TWO_N, k, log[k]);
+		char *argv[] = {"run",	   "--tier", "aggressive", "--no-view", "--",
+				"/bin/sh", "-c",     loop[k],	   NULL};
+		wt_warden_bg(f->proj, argv, &bg[k]);
+		usleep(300000);
+	}
+	for (int k = 0; k < 2; k++) {
+		struct wt_result r;
+		assert_true(wt_bg_wait(&bg[k], 240000, &r));
+		assert_int_equal(r.status, 0);
+		wt_result_free(&r);
+	}
+	struct wt_result a;
+	wt_warden(f->proj, &a, "audit", "--format", "json", NULL);
+	assert_int_equal(a.status, 0);
+	int *n[2] = {wd_calloc(TWO_N + 1, sizeof(int)), wd_calloc(TWO_N + 1, sizeof(int))};
+	count_two(a.out, n[0], n[1]);
+	for (int k = 0; k < 2; k++) {
+		char *ran = slurp(log[k]);
+		int lines = 0;
+		for (char *line = ran, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			int kk = -1, i = 0;
+			assert_int_equal(sscanf(line, "s%d-%d", &kk, &i), 2);
+			assert_int_equal(kk, k);
+			if (n[k][i] != 1)
+				print_message("%s has %d rows\n", line, n[k][i]);
+			assert_int_equal(n[k][i], 1);
+			lines++;
+		}
+		assert_int_equal(lines, TWO_N);
+		free(ran);
+		free(log[k]);
+		free(loop[k]);
+		free(n[k]);
+	}
+	char *ok = integrity(f->db);
+	assert_string_equal(ok, "ok");
+	free(ok);
+	wt_result_free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_audit_crash_kill9_loses_no_row, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_audit_crash_two_sessions_one_audit, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
