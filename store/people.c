@@ -26,6 +26,7 @@ static const char people_all_sql[] = PEOPLE_COLS " WHERE source = 'user'"
 int sto_people_decisions(struct sto_db *db, const char *kind, size_t limit, sto_row_cb cb,
 			 void *arg, char **err)
 {
+	sto_journal_sync(db);
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->h, kind ? people_kind_sql : people_all_sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)

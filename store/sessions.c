@@ -75,6 +75,7 @@ static int list(struct sto_db *db, const char *sql, size_t limit, sto_session_cb
 
 int sto_sessions(struct sto_db *db, size_t limit, sto_session_cb cb, void *arg, char **err)
 {
+	sto_journal_sync(db);
 	size_t n = 0;
 	int rc = SQLITE_OK;
 	char *first = NULL;

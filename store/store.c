@@ -94,11 +94,22 @@ static const char schema_v1[] =
 static const char schema_v2[] = "DROP INDEX decisions_ts;"
 				"DROP INDEX decisions_source_ts;";
 
+/*
+ * v3: row ids handed out ahead of their rows. A writer with a journal
+ * reserves a block of ids here before using them; every other insert takes
+ * an id above both the rows and the blocks, so that no two writers can
+ * give one id to two rows (docs/design.md, "The audit").
+ */
+static const char schema_v3[] = "CREATE TABLE id_blocks ("
+				" last INTEGER PRIMARY KEY NOT NULL,"
+				" first INTEGER NOT NULL);";
+
 /* In order; a new version is one more entry. Never edit a shipped entry:
  * databases in the field have already run it. */
 const struct sto_migration sto_migrations[] = {
 	{1, schema_v1},
 	{2, schema_v2},
+	{3, schema_v3},
 };
 const size_t sto_migrations_count = WD_ARRAY_SIZE(sto_migrations);
 
@@ -422,9 +433,11 @@ static const char *const stmt_sql[STO_ST_MAX] = {
 	[STO_ST_COMMIT] = "COMMIT",
 	[STO_ST_ROLLBACK] = "ROLLBACK",
 	[STO_ST_INSERT] =
-		"INSERT INTO decisions (ts_us, session, pid, ppid, kind, request, summary,"
+		"INSERT INTO decisions (id, ts_us, session, pid, ppid, kind, request, summary,"
 		" decision, source, reason, decided_by, note, tool_call, judge, latency_us)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+		" VALUES ((SELECT max(coalesce((SELECT max(id) FROM decisions), 0),"
+		" coalesce((SELECT max(last) FROM id_blocks), 0)) + 1),"
+		" ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
 	[STO_ST_SESSION_BEGIN] = "INSERT INTO sessions (id, parent, started_us, project, command,"
 				 " tier, role, agent, task)"
 				 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -503,11 +516,14 @@ int sto_open(const char *path, struct sto_db **out, char **err)
 
 	struct sto_db *db = wd_calloc(1, sizeof(*db));
 	db->path = wd_strdup(path);
+	db->jfd = -1;
 	r = open_handle(db, err);
 	if (r == 0)
 		r = sto_migrate(db->h, sto_migrations, sto_migrations_count, path, err);
 	if (r == 0)
 		r = prepare_all(db, err);
+	if (r == 0)
+		r = sto_journal_open(db, err);
 	if (r < 0) {
 		sto_close(db);
 		return r;
@@ -520,6 +536,7 @@ void sto_close(struct sto_db *db)
 {
 	if (!db)
 		return;
+	sto_journal_close(db);
 	for (int i = 0; i < STO_ST_MAX; i++)
 		sqlite3_finalize(db->st[i]);
 	for (size_t i = 0; i < WD_ARRAY_SIZE(db->query); i++)
@@ -599,6 +616,7 @@ int sto_session_end(struct sto_db *db, const char *id, int64_t ended_us, int exi
 {
 	if (!id)
 		return fail_plain(db, -EINVAL, "a session needs an id", err);
+	sto_journal_sync(db);
 	sqlite3_stmt *st = db->st[STO_ST_SESSION_END];
 	bind_str(st, 1, id);
 	sqlite3_bind_int64(st, 2, ended_us);
@@ -613,7 +631,7 @@ int sto_session_end(struct sto_db *db, const char *id, int64_t ended_us, int exi
 
 /* The columns the audit cannot do without. A row the store would have to
  * guess about is refused: the caller then denies (fail closed). */
-static int row_check(struct sto_db *db, const struct sto_row *row, char **err)
+int sto_row_check(struct sto_db *db, const struct sto_row *row, char **err)
 {
 	if (!row->kind || !*row->kind)
 		return fail_plain(db, -EINVAL, "a row needs a kind", err);
@@ -627,7 +645,7 @@ static int row_check(struct sto_db *db, const struct sto_row *row, char **err)
 /* Inserts |row| inside the caller's transaction and sets row->id. */
 static int insert(struct sto_db *db, struct sto_row *row, char **err)
 {
-	int r = row_check(db, row, err);
+	int r = sto_row_check(db, row, err);
 	if (r < 0)
 		return r;
 	sqlite3_stmt *st = db->st[STO_ST_INSERT];
@@ -664,6 +682,8 @@ int sto_append_batch(struct sto_db *db, struct sto_row *rows, size_t n, char **e
 {
 	if (n == 0)
 		return 0;
+	if (db->journaling)
+		return sto_journal_append(db, rows, n, err);
 	int r = begin(db, err);
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = insert(db, &rows[i], err);
@@ -818,6 +838,7 @@ int sto_query_stmt(struct sto_db *db, const struct sto_filter *f, sto_stmt_cb cb
 	static const struct sto_filter all = {0};
 	if (!f)
 		f = &all;
+	sto_journal_sync(db);
 	unsigned m = filter_mask(f);
 	sqlite3_stmt *st = NULL;
 	bool fresh = false;
@@ -877,6 +898,7 @@ int sto_query(struct sto_db *db, const struct sto_filter *f, sto_row_cb cb, void
 
 int sto_check(struct sto_db *db, char **err)
 {
+	sto_journal_sync(db);
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db->h, "PRAGMA integrity_check", -1, &st, NULL);
 	if (rc != SQLITE_OK)

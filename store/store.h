@@ -5,7 +5,8 @@
  * answers the queries of `warden audit`, the judge's session rules and
  * history, and approval memory.
  *
- * A row is committed when sto_append() returns 0: the supervisor answers the
+ * A row is recorded when sto_append() returns 0 (committed, or in the
+ * journal of a writer, see sto_journal_begin()): the supervisor answers the
  * agent only after that (docs/design.md: no operation runs without its row).
  * Not thread-safe: one struct sto_db per thread.
  *
@@ -84,6 +85,33 @@ int sto_append(struct sto_db *db, struct sto_row *row, char **err);
 
 /* Appends |n| rows in one transaction (group commit). All or none. */
 int sto_append_batch(struct sto_db *db, struct sto_row *rows, size_t n, char **err);
+
+/* ---- the journal -------------------------------------------------------- */
+
+/* The journal's name: the database's path and this. It holds rows not yet
+ * in SQLite, so it is as private as the database (hidden, 0600). */
+#define STO_JOURNAL_SUFFIX "-wdj"
+
+/* Makes this connection the audit's writer: from now on sto_append() and
+ * sto_append_batch() record rows with one write() to the journal (durable
+ * against a crash of any process once they return 0) and set their ids
+ * from a block reserved in SQLite; sto_flush() moves them into SQLite.
+ * -EBUSY when another process is the writer (the appends then commit to
+ * SQLite directly, as before); -errno with *err on another failure. Every
+ * sto_open() first moves what a killed writer left in the journal, and
+ * every query flushes first, so readers see every recorded row. */
+int sto_journal_begin(struct sto_db *db, char **err);
+/* Moves the journal's records into SQLite in one transaction and empties
+ * the journal. 0 or -errno with *err (the records stay in the journal). */
+int sto_flush(struct sto_db *db, char **err);
+/* -1 when no record waits (or the last flush failed: see
+ * sto_flush_retry()); 0 when a flush is due now (many records, or an old
+ * one); else the milliseconds until it is due. */
+int sto_flush_wait_ms(const struct sto_db *db);
+/* After a failed flush, flushes again once a second has passed; 0 or
+ * -errno with *err. Until a flush succeeds, appends try it first and are
+ * refused when it fails. */
+int sto_flush_retry(struct sto_db *db, char **err);
 
 struct sto_filter {
 	const char *session;  /* NULL: all sessions */

@@ -7,6 +7,9 @@
 #define WARDEN_STORE_INT_H
 
 #include <sqlite3.h>
+#include <sys/types.h>
+
+#include "common.h"
 
 #include "store.h"
 
@@ -38,7 +41,35 @@ struct sto_db {
 	char *path;
 	sqlite3_stmt *st[STO_ST_MAX];
 	sqlite3_stmt *query[STO_Q_COUNT];
+	/* The journal (journal.c). */
+	char *jpath;
+	int jfd;	 /* -1: none */
+	bool journaling; /* this process holds the journal: sto_append writes it */
+	bool jbroken;	 /* a torn write could not be cut off: appends refuse */
+	int64_t next_id, block_first, block_last; /* the reserved ids in use */
+	off_t jend;				  /* the journal's size */
+	off_t jflushed;				  /* records before this are in SQLite */
+	size_t jpending;			  /* records not yet in SQLite */
+	int64_t jfirst_us;			  /* monotonic time of the first of them */
+	int64_t jretry_us;			  /* after a failed flush, not before */
+	struct wd_sb jbuf;			  /* the records of one append */
 };
+
+/* The columns a row cannot do without: 0, or -EINVAL with *err. */
+int sto_row_check(struct sto_db *db, const struct sto_row *row, char **err);
+
+/* Opens (creating, 0600, never through a symlink) the journal next to the
+ * database and moves into SQLite the records a killed warden left there.
+ * 0 or -errno with *err. */
+int sto_journal_open(struct sto_db *db, char **err);
+/* Writes |n| rows with one write() to the journal and sets their ids; all
+ * or none. 0 or -errno with *err (the caller refuses: fail closed). */
+int sto_journal_append(struct sto_db *db, struct sto_row *rows, size_t n, char **err);
+/* Flushes what waits (a query must see every row); failures leave the
+ * records in the journal for the next flush or open. */
+void sto_journal_sync(struct sto_db *db);
+/* Flushes, gives back unused ids, closes the journal. */
+void sto_journal_close(struct sto_db *db);
 
 /* One schema step. Versions are 1, 2, 3 ... in array order; |sql| may hold
  * several statements and runs inside the migration's transaction. */

@@ -28,7 +28,7 @@ int sup_start_view(void *arg, int fuse_fd)
 {
 	struct sup_run *r = arg;
 	wd_autofree char *rel = NULL;
-	const char *hidden[5] = {NULL};
+	const char *hidden[6] = {NULL};
 	/* The audit database and its companions are not part of the view. */
 	size_t plen = strlen(r->opts.project);
 	if (strncmp(r->opts.audit_path, r->opts.project, plen) == 0 &&
@@ -39,9 +39,11 @@ int sup_start_view(void *arg, int fuse_fd)
 	wd_autofree char *wal = rel ? wd_asprintf("%s-wal", rel) : NULL;
 	wd_autofree char *shm = rel ? wd_asprintf("%s-shm", rel) : NULL;
 	wd_autofree char *jrn = rel ? wd_asprintf("%s-journal", rel) : NULL;
+	wd_autofree char *wdj = rel ? wd_asprintf("%s%s", rel, STO_JOURNAL_SUFFIX) : NULL;
 	hidden[1] = wal;
 	hidden[2] = shm;
 	hidden[3] = jrn;
+	hidden[4] = wdj;
 	struct sbx_view_config vc = {
 		.backing_fd = r->backing_fd,
 		.policy = r->config,
@@ -376,7 +378,8 @@ char **sup_hide_list(struct sup_run *r, const struct pol_config *c, const char *
 	 * without the view nothing else does). */
 	size_t plen = strlen(project);
 	if (no_view || !(strncmp(audit, project, plen) == 0 && audit[plen] == '/')) {
-		static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
+		static const char *const sfx[] = {"", "-wal", "-shm", "-journal",
+						  STO_JOURNAL_SUFFIX};
 		for (size_t i = 0; i < WD_ARRAY_SIZE(sfx); i++)
 			v[k++] = wd_asprintf("%s%s", audit, sfx[i]);
 	}

@@ -143,9 +143,14 @@ void sup_warden_dir_prepare(const char *project)
 }
 
 /* The names warden itself creates or writes in .warden/: the audit (and
- * SQLite's files next to it) and the config that "always" answers extend. */
+ * SQLite's files and warden's journal next to it) and the config that "always" answers extend. */
 static const char *const warden_files[] = {
-	"audit.db", "audit.db-wal", "audit.db-shm", "audit.db-journal", "permissions.json",
+	"audit.db",
+	"audit.db-wal",
+	"audit.db-shm",
+	"audit.db-journal",
+	"audit.db" STO_JOURNAL_SUFFIX,
+	"permissions.json",
 };
 
 int sup_warden_dir_check(const char *project, char **err)

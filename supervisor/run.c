@@ -166,6 +166,17 @@ static void wind_down(struct sup_run *r)
 	}
 }
 
+/* Moves the journal's records into SQLite (|retry|: only when a failed
+ * flush is due to be tried again); on failure they stay in the journal,
+ * and the next append or a retry a second later tries again. */
+static void journal_flush(struct sup_run *r, bool retry)
+{
+	wd_autofree char *err = NULL;
+	int fr = retry ? sto_flush_retry(r->db, &err) : sto_flush(r->db, &err);
+	if (fr < 0)
+		wd_warn("%s (the rows stay in the journal)", err ? err : strerror(-fr));
+}
+
 static int run_loop(struct sup_run *r)
 {
 	int rc = sup_loop_add(r->loop, r->child.notify_fd, EPOLLIN, on_notify, r);
@@ -185,6 +196,15 @@ static int run_loop(struct sup_run *r)
 	}
 	while (!r->agent_exited) {
 		int wait = sup_interrupt_poll(r, sup_pending_expire(r));
+		/* The journal's records move into SQLite in batches: 256 of
+		 * them, or every 20 ms. On this thread, which owns the
+		 * connection, so that the pipeline's queries (which flush
+		 * first) see them without a lock. */
+		int flush = sto_flush_wait_ms(r->db);
+		if (flush == 0)
+			journal_flush(r, false);
+		else if (flush > 0 && (wait < 0 || flush < wait))
+			wait = flush;
 		rc = sup_loop_once(r->loop, wait < 0 || wait > 1000 ? 1000 : wait);
 		if (rc < 0) {
 			wd_err("the event loop failed: %s", strerror(-rc));
@@ -195,6 +215,7 @@ static int run_loop(struct sup_run *r)
 		if (rc == 0) {
 			sup_trace_reap(r);
 			sup_audit_flush(r, NULL); /* the failed execs' rows */
+			journal_flush(r, true);
 		}
 	}
 	return 0;
@@ -353,8 +374,23 @@ static int prepare_files(struct sup_run *r, struct launch *L)
 	if ((rc = sup_audit_sound(r->db)) < 0) {
 		sto_close(r->db);
 		r->db = NULL;
+		return rc;
 	}
-	return rc;
+	/* Rows go to the journal first, SQLite later (run_loop); with another
+	 * session writing this audit, straight to SQLite as before. */
+	rc = sto_journal_begin(r->db, &err);
+	r->stats.journal = rc == 0;
+	if (rc == -EBUSY) {
+		wd_debug("%s: another session writes this audit: rows are committed one by one",
+			 r->opts.audit_path);
+	} else if (rc < 0) {
+		wd_err("%s", err ? err : strerror(-rc));
+		free(err);
+		sto_close(r->db);
+		r->db = NULL;
+		return rc;
+	}
+	return 0;
 }
 
 /* The options the command line left to the config or the defaults. */

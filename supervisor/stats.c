@@ -113,11 +113,12 @@ void sup_stats_print(const struct sup_stats *s, FILE *out)
 		free(v);
 	}
 	if (s->rows && s->rows_ns > 0)
-		fprintf(out,
-			"  audit: %llu rows, %.0f rows/s, %.1f µs per row (WAL, "
-			"synchronous=NORMAL, one transaction per row)\n",
+		fprintf(out, "  audit: %llu rows, %.0f rows/s, %.1f µs per row (%s)\n",
 			(unsigned long long)s->rows, (double)s->rows * 1e9 / (double)s->rows_ns,
-			(double)s->rows_ns / (double)s->rows / 1000.0);
+			(double)s->rows_ns / (double)s->rows / 1000.0,
+			s->journal ? "one write to the journal before the answer, committed to "
+				     "SQLite in batches"
+				   : "WAL, synchronous=NORMAL, one transaction per row");
 }
 
 void sup_stats_free(struct sup_stats *s)

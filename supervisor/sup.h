@@ -83,6 +83,7 @@ struct sup_stats {
 	size_t nlat[16], caplat[16];
 	uint64_t rows;
 	int64_t rows_ns;
+	bool journal; /* rows went to the audit's journal before each answer */
 };
 
 /* One markers view: a place outside the project in which the sensitive

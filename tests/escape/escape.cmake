@@ -114,3 +114,8 @@ wd_agent_program(esc_tell)
 wd_test(test_esc_tell SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_tell.c
 	LIBS wt LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_tell warden esc_tell)
+# The audit's journal: hidden from the agent like audit.db, with and
+# without the project view.
+wd_test(test_esc_journal SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_journal.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_journal warden)

@@ -45,7 +45,7 @@ static void test_open_creates_private_files(void **state)
 	assert_int_equal(stat(fx->path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 	assert_int_equal(sto_check(db, NULL), 0);
-	assert_int_equal(sto_schema_version(), 2);
+	assert_int_equal(sto_schema_version(), 3);
 	/* SQLite gives the WAL the main file's mode. */
 	struct sto_row row = sample(0, "s", "fast_path", "exec", 1);
 	assert_int_equal(sto_append(db, &row, NULL), 0);
@@ -100,7 +100,7 @@ static void test_migrate_from_empty_file(void **state)
 
 	struct sto_db *db = open_ok(fx->path);
 	sto_close(db);
-	assert_int_equal(query_int(fx->path, "SELECT max(version) FROM schema_version"), 2);
+	assert_int_equal(query_int(fx->path, "SELECT max(version) FROM schema_version"), 3);
 	/* v2 dropped the two cross-session indexes; the per-session one stays. */
 	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM sqlite_schema WHERE type = "
 					     "'index' AND name IN ('decisions_ts', "
@@ -112,7 +112,7 @@ static void test_migrate_from_empty_file(void **state)
 	/* Opening again applies nothing twice. */
 	db = open_ok(fx->path);
 	sto_close(db);
-	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM schema_version"), 2);
+	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM schema_version"), 3);
 }
 
 static void test_open_refuses_newer_schema(void **state)

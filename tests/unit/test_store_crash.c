@@ -137,7 +137,7 @@ static void test_concurrent_first_open(void **state)
 		assert_true(WIFEXITED(status));
 		assert_int_equal(WEXITSTATUS(status), 0);
 	}
-	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM schema_version"), 2);
+	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM schema_version"), 3);
 	assert_int_equal(query_int(fx->path, "SELECT count(*) FROM decisions"), N * 50);
 }
 
