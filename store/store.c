@@ -389,10 +389,18 @@ static int make_parent(const char *path, char **err)
  * existing file keeps its mode. */
 static int make_file(const char *path, char **err)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* Never through a symlink: a link planted in the audit's place would
+	 * send warden's writes (perhaps as root) to any file. */
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		int e = errno;
-		set_err(err, "cannot open the audit database %s: %s", path, strerror(e));
+		if (e == ELOOP)
+			set_err(err,
+				"%s is a symbolic link: the audit database must be a file of its "
+				"own (remove the link, or pass the file itself with --audit)",
+				path);
+		else
+			set_err(err, "cannot open the audit database %s: %s", path, strerror(e));
 		return -e;
 	}
 	close(fd);
@@ -460,9 +468,10 @@ static int prepare_all(struct sto_db *db, char **err)
 
 static int open_handle(struct sto_db *db, char **err)
 {
-	int rc = sqlite3_open_v2(
-		db->path, &db->h,
-		SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, NULL);
+	int rc = sqlite3_open_v2(db->path, &db->h,
+				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+					 SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOFOLLOW,
+				 NULL);
 	if (rc != SQLITE_OK) {
 		set_err(err, "cannot open the audit database %s: %s", db->path,
 			db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));

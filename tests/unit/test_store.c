@@ -497,6 +497,35 @@ static void test_reopen_keeps_rows(void **state)
 	sto_close(db);
 }
 
+/* A symlink in the audit's place is refused, dangling or not: nothing is
+ * created or written where it points. */
+static void test_open_refuses_a_symlink(void **state)
+{
+	struct fx *fx = *state;
+	char target[160];
+	snprintf(target, sizeof(target), "%s/elsewhere.db", fx->dir);
+	char wdir[160];
+	snprintf(wdir, sizeof(wdir), "%s/.warden", fx->dir);
+	assert_int_equal(mkdir(wdir, 0700), 0);
+	assert_int_equal(symlink(target, fx->path), 0);
+	struct sto_db *db = NULL;
+	char *err = NULL;
+	assert_true(sto_open(fx->path, &db, &err) < 0);
+	assert_null(db);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "symbolic link"));
+	free(err);
+	assert_int_equal(access(target, F_OK), -1); /* a dangling link stays dangling */
+	/* and one that points at a real audit */
+	struct sto_db *real = open_ok(target);
+	sto_close(real);
+	err = NULL;
+	assert_true(sto_open(fx->path, &db, &err) < 0);
+	assert_non_null(strstr(err, "symbolic link"));
+	free(err);
+	/* teardown removes the directory without following links */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -516,6 +545,7 @@ int main(void)
 		T(test_query_callback_stops_and_nests),
 		T(test_append_batch_all_or_none),
 		T(test_reopen_keeps_rows),
+		T(test_open_refuses_a_symlink),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
