@@ -467,3 +467,73 @@ int wt_audit_match(const char *db, const struct wt_audit_q *q)
 	sto_close(d);
 	return m.n;
 }
+
+int wt_fx_setup(void **state)
+{
+	struct wt_fx *f = wd_calloc(1, sizeof(*f));
+	f->proj = wt_project();
+	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
+	wt_write(f->proj, "README.md", "# a project\n");
+	*state = f;
+	return 0;
+}
+
+int wt_fx_teardown(void **state)
+{
+	struct wt_fx *f = *state;
+	wt_rmtree(f->proj);
+	free(f->proj);
+	free(f->db);
+	free(f);
+	return 0;
+}
+
+char *wt_slurp(const char *path)
+{
+	char *data = NULL;
+	if (wd_read_file(path, 1u << 20, &data, NULL) < 0)
+		return wd_strdup("");
+	return data;
+}
+
+void wt_copy_file(const char *from, const char *to, mode_t mode)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int fd = -1;
+	if (wd_read_file(from, 512u << 20, &data, &len) < 0 ||
+	    (fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) < 0 ||
+	    write(fd, data, len) != (ssize_t)len) {
+		fprintf(stderr, "copying %s to %s: %s\n", from, to, strerror(errno));
+		exit(1);
+	}
+	close(fd);
+	free(data);
+}
+
+char *wt_userns_warden(const char *tag)
+{
+	if (getuid() != 0) {
+		printf("SKIP: needs root, to run warden as an unprivileged user\n");
+		exit(77);
+	}
+	char *max = wt_slurp("/proc/sys/user/max_user_namespaces");
+	char *clone = wt_slurp("/proc/sys/kernel/unprivileged_userns_clone");
+	if (atoi(max) == 0 || (*clone && atoi(clone) == 0)) {
+		printf("SKIP: unprivileged user namespaces are disabled here\n");
+		exit(77);
+	}
+	free(max);
+	free(clone);
+	char *tmpl = wd_asprintf("/tmp/warden-%s-XXXXXX", tag);
+	if (!mkdtemp(tmpl)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	chmod(tmpl, 0755);
+	char *bin = wd_asprintf("%s/warden", tmpl);
+	wt_copy_file(wt_bin(), bin, 0755);
+	setenv("WARDEN_BIN", bin, 1); /* wt_wardenv_prep runs this copy */
+	free(bin);
+	return tmpl;
+}

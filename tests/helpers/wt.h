@@ -16,6 +16,28 @@ void wt_require_sandbox(void);
 
 /* Creates a fresh project directory under /tmp. Caller frees. */
 char *wt_project(void);
+
+/* The usual cmocka fixture: a fresh project with a README and the path its
+ * audit will have. wt_fx_setup/wt_fx_teardown are cmocka's setup and
+ * teardown; teardown removes the project. */
+struct wt_fx {
+	char *proj;
+	char *db;
+};
+int wt_fx_setup(void **state);
+int wt_fx_teardown(void **state);
+
+/* The whole of a file of at most 1 MiB, "" when it cannot be read (a
+ * /proc file refuses a read much larger than that). Caller frees. */
+char *wt_slurp(const char *path);
+/* Copies |from| to |to| with |mode|; exits the test on any failure. */
+void wt_copy_file(const char *from, const char *to, mode_t mode);
+/* For tests that run warden as another user: exits 77 (skipped) unless
+ * running as root with unprivileged user namespaces allowed, then copies
+ * warden into a fresh 0755 directory named after |tag| that user can
+ * reach, points WARDEN_BIN at the copy and returns the directory (caller
+ * removes it with wt_rmtree). */
+char *wt_userns_warden(const char *tag);
 /* Writes |text| to |dir|/|name| (creating parent dirs). */
 void wt_write(const char *dir, const char *name, const char *text);
 /* Removes a directory tree. */

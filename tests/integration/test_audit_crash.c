@@ -30,45 +30,6 @@
 
 #define ROUNDS 24
 
-struct fx {
-	char *proj;
-	char *db;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = wd_calloc(1, sizeof(*f));
-	f->proj = wt_project();
-	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
-	wt_write(f->proj, "README.md", "# a project\n");
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	wt_rmtree(f->proj);
-	free(f->proj);
-	free(f->db);
-	free(f);
-	return 0;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *fp = fopen(path, "re");
-	if (!fp)
-		return wd_strdup("");
-	struct wd_sb sb = {0};
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-		wd_sb_add(&sb, buf, n);
-	fclose(fp);
-	return wd_sb_steal(&sb);
-}
-
 /* How many times |needle| occurs in |hay|. */
 static int occurrences(const char *hay, const char *needle)
 {
@@ -94,7 +55,7 @@ static char *integrity(const char *db)
 }
 
 /* One round: start the loop, kill warden after |delay_ms|, then check. */
-static void crash_round(struct fx *f, int round, int delay_ms, int *proved)
+static void crash_round(struct wt_fx *f, int round, int delay_ms, int *proved)
 {
 	char *log = wd_asprintf("%s/ran-%d.log", f->proj, round);
 	/* The line is written by /bin/echo itself: it is there only if that
@@ -112,7 +73,7 @@ static void crash_round(struct fx *f, int round, int delay_ms, int *proved)
 	/* The sandbox dies with warden; give its last processes a moment. */
 	usleep(100000);
 
-	char *ran = slurp(log);
+	char *ran = wt_slurp(log);
 	/* Killed before it created the audit (the first round, under load):
 	 * then nothing ran either. */
 	if (access(f->db, F_OK) < 0) {
@@ -154,7 +115,7 @@ static void crash_round(struct fx *f, int round, int delay_ms, int *proved)
 
 static void test_audit_crash_kill9_loses_no_row(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	wt_require_sandbox();
 	unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
 	print_message("seed %u\n", seed);
@@ -214,7 +175,7 @@ static void count_two(const char *json, int *n0, int *n1)
  * once: no id was given twice, so no record was ignored at its flush. */
 static void test_audit_crash_two_sessions_one_audit(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	wt_require_sandbox();
 	struct wt_bg bg[2];
 	char *log[2], *loop[2];
@@ -240,7 +201,7 @@ static void test_audit_crash_two_sessions_one_audit(void **state)
 	int *n[2] = {wd_calloc(TWO_N + 1, sizeof(int)), wd_calloc(TWO_N + 1, sizeof(int))};
 	count_two(a.out, n[0], n[1]);
 	for (int k = 0; k < 2; k++) {
-		char *ran = slurp(log[k]);
+		char *ran = wt_slurp(log[k]);
 		int lines = 0;
 		for (char *line = ran, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
 			*nl = '\0';
@@ -267,10 +228,10 @@ static void test_audit_crash_two_sessions_one_audit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_audit_crash_kill9_loses_no_row, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_audit_crash_two_sessions_one_audit, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_audit_crash_kill9_loses_no_row, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_audit_crash_two_sessions_one_audit,
+						wt_fx_setup, wt_fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

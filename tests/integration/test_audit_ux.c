@@ -30,30 +30,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-struct fx {
-	char *proj;
-	char *db;
-};
-
 static int setup(void **state)
 {
-	struct fx *f = wd_calloc(1, sizeof(*f));
-	f->proj = wt_project();
-	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
-	wt_write(f->proj, "README.md", "# a project\n");
 	unsetenv("PAGER");
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	wt_rmtree(f->proj);
-	free(f->proj);
-	free(f->db);
-	free(f);
-	return 0;
+	return wt_fx_setup(state);
 }
 
 /* ---- building audits with the store itself ----------------------------- */
@@ -127,7 +107,7 @@ static int count_sql(const char *db, const char *sql)
 
 /* 3,000 rows, then a leaf page of decisions in the middle overwritten.
  * Returns how many rows that page held. */
-static int damaged_audit(struct fx *f, int64_t *first)
+static int damaged_audit(struct wt_fx *f, int64_t *first)
 {
 	struct sto_db *db = open_db(f->db);
 	add_session(db, "20261201-100000-4f2a", 1000);
@@ -139,7 +119,7 @@ static int damaged_audit(struct fx *f, int64_t *first)
 
 static void test_run_refuses_a_damaged_audit(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	int64_t first;
 	damaged_audit(f, &first);
 	struct wt_result r;
@@ -164,7 +144,7 @@ static void test_run_refuses_a_damaged_audit(void **state)
  * "(null)") prints every readable row and names the others. */
 static void test_audit_prints_every_readable_row(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	int64_t first;
 	int lost = damaged_audit(f, &first);
 	static const char *const fmts[] = {"csv", "table", "json"};
@@ -275,7 +255,7 @@ static char *pager_log(const char *proj)
 	return text;
 }
 
-static void small_audit(struct fx *f, bool long_text)
+static void small_audit(struct wt_fx *f, bool long_text)
 {
 	struct sto_db *db = open_db(f->db);
 	add_session(db, "20261201-100000-4f2a", 1000);
@@ -285,7 +265,7 @@ static void small_audit(struct fx *f, bool long_text)
 
 static void test_audit_pages_on_a_terminal_only(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	small_audit(f, false);
 	char *pager = fake_pager(f->proj, "mypager");
 	setenv("PAGER", pager, 1);
@@ -369,7 +349,7 @@ static size_t widest(const char *text)
 
 static void test_audit_fits_the_terminal_width(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	small_audit(f, true);
 	struct pty_run r;
 	run_pty(f->proj, (const char *const[]){"audit", "--no-pager", NULL}, 120, &r);
@@ -411,7 +391,7 @@ static void test_audit_fits_the_terminal_width(void **state)
 
 static void test_audit_options_are_validated(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	small_audit(f, false);
 	static const struct {
 		const char *a[4];
@@ -454,7 +434,7 @@ static int csv_rows(const char *out)
 
 static void test_audit_limit_decision_session_last(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	struct sto_db *db = open_db(f->db);
 	add_session(db, "20261201-100000-4f2a", 1000);
 	add_rows(db, "20261201-100000-4f2a", 30, 2000, false); /* deny: 0 7 14 21 28 */
@@ -506,7 +486,7 @@ static void test_audit_limit_decision_session_last(void **state)
 
 static void test_audit_tool_calls_formats_and_limit(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	struct sto_db *db = open_db(f->db);
 	add_session(db, "20261201-100000-4f2a", 1000);
 	struct sto_row rows[] = {
@@ -553,7 +533,7 @@ static void test_audit_tool_calls_formats_and_limit(void **state)
  * recorded, the tier, the counts; the short id works with audit. */
 static void test_sessions_after_real_runs(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	wt_require_sandbox();
 	struct wt_result r;
 	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c",
@@ -604,7 +584,7 @@ static void test_sessions_after_real_runs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, wt_fx_teardown)
 		T(test_run_refuses_a_damaged_audit),
 		T(test_audit_prints_every_readable_row),
 		T(test_audit_pages_on_a_terminal_only),

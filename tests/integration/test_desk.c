@@ -35,31 +35,6 @@
 /* How long a run may take before the test calls it a hang. */
 #define RUN_MS 30000
 
-struct fx {
-	char *proj;
-	char *db;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = wd_calloc(1, sizeof(*f));
-	f->proj = wt_project();
-	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
-	wt_write(f->proj, "README.md", "# a project\n");
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	wt_rmtree(f->proj);
-	free(f->proj);
-	free(f->db);
-	free(f);
-	return 0;
-}
-
 /* ---- the desk as a second terminal sees it -------------------------- */
 
 struct pend {
@@ -216,7 +191,7 @@ static void finish_run(struct wt_bg *bg, struct wt_result *r)
  * both through (each audited). */
 static void test_desk_same_request_joins(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *twin = wt_helper("twin_open");
 	wt_write(f->proj, ".env", "TOKEN=twin-secret\n");
 	char *argv[] = {"run", "--tier", "standard", "--prompt", "desk", "--", twin, ".env", NULL};
@@ -244,7 +219,7 @@ static void test_desk_same_request_joins(void **state)
 
 static void test_desk_approve_with_note(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *argv[] = {"run",	    "--tier", "standard",
 			"--prompt", "desk",   "--",
 			"/bin/sh",  "-c",     "touch x && echo after",
@@ -296,7 +271,7 @@ static void test_desk_approve_with_note(void **state)
 
 static void test_desk_deny_with_note(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *argv[] = {"run",	    "--tier", "standard",
 			"--prompt", "desk",   "--",
 			"/bin/sh",  "-c",     "touch x; echo rc=$?",
@@ -337,7 +312,7 @@ static void test_desk_deny_with_note(void **state)
 
 static void test_desk_always_session(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *argv[] = {"run",
 			"--tier",
 			"standard",
@@ -388,7 +363,7 @@ static void test_desk_always_session(void **state)
 
 /* approve --always --project --yes, then a later run of the same command.
  * |existing|: the project has a permissions.json already. */
-static void project_grant_flow(struct fx *f, bool existing)
+static void project_grant_flow(struct wt_fx *f, bool existing)
 {
 	if (existing)
 		wt_write(f->proj, ".warden/permissions.json", "{}\n");
@@ -534,7 +509,7 @@ static char *as_nobody(const char *path, bool keep_dac, const char *req)
 
 static void test_desk_refuses_other_uid(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	if (geteuid() != 0) {
 		print_message("SKIP part: becoming another user needs root\n");
 		skip();
@@ -638,7 +613,7 @@ static void assert_nothing_seen(const char *out, const char *sid)
 
 static void test_desk_invisible_inside_sandbox(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *dir = desk_dir();
 	/* Session A waits for a person on the agent's own attempt: its
 	 * socket exists outside while the agent looks for it. */
@@ -688,7 +663,7 @@ static void test_desk_invisible_inside_sandbox(void **state)
 
 static void test_desk_deadline_expiry(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *argv[] = {"run", "--tier",  "standard", "--approval-timeout",	"2s",
 			"--",  "/bin/sh", "-c",	      "touch late; echo rc=$?", NULL};
 	int64_t t0 = wd_now_mono_ns();
@@ -730,7 +705,7 @@ static void test_desk_deadline_expiry(void **state)
  */
 static void test_desk_waiting_opens_capped(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	for (int i = 1; i <= 56; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), ".env.%d", i);
@@ -764,7 +739,7 @@ static void test_desk_waiting_opens_capped(void **state)
 
 static void test_desk_tier_fixed_notes(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	struct wt_result r;
 	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c",
 		  "touch agg; echo rc=$?", NULL);
@@ -782,7 +757,7 @@ static void test_desk_tier_fixed_notes(void **state)
 
 static void test_desk_review_run_never_prompts(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	wt_write(f->proj, ".env", "API_TOKEN=hunter2-review\n");
 	char *argv[] = {"run",
 			"--role",
@@ -843,7 +818,7 @@ static void test_desk_review_run_never_prompts(void **state)
 
 static void test_desk_ten_pending_out_of_order(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *argv[] = {"run",
 			"--tier",
 			"standard",
@@ -919,7 +894,7 @@ static void test_desk_ten_pending_out_of_order(void **state)
 
 static void test_desk_killed_caller_stopped(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *argv[] = {"run",
 			"--tier",
 			"standard",
@@ -960,24 +935,34 @@ int main(void)
 {
 	wt_require_sandbox();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_desk_approve_with_note, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_desk_same_request_joins, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_desk_deny_with_note, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_desk_always_session, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_desk_always_project_grant, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_desk_always_project_grant_new_file, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_desk_refuses_other_uid, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_desk_invisible_inside_sandbox, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_desk_deadline_expiry, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_desk_tier_fixed_notes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_desk_review_run_never_prompts, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_desk_ten_pending_out_of_order, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_desk_killed_caller_stopped, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_desk_waiting_opens_capped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_desk_approve_with_note, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_same_request_joins, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_deny_with_note, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_always_session, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_always_project_grant, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_always_project_grant_new_file,
+						wt_fx_setup, wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_refuses_other_uid, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_invisible_inside_sandbox, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_deadline_expiry, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_tier_fixed_notes, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_review_run_never_prompts, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_ten_pending_out_of_order, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_killed_caller_stopped, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_desk_waiting_opens_capped, wt_fx_setup,
+						wt_fx_teardown),
 	};
 	return cmocka_run_group_tests_name("desk", tests, NULL, NULL);
 }

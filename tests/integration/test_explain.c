@@ -118,7 +118,7 @@ static void test_explain_open_home_markers(void **state)
 	(void)state;
 	char *key = wd_asprintf("%s/notes/id_rsa", g_home);
 	char *key_row = wd_asprintf("read %s", key);
-	char *plain = wd_asprintf("%s/notes/todo.txt", g_home);
+	char *plain = wd_asprintf("%s/notes/plan.txt", g_home);
 	char *plain_row = wd_asprintf("read %s", plain);
 	check_case(&(struct open_case){key, false, key_row, true, false});
 	check_case(&(struct open_case){plain, false, plain_row, false, true});
@@ -162,7 +162,7 @@ int main(void)
 	/* The home (HOME for explain and for the run): a markers view. */
 	g_home = wt_project();
 	wt_write(g_home, "notes/id_rsa", "KEY\n");
-	wt_write(g_home, "notes/todo.txt", "todo\n");
+	wt_write(g_home, "notes/plan.txt", "a plan\n");
 	setenv("HOME", g_home, 1);
 	char *cfg = wd_asprintf("{\"tier\": \"passive\", \"outside\": [{\"path\": \"%s/gated\", "
 				"\"mode\": \"gate\"}]}\n",

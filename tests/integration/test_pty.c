@@ -29,31 +29,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-struct fx {
-	char *proj;
-	char *db;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = wd_calloc(1, sizeof(*f));
-	f->proj = wt_project();
-	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
-	wt_write(f->proj, "README.md", "# a project\n");
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	wt_rmtree(f->proj);
-	free(f->proj);
-	free(f->db);
-	free(f);
-	return 0;
-}
-
 /* SIGKILLs |pid| and, first, every process below it (by /proc's PPid):
  * what a failed case leaves behind (a stopped warden) must not outlive it.
  * Only this test's own descendants are named. */
@@ -107,7 +82,7 @@ static void reset(char **acc)
  */
 static void test_pty_answer_keeps_keyboard_in_agent(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	if (access("/bin/bash", X_OK) != 0)
 		skip();
 	int master;
@@ -223,7 +198,7 @@ static void test_pty_answer_keeps_keyboard_in_agent(void **state)
  */
 static void test_pty_question_while_agent_is_raw(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	wt_write(f->proj, ".warden/permissions.json",
 		 "{\"rules\": [{\"action\": \"allow\", \"command\": [\"stty\"]}]}\n");
 	char *argv[] = {"run",
@@ -274,7 +249,7 @@ static void test_pty_question_while_agent_is_raw(void **state)
 /* Runs |script| under standard tier, desk only, on a terminal; waits for
  * the request to wait for a person, types Ctrl-C, and returns warden's
  * wait status (-1: it did not exit within 5 seconds). */
-static int ctrl_c_while_waiting(struct fx *f, const char *script)
+static int ctrl_c_while_waiting(struct wt_fx *f, const char *script)
 {
 	char *argv[] = {
 		"run", "--tier", "standard", "--prompt", "desk",	 "--approval-timeout",
@@ -303,7 +278,7 @@ static int ctrl_c_while_waiting(struct fx *f, const char *script)
  * waits in the notification, and Ctrl-C must end that wait. */
 static void test_pty_ctrl_c_ends_waiting_exec(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	int status = ctrl_c_while_waiting(f, "touch z");
 	assert_true(status != -1);
 	assert_true(WIFEXITED(status));
@@ -318,7 +293,7 @@ static void test_pty_ctrl_c_ends_waiting_exec(void **state)
 /* The same for an open that waits in the project view. */
 static void test_pty_ctrl_c_ends_waiting_open(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	wt_write(f->proj, ".env", "TOKEN=1\n");
 	int status = ctrl_c_while_waiting(f, "read x < .env; echo got \"$x\"");
 	assert_true(status != -1);
@@ -334,7 +309,7 @@ static void test_pty_ctrl_c_ends_waiting_open(void **state)
  * cases above, is not.) */
 static void test_pty_ctrl_c_ends_wait_of_agent_job(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	if (access("/bin/bash", X_OK) != 0)
 		skip();
 	char *argv[] = {
@@ -386,7 +361,7 @@ static void test_pty_ctrl_c_ends_wait_of_agent_job(void **state)
  * gets the signal, warden exits with the agent's status. */
 static void test_pty_sigterm_to_warden_ends_waiting(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *argv[] = {"run", "--tier",  "standard", "--approval-timeout", "60s", "--", "/bin/sh",
 			"-c",  "touch t", NULL};
 	struct wt_bg bg;
@@ -410,7 +385,7 @@ static void test_pty_sigterm_to_warden_ends_waiting(void **state)
  * goes on (it is told no, it is not interrupted). */
 static void test_pty_ctrl_c_at_question_refuses(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *argv[] = {"run",	    "--tier", "standard",
 			"--prompt", "tty",    "--",
 			"/bin/sh",  "-c",     "touch q; echo rc=$?; echo al\"\"ive",
@@ -445,18 +420,20 @@ int main(void)
 {
 	wt_require_sandbox();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_pty_answer_keeps_keyboard_in_agent, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_pty_question_while_agent_is_raw, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_pty_ctrl_c_ends_waiting_exec, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pty_ctrl_c_ends_waiting_open, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pty_ctrl_c_ends_wait_of_agent_job, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_pty_sigterm_to_warden_ends_waiting, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_pty_ctrl_c_at_question_refuses, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_pty_answer_keeps_keyboard_in_agent,
+						wt_fx_setup, wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_pty_question_while_agent_is_raw, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_pty_ctrl_c_ends_waiting_exec, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_pty_ctrl_c_ends_waiting_open, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_pty_ctrl_c_ends_wait_of_agent_job, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_pty_sigterm_to_warden_ends_waiting,
+						wt_fx_setup, wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_pty_ctrl_c_at_question_refuses, wt_fx_setup,
+						wt_fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

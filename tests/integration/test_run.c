@@ -19,34 +19,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-struct fx {
-	char *proj;
-	char *db;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = wd_calloc(1, sizeof(*f));
-	f->proj = wt_project();
-	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
-	wt_write(f->proj, "README.md", "# a project\n");
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	wt_rmtree(f->proj);
-	free(f->proj);
-	free(f->db);
-	free(f);
-	return 0;
-}
-
 static void test_run_fast_path_allowed_and_audited(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	struct wt_result r;
 	wt_warden(f->proj, &r, "run", "--tier", "passive", "--", "/bin/sh", "-c",
 		  "ls README.md && cat README.md", NULL);
@@ -61,7 +36,7 @@ static void test_run_fast_path_allowed_and_audited(void **state)
 
 static void test_run_hard_deny_refused_with_message(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	struct wt_result r;
 	/* GNU rm keeps --preserve-root, so even a broken warden would not
 	 * wipe the machine here; warden must not let it start at all. */
@@ -79,7 +54,7 @@ static void test_run_hard_deny_refused_with_message(void **state)
 
 static void test_run_startup_hard_deny_starts_nothing(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	struct wt_result r;
 	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c", "rm -rf /",
 		  NULL);
@@ -90,7 +65,7 @@ static void test_run_startup_hard_deny_starts_nothing(void **state)
 
 static void test_run_exit_status_passed_through(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	struct wt_result r;
 	wt_warden(f->proj, &r, "run", "--", "/bin/sh", "-c", "exit 7", NULL);
 	assert_int_equal(r.status, 7);
@@ -102,7 +77,7 @@ static void test_run_exit_status_passed_through(void **state)
 
 static void test_run_cannot_start_exits_125(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	struct wt_result r;
 	wt_warden(f->proj, &r, "run", "--", "/nonexistent/agent", NULL);
 	assert_int_equal(r.status, 125);
@@ -125,7 +100,7 @@ static void test_run_cannot_start_exits_125(void **state)
  * of the agent is a tool call of its own. */
 static void test_run_untraced_descendants_keep_their_tool_call(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	struct wt_result r;
 	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c",
 		  "echo '/bin/echo inner; (/bin/echo sub)' | /bin/sh; /bin/echo outer", NULL);
@@ -159,7 +134,7 @@ static void test_run_untraced_descendants_keep_their_tool_call(void **state)
  * $0) shows the rewritten ones, as /proc/PID/cmdline does. */
 static void test_run_parent_command_line(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	const char *script = "/bin/echo a; /bin/echo b; "
 			     "perl -e '$0 = q(renamed by perl); exec q(/bin/echo), q(c)'";
 	struct wt_result r;
@@ -193,7 +168,7 @@ static void test_run_parent_command_line(void **state)
  * prediction would get it killed at its exec event). */
 static void test_run_rewritten_script_runs_its_new_interpreter(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	wt_write(f->proj, "s.sh", "#!/bin/sh\necho one\n");
 	char *path = wd_asprintf("%s/s.sh", f->proj);
 	assert_int_equal(chmod(path, 0755), 0);
@@ -211,7 +186,7 @@ static void test_run_rewritten_script_runs_its_new_interpreter(void **state)
 
 static void test_run_tier_notes(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	struct wt_result r;
 	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c",
 		  "touch made-by-agent", NULL);
@@ -243,7 +218,7 @@ static void test_run_tier_notes(void **state)
 
 static void test_run_concurrent_execs_each_audited_once(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	struct wt_result r;
 	/* The shell waits twice and says how the first wait ended, so that a
 	 * wait that returned early could be told from lost output. Lines did
@@ -298,7 +273,7 @@ static void test_run_concurrent_execs_each_audited_once(void **state)
 
 static void test_run_argv_race_never_runs_refused(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *race = wt_helper("race_exec");
 	char *marker = wd_asprintf("%s/PWNED", f->proj);
 	const char *modes[] = {"path", "argv", "vfork"};
@@ -334,7 +309,7 @@ static bool alive_with(const char *token)
 
 static void test_run_supervisor_sigkill_kills_agent(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *marker = wd_asprintf("%s/ran-after-kill", f->proj);
 	char *script = wd_asprintf("sleep 4242.5; touch %s", marker);
 	char *argv[] = {"run", "--tier", "aggressive", "--", "/bin/sh", "-c", script, NULL};
@@ -365,7 +340,7 @@ static void test_run_supervisor_sigkill_kills_agent(void **state)
 
 static void test_run_pending_exec_never_runs_after_kill(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *marker = wd_asprintf("%s/pending-ran", f->proj);
 	char *script = wd_asprintf("touch %s", marker);
 	char *argv[] = {"run", "--tier",  "standard", "--prompt", "tty",
@@ -387,7 +362,7 @@ static void test_run_pending_exec_never_runs_after_kill(void **state)
 
 static void test_run_tty_prompt_approve_with_note(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *marker = wd_asprintf("%s/approved", f->proj);
 	/* The prompt shows this command line: wait for output only the run
 	 * prints ("fin""ished" prints as "finished"). */
@@ -416,7 +391,7 @@ static void test_run_tty_prompt_approve_with_note(void **state)
 
 static void test_run_tty_prompt_reject(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *argv[] = {"run",	    "--tier", "standard",
 			"--prompt", "tty",    "--",
 			"/bin/sh",  "-c",     "touch nope; echo rc=$?",
@@ -438,7 +413,7 @@ static void test_run_tty_prompt_reject(void **state)
 
 static void test_run_audit_survives_sigkill(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *log = wd_asprintf("%s/ran.log", f->proj);
 	char *script = wd_asprintf("i=0; while [ $i -lt 3000 ]; do /bin/true && echo $i >> %s; "
 				   "i=$((i+1)); done",
@@ -473,7 +448,7 @@ static void test_run_audit_survives_sigkill(void **state)
  * pipe are still decided. */
 static void test_run_coverage_still_decides_inside(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	wt_write(f->proj, ".warden/permissions.json",
 		 "{\"grants\":[{\"command\":[\"make\",\"-j2\"],\"by\":\"t\","
 		 "\"at\":\"2026-01-01T00:00:00Z\"}]}\n");
@@ -516,7 +491,7 @@ static void test_run_coverage_still_decides_inside(void **state)
  */
 static void test_run_shebang_edge_cases_run(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	wt_write(f->proj, "s1", "#!/bin/echo ");
 	char *s1 = wd_asprintf("%s/s1", f->proj), *s2 = wd_asprintf("%s/s2", f->proj);
 	static const char nul_line[] = "#!/bin/echo -n  \0\n"; /* a NUL: not wt_write */
@@ -541,7 +516,7 @@ static void test_run_shebang_edge_cases_run(void **state)
 /* An argv over 256 KiB in all is refused with a clear reason. */
 static void test_run_argv_over_cap_refused(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	struct wt_result r;
 	wt_warden(f->proj, &r, "run", "--tier", "aggressive", "--", "/bin/sh", "-c",
 		  "A=$(head -c 100000 /dev/zero | tr '\\0' a); /bin/echo \"$A\" \"$A\" \"$A\"; "
@@ -557,37 +532,43 @@ int main(void)
 {
 	wt_require_sandbox();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_run_fast_path_allowed_and_audited, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_run_hard_deny_refused_with_message, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_run_startup_hard_deny_starts_nothing, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_run_exit_status_passed_through, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_run_cannot_start_exits_125, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_run_parent_command_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_fast_path_allowed_and_audited, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_hard_deny_refused_with_message,
+						wt_fx_setup, wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_startup_hard_deny_starts_nothing,
+						wt_fx_setup, wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_exit_status_passed_through, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_cannot_start_exits_125, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_parent_command_line, wt_fx_setup,
+						wt_fx_teardown),
 		cmocka_unit_test_setup_teardown(test_run_untraced_descendants_keep_their_tool_call,
-						setup, teardown),
+						wt_fx_setup, wt_fx_teardown),
 		cmocka_unit_test_setup_teardown(test_run_rewritten_script_runs_its_new_interpreter,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_run_tier_notes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_run_concurrent_execs_each_audited_once, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_run_argv_race_never_runs_refused, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_run_supervisor_sigkill_kills_agent, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_run_pending_exec_never_runs_after_kill, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_run_tty_prompt_approve_with_note, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_run_tty_prompt_reject, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_run_audit_survives_sigkill, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_run_coverage_still_decides_inside, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_run_argv_over_cap_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_run_shebang_edge_cases_run, setup, teardown),
+						wt_fx_setup, wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_tier_notes, wt_fx_setup, wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_concurrent_execs_each_audited_once,
+						wt_fx_setup, wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_argv_race_never_runs_refused, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_supervisor_sigkill_kills_agent,
+						wt_fx_setup, wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_pending_exec_never_runs_after_kill,
+						wt_fx_setup, wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_tty_prompt_approve_with_note, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_tty_prompt_reject, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_audit_survives_sigkill, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_coverage_still_decides_inside, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_argv_over_cap_refused, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_run_shebang_edge_cases_run, wt_fx_setup,
+						wt_fx_teardown),
 	};
 	return cmocka_run_group_tests_name("run", tests, NULL, NULL);
 }

@@ -42,32 +42,12 @@
 
 /* A copy of warden that nobody can run: the build tree may sit in a
  * directory only root can enter. */
-static char *g_dir, *g_bin;
+static char *g_dir;
 /* The agent's HOME: the test's own directory by default (root's, which
  * nobody cannot enter, would look like nobody's own closed directory: in
  * the namespace an unmapped owner shows as the overflow uid, 65534, which
  * is nobody's; warden then refuses to start, failing closed). */
 static const char *g_home;
-
-static void copy_file(const char *from, const char *to, mode_t mode)
-{
-	char *data = NULL;
-	size_t len = 0;
-	assert_int_equal(wd_read_file(from, 512u << 20, &data, &len), 0);
-	int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, data, len), (ssize_t)len);
-	close(fd);
-	free(data);
-}
-
-static char *slurp(const char *path)
-{
-	char *data = NULL;
-	if (wd_read_file(path, 1u << 20, &data, NULL) < 0)
-		return wd_strdup("");
-	return data;
-}
 
 /* In warden's process (wt_wardenv_prep): a private mount namespace whose
  * /dev/fuse anybody may open, the test's HOME, then nobody's credentials. */
@@ -481,24 +461,7 @@ static void test_userns_pts_fallback_fails_closed(void **state)
 int main(void)
 {
 	wt_require_sandbox();
-	if (getuid() != 0) {
-		printf("SKIP: needs root, to run warden as an unprivileged user\n");
-		return 77;
-	}
-	char *max = slurp("/proc/sys/user/max_user_namespaces");
-	char *clone = slurp("/proc/sys/kernel/unprivileged_userns_clone");
-	if (atoi(max) == 0 || (*clone && atoi(clone) == 0)) {
-		printf("SKIP: unprivileged user namespaces are disabled here\n");
-		return 77;
-	}
-	free(max);
-	free(clone);
-	char tmpl[] = "/tmp/warden-userns-XXXXXX";
-	g_dir = wd_strdup(mkdtemp(tmpl));
-	chmod(g_dir, 0755);
-	g_bin = wd_asprintf("%s/warden", g_dir);
-	copy_file(wt_bin(), g_bin, 0755);
-	setenv("WARDEN_BIN", g_bin, 1); /* wt_wardenv_prep runs this copy */
+	g_dir = wt_userns_warden("userns");
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_userns_exec_gate),
