@@ -17,10 +17,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
@@ -40,6 +42,24 @@
  * sandbox's namespace. init only attaches the detached mount with
  * move_mount(). Returns the mount fd and sets *fuse_fd, or -errno.
  */
+/*
+ * Asks the kernel to hand a notification and its answer over between the
+ * caller and the supervisor on the same CPU (Linux 6.6+): the caller sleeps
+ * from the moment it sends until it is answered, so waking the other side
+ * where it runs saves a migration and an idle wake-up on each round trip.
+ * An older kernel refuses the flag; nothing else changes then.
+ */
+static void sync_wake_up(int notify_fd)
+{
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+	(void)ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+}
+
 static int make_fuse_mount(mode_t type, int *fuse_fd)
 {
 	wd_autoclose int fd = sbx_fuse_dev_open();
@@ -342,6 +362,7 @@ static int attach_agent(struct spawn *sp, int sock, char **err)
 				strerror(errno));
 		return rc;
 	}
+	sync_wake_up(out->notify_fd);
 	sbx_msg_send(sock, MSG_ACK, NULL, -1);
 	return 0;
 }
