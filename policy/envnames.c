@@ -69,6 +69,18 @@ bool pol_env_name_is_risky(const char *name, size_t len)
 	return false;
 }
 
+/* A name of the lists below, its length counted once by the compiler
+ * (every variable of every exec's environment is looked up in them). */
+struct env_name {
+	const char *s;
+	unsigned char len;
+	bool prefix; /* matches every name that starts with |s| */
+};
+/* clang-format off */
+#define EXACT(x) {x, sizeof(x) - 1, false}
+#define PREFIX(x) {x, sizeof(x) - 1, true}
+/* clang-format on */
+
 /* The environment of a fast-path exec, by allow list. The fast path's
  * programs are a closed set (readonly.c, git.c, the shells and wrappers of
  * unwrap.c) whose environment reads are known: glibc's (the loader's
@@ -83,115 +95,113 @@ bool pol_env_name_is_risky(const char *name, size_t len)
  * allowed only when it is in the list below of those known harmless. HOME
  * and XDG_CONFIG_HOME are judged against warden's own HOME where it matters
  * (git, classify.c). */
-static const char *const env_read_harmless[] = {
-	"PATH",
-	"HOME",
-	"USER",
-	"LOGNAME",
-	"SHELL",
-	"TERM",
-	"LANG",
-	"LANGUAGE",
-	"TZ",
-	"PWD",
-	"OLDPWD",
-	"SHLVL",
-	"_",
-	"COLUMNS",
-	"LINES",
-	"TMPDIR",
-	"NO_COLOR",
-	"CLICOLOR",
-	"LS_COLORS",
-	"QUOTING_STYLE",
-	"TIME_STYLE",
-	"TABSIZE",
-	"GREP_COLOR",
-	"GREP_COLORS",
-	"BLOCK_SIZE",
-	"BLOCKSIZE",
-	"DF_BLOCK_SIZE",
-	"DU_BLOCK_SIZE",
-	"LS_BLOCK_SIZE",
-	"XDG_CONFIG_HOME",
-	"GIT_TERMINAL_PROMPT",
-	"GIT_SSL_CAINFO",
-	"GIT_SSL_CAPATH",
-	"GIT_OPTIONAL_LOCKS",
-	"GIT_AUTHOR_NAME",
-	"GIT_AUTHOR_EMAIL",
-	"GIT_COMMITTER_NAME",
-	"GIT_COMMITTER_EMAIL",
-	"GIT_FLUSH",
-	"GIT_NO_REPLACE_OBJECTS",
-	"GIT_LITERAL_PATHSPECS",
-	"GIT_CEILING_DIRECTORIES",
-	"MAIL",
+static const struct env_name env_read_harmless[] = {
+	EXACT("PATH"),
+	EXACT("HOME"),
+	EXACT("USER"),
+	EXACT("LOGNAME"),
+	EXACT("SHELL"),
+	EXACT("TERM"),
+	EXACT("LANG"),
+	EXACT("LANGUAGE"),
+	EXACT("TZ"),
+	EXACT("PWD"),
+	EXACT("OLDPWD"),
+	EXACT("SHLVL"),
+	EXACT("_"),
+	EXACT("COLUMNS"),
+	EXACT("LINES"),
+	EXACT("TMPDIR"),
+	EXACT("NO_COLOR"),
+	EXACT("CLICOLOR"),
+	EXACT("LS_COLORS"),
+	EXACT("QUOTING_STYLE"),
+	EXACT("TIME_STYLE"),
+	EXACT("TABSIZE"),
+	EXACT("GREP_COLOR"),
+	EXACT("GREP_COLORS"),
+	EXACT("BLOCK_SIZE"),
+	EXACT("BLOCKSIZE"),
+	EXACT("DF_BLOCK_SIZE"),
+	EXACT("DU_BLOCK_SIZE"),
+	EXACT("LS_BLOCK_SIZE"),
+	EXACT("XDG_CONFIG_HOME"),
+	EXACT("GIT_TERMINAL_PROMPT"),
+	EXACT("GIT_SSL_CAINFO"),
+	EXACT("GIT_SSL_CAPATH"),
+	EXACT("GIT_OPTIONAL_LOCKS"),
+	EXACT("GIT_AUTHOR_NAME"),
+	EXACT("GIT_AUTHOR_EMAIL"),
+	EXACT("GIT_COMMITTER_NAME"),
+	EXACT("GIT_COMMITTER_EMAIL"),
+	EXACT("GIT_FLUSH"),
+	EXACT("GIT_NO_REPLACE_OBJECTS"),
+	EXACT("GIT_LITERAL_PATHSPECS"),
+	EXACT("GIT_CEILING_DIRECTORIES"),
+	EXACT("MAIL"),
 };
 
 /* Variables a fast-path program (or glibc under it) reads whose value can
  * make it write, run or load something, or change how it parses its
- * words: never on the fast path. Names with a trailing '*' are prefixes. */
-static const char *const env_read_harmful[] = {
-	"LD_*",
-	"GCONV_PATH",
-	"LOCPATH",
-	"NLSPATH",
-	"GLIBC_TUNABLES",
-	"MALLOC_*",
-	"HOSTALIASES",
-	"RES_OPTIONS",
-	"LOCALDOMAIN",
-	"TZDIR",
-	"POSIXLY_CORRECT",
-	"_POSIX2_VERSION",
-	"GREP_OPTIONS",
-	"SIMPLE_BACKUP_SUFFIX",
-	"VERSION_CONTROL",
-	"GIT_*",
-	"XDG_CONFIG_DIRS",
-	"PAGER",
-	"EDITOR",
-	"VISUAL",
-	"LESS",
-	"LESSOPEN",
-	"LESSCLOSE",
-	"ENV",
-	"BASH_ENV",
-	"CDPATH",
-	"IFS",
-	"PS4",
-	"SHELLOPTS",
-	"BASHOPTS",
-	"BASH_FUNC_*",
-	"PROMPT_COMMAND",
-	"ZDOTDIR",
-	"KSH_VERSION",
-	"BASH_XTRACEFD",
-	"BASH_COMPAT",
-	"EXECIGNORE",
-	"GLOBIGNORE",
-	"TIMEFORMAT",
-	"MAGIC",
-	"RIPGREP_CONFIG_PATH",
-	"SSH_ASKPASS",
-	"FIGNORE",
-	"HISTFILE",
-	"INPUTRC",
-	"TERMINFO",
-	"TERMINFO_DIRS",
-	"TERMCAP",
+ * words: never on the fast path. */
+static const struct env_name env_read_harmful[] = {
+	PREFIX("LD_"),
+	EXACT("GCONV_PATH"),
+	EXACT("LOCPATH"),
+	EXACT("NLSPATH"),
+	EXACT("GLIBC_TUNABLES"),
+	PREFIX("MALLOC_"),
+	EXACT("HOSTALIASES"),
+	EXACT("RES_OPTIONS"),
+	EXACT("LOCALDOMAIN"),
+	EXACT("TZDIR"),
+	EXACT("POSIXLY_CORRECT"),
+	EXACT("_POSIX2_VERSION"),
+	EXACT("GREP_OPTIONS"),
+	EXACT("SIMPLE_BACKUP_SUFFIX"),
+	EXACT("VERSION_CONTROL"),
+	PREFIX("GIT_"),
+	EXACT("XDG_CONFIG_DIRS"),
+	EXACT("PAGER"),
+	EXACT("EDITOR"),
+	EXACT("VISUAL"),
+	EXACT("LESS"),
+	EXACT("LESSOPEN"),
+	EXACT("LESSCLOSE"),
+	EXACT("ENV"),
+	EXACT("BASH_ENV"),
+	EXACT("CDPATH"),
+	EXACT("IFS"),
+	EXACT("PS4"),
+	EXACT("SHELLOPTS"),
+	EXACT("BASHOPTS"),
+	PREFIX("BASH_FUNC_"),
+	EXACT("PROMPT_COMMAND"),
+	EXACT("ZDOTDIR"),
+	EXACT("KSH_VERSION"),
+	EXACT("BASH_XTRACEFD"),
+	EXACT("BASH_COMPAT"),
+	EXACT("EXECIGNORE"),
+	EXACT("GLOBIGNORE"),
+	EXACT("TIMEFORMAT"),
+	EXACT("MAGIC"),
+	EXACT("RIPGREP_CONFIG_PATH"),
+	EXACT("SSH_ASKPASS"),
+	EXACT("FIGNORE"),
+	EXACT("HISTFILE"),
+	EXACT("INPUTRC"),
+	EXACT("TERMINFO"),
+	EXACT("TERMINFO_DIRS"),
+	EXACT("TERMCAP"),
 };
 
-static bool name_in_list(const char *const *list, size_t n, const char *name, size_t len)
+static bool name_in_list(const struct env_name *list, size_t n, const char *name, size_t len)
 {
 	for (size_t i = 0; i < n; i++) {
-		const char *e = list[i];
-		size_t el = strlen(e);
-		if (e[el - 1] == '*') {
-			if (len >= el - 1 && memcmp(e, name, el - 1) == 0)
-				return true;
-		} else if (el == len && memcmp(e, name, len) == 0)
+		const struct env_name *e = &list[i];
+		if (e->s[0] != name[0] || (e->prefix ? len < e->len : len != e->len))
+			continue;
+		if (memcmp(e->s, name, e->len) == 0)
 			return true;
 	}
 	return false;
@@ -213,15 +223,17 @@ bool pol_env_entry_fast_ok(const char *entry)
 		return !eq || !strchr(eq + 1, '/');
 	/* An editor that does nothing: Claude Code runs every call with
 	 * GIT_EDITOR=true, and "true" and ":" run no code of anyone's. */
-	static const char *const editors[] = {"EDITOR", "VISUAL", "GIT_EDITOR",
-					      "GIT_SEQUENCE_EDITOR"};
+	static const struct env_name editors[] = {EXACT("EDITOR"), EXACT("VISUAL"),
+						  EXACT("GIT_EDITOR"),
+						  EXACT("GIT_SEQUENCE_EDITOR")};
 	if (eq && (strcmp(eq + 1, "true") == 0 || strcmp(eq + 1, ":") == 0) &&
 	    name_in_list(editors, WD_ARRAY_SIZE(editors), entry, len))
 		return true;
 	/* A pager that only copies (Codex runs every call with PAGER=cat and
 	 * GIT_PAGER=cat): the system's cat, found on PATH, reads nothing
 	 * else. */
-	static const char *const pagers[] = {"PAGER", "GIT_PAGER", "MANPAGER"};
+	static const struct env_name pagers[] = {EXACT("PAGER"), EXACT("GIT_PAGER"),
+						 EXACT("MANPAGER")};
 	if (eq && strcmp(eq + 1, "cat") == 0 &&
 	    name_in_list(pagers, WD_ARRAY_SIZE(pagers), entry, len))
 		return true;
