@@ -1,0 +1,109 @@
+/*
+ * test_sup_kinds.c: the supervisor's table of request kinds
+ * (supervisor/kinds.c): every enum pol_kind has a complete entry, so that
+ * a kind cannot be half added, and agrees with policy's table.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "sup.h"
+
+/* The entry's functions, in the struct's order, with their names. */
+static size_t entry_ops(const struct sup_kind_ops *o, const void **ops, const char **names)
+{
+	size_t n = 0;
+#define OP(f) (ops[n] = (const void *)(uintptr_t)o->f, names[n++] = #f)
+	OP(told_as);
+	OP(verb);
+	OP(machinery);
+	OP(waits);
+	OP(allow);
+	OP(refuse);
+	OP(cwd);
+	OP(command);
+	OP(prompt);
+#undef OP
+	return n;
+}
+
+static void test_sup_kind_ops_complete(void **state)
+{
+	(void)state;
+	size_t decided = 0;
+	for (unsigned k = 0; k < POL_KIND_COUNT; k++) {
+		const struct sup_kind_ops *o = sup_kind_ops((enum pol_kind)k);
+		const char *name = pol_kind_name((enum pol_kind)k);
+		assert_non_null(o);
+		const void *ops[16];
+		const char *names[16];
+		size_t n = entry_ops(o, ops, names);
+		for (size_t i = 0; i < n; i++) {
+			/* A kind the pipeline decides has every function; a kind
+			 * it never sees says why and has none. */
+			if ((ops[i] != NULL) == (o->no_pipeline != NULL))
+				fail_msg("kind %s: %s is %s", name, names[i],
+					 ops[i] ? "set on a kind outside the pipeline" : "missing");
+		}
+		if (o->no_pipeline) {
+			assert_true(strlen(o->no_pipeline) > 20);
+			assert_false(o->traced);
+		} else {
+			decided++;
+		}
+	}
+	assert_int_equal(decided, 2); /* exec and open */
+	assert_null(sup_kind_ops(POL_KIND_COUNT));
+	assert_null(sup_kind_ops((enum pol_kind) - 1));
+}
+
+/* What the caller is told names an exec as one and an open by its verb:
+ * "refused exec of \"rm -rf /\": ...", "refused \"read .env\": ...". */
+static void test_sup_kind_ops_told_as(void **state)
+{
+	(void)state;
+	assert_string_equal(sup_kind_ops(POL_EXEC)->told_as, "exec of ");
+	assert_string_equal(sup_kind_ops(POL_OPEN)->told_as, "");
+	assert_true(sup_kind_ops(POL_EXEC)->traced);
+	assert_false(sup_kind_ops(POL_OPEN)->traced);
+	assert_false(sup_kind_ops(POL_EXEC)->no_fast_path);
+	assert_true(sup_kind_ops(POL_OPEN)->no_fast_path);
+	struct sup_view_wait read = {.access = POL_ACC_READ};
+	struct sup_view_wait write = {.access = POL_ACC_READ | POL_ACC_WRITE};
+	struct sup_request rq = {.kind = POL_OPEN, .vw = &read};
+	assert_string_equal(sup_kind_ops(POL_OPEN)->verb(&rq), "read");
+	rq.vw = &write;
+	assert_string_equal(sup_kind_ops(POL_OPEN)->verb(&rq), "change");
+	rq.kind = POL_EXEC;
+	rq.vw = NULL;
+	assert_string_equal(sup_kind_ops(POL_EXEC)->verb(&rq), "exec");
+}
+
+/* Every kind the pipeline decides is one policy builds requests of. */
+static void test_sup_kind_ops_match_policy(void **state)
+{
+	(void)state;
+	char *const argv[] = {"true", NULL};
+	struct pol_exec_desc d = {.path = "/usr/bin/true", .argv = argv, .cwd = "/p"};
+	struct pol_request *exec = pol_request_exec(&d, "/p");
+	struct pol_request *open = pol_request_open(".env", NULL, POL_ACC_READ, NULL);
+	assert_null(sup_kind_ops(pol_request_kind(exec))->no_pipeline);
+	assert_null(sup_kind_ops(pol_request_kind(open))->no_pipeline);
+	assert_non_null(sup_kind_ops(POL_CONNECT)->no_pipeline);
+	pol_request_free(exec);
+	pol_request_free(open);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sup_kind_ops_complete),
+		cmocka_unit_test(test_sup_kind_ops_told_as),
+		cmocka_unit_test(test_sup_kind_ops_match_policy),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
