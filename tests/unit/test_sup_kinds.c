@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "judge.h"
 #include "sup.h"
 
 /* The entry's functions, in the struct's order, with their names. */
@@ -83,7 +84,8 @@ static void test_sup_kind_ops_told_as(void **state)
 	assert_string_equal(sup_kind_ops(POL_EXEC)->verb(&rq), "exec");
 }
 
-/* Every kind the pipeline decides is one policy builds requests of. */
+/* Every kind the pipeline decides is one policy builds requests of and
+ * the judge has words for. */
 static void test_sup_kind_ops_match_policy(void **state)
 {
 	(void)state;
@@ -96,6 +98,10 @@ static void test_sup_kind_ops_match_policy(void **state)
 	assert_non_null(sup_kind_ops(POL_CONNECT)->no_pipeline);
 	pol_request_free(exec);
 	pol_request_free(open);
+	/* The judge may see every kind the pipeline decides, and no other. */
+	for (unsigned k = 0; k < POL_KIND_COUNT; k++)
+		assert_true((sup_kind_ops((enum pol_kind)k)->no_pipeline == NULL) ==
+			    (jdg_kind_ops((enum pol_kind)k)->stops != NULL));
 }
 
 int main(void)
