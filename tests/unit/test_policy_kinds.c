@@ -16,50 +16,32 @@
 
 #include "policy_int.h"
 
-/* The entry's functions, in the struct's order, with their names. */
-static size_t entry_ops(const struct pol_kind_ops *o, const void **ops, const char **names)
+#include "kinds_fx.h"
+
+/* The entry's functions, in the struct's order. */
+static void fill(enum pol_kind k, struct kinds_fx_entry *e)
 {
-	size_t n = 0;
-#define OP(f) (ops[n] = (const void *)(uintptr_t)o->f, names[n++] = #f)
-	OP(json);
-	OP(summary);
-	OP(same);
-	OP(grant_matches);
-	OP(rule_matches);
-	OP(decide);
-	OP(to_grant);
-	OP(mem_args);
-#undef OP
-	return n;
+	const struct pol_kind_ops *o = pol_kind_ops(k);
+	assert_non_null(o);
+	assert_non_null(o->name);
+	assert_true(o->name[0] != '\0');
+	e->why_not = o->no_request;
+	KINDS_FX_OP(e, o, json);
+	KINDS_FX_OP(e, o, summary);
+	KINDS_FX_OP(e, o, same);
+	KINDS_FX_OP(e, o, grant_matches);
+	KINDS_FX_OP(e, o, rule_matches);
+	KINDS_FX_OP(e, o, decide);
+	KINDS_FX_OP(e, o, to_grant);
+	KINDS_FX_OP(e, o, mem_args);
 }
 
 static void test_pol_kind_ops_complete(void **state)
 {
 	(void)state;
-	size_t requests = 0;
-	for (unsigned k = 0; k < POL_KIND_COUNT; k++) {
-		const struct pol_kind_ops *o = pol_kind_ops((enum pol_kind)k);
-		assert_non_null(o);
-		assert_non_null(o->name);
-		assert_true(o->name[0] != '\0');
-		const void *ops[16];
-		const char *names[16];
-		size_t n = entry_ops(o, ops, names);
-		for (size_t i = 0; i < n; i++) {
-			/* A kind policy builds requests of has every function; a
-			 * kind it never builds says why and has none. */
-			if ((ops[i] != NULL) == (o->no_request != NULL))
-				fail_msg("kind %s: %s is %s", o->name, names[i],
-					 ops[i] ? "set on a kind without requests" : "missing");
-		}
-		if (o->no_request)
-			assert_true(strlen(o->no_request) > 20);
-		else
-			requests++;
-	}
-	assert_int_equal(requests, 2); /* exec and open */
+	assert_int_equal(kinds_fx_check_all(fill), 2); /* exec and open build requests */
 	assert_null(pol_kind_ops(POL_KIND_COUNT));
-	assert_null(pol_kind_ops((enum pol_kind) - 1));
+	assert_null(pol_kind_ops((enum pol_kind)99));
 }
 
 static void test_pol_kind_name_round_trip(void **state)

@@ -14,52 +14,33 @@
 #include "judge.h"
 #include "sup.h"
 
-/* The entry's functions, in the struct's order, with their names. */
-static size_t entry_ops(const struct sup_kind_ops *o, const void **ops, const char **names)
+#include "kinds_fx.h"
+
+/* The entry's functions, in the struct's order. */
+static void fill(enum pol_kind k, struct kinds_fx_entry *e)
 {
-	size_t n = 0;
-#define OP(f) (ops[n] = (const void *)(uintptr_t)o->f, names[n++] = #f)
-	OP(told_as);
-	OP(verb);
-	OP(machinery);
-	OP(waits);
-	OP(allow);
-	OP(refuse);
-	OP(cwd);
-	OP(command);
-	OP(prompt);
-#undef OP
-	return n;
+	const struct sup_kind_ops *o = sup_kind_ops(k);
+	assert_non_null(o);
+	/* Nothing outside the pipeline is followed as a traced caller. */
+	assert_false(o->no_pipeline && o->traced);
+	e->why_not = o->no_pipeline;
+	KINDS_FX_OP(e, o, told_as);
+	KINDS_FX_OP(e, o, verb);
+	KINDS_FX_OP(e, o, machinery);
+	KINDS_FX_OP(e, o, waits);
+	KINDS_FX_OP(e, o, allow);
+	KINDS_FX_OP(e, o, refuse);
+	KINDS_FX_OP(e, o, cwd);
+	KINDS_FX_OP(e, o, command);
+	KINDS_FX_OP(e, o, prompt);
 }
 
 static void test_sup_kind_ops_complete(void **state)
 {
 	(void)state;
-	size_t decided = 0;
-	for (unsigned k = 0; k < POL_KIND_COUNT; k++) {
-		const struct sup_kind_ops *o = sup_kind_ops((enum pol_kind)k);
-		const char *name = pol_kind_name((enum pol_kind)k);
-		assert_non_null(o);
-		const void *ops[16];
-		const char *names[16];
-		size_t n = entry_ops(o, ops, names);
-		for (size_t i = 0; i < n; i++) {
-			/* A kind the pipeline decides has every function; a kind
-			 * it never sees says why and has none. */
-			if ((ops[i] != NULL) == (o->no_pipeline != NULL))
-				fail_msg("kind %s: %s is %s", name, names[i],
-					 ops[i] ? "set on a kind outside the pipeline" : "missing");
-		}
-		if (o->no_pipeline) {
-			assert_true(strlen(o->no_pipeline) > 20);
-			assert_false(o->traced);
-		} else {
-			decided++;
-		}
-	}
-	assert_int_equal(decided, 2); /* exec and open */
+	assert_int_equal(kinds_fx_check_all(fill), 2); /* exec and open are decided */
 	assert_null(sup_kind_ops(POL_KIND_COUNT));
-	assert_null(sup_kind_ops((enum pol_kind) - 1));
+	assert_null(sup_kind_ops((enum pol_kind)99));
 }
 
 /* What the caller is told names an exec as one and an open by its verb:
