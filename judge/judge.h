@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy.h"
+
 /* ---- prompt building (pure: no I/O, no clock) -------------------------- */
 
 /* The cap on the user message: prefix + history + call, in bytes. */
@@ -35,6 +37,20 @@
  * docs/design.md), quoted verbatim by the system prompt. */
 #define JDG_NOTE_AGGRESSIVE "aggressive mode, auto-approve all escalated tool calls"
 #define JDG_NOTE_PASSIVE    "passive mode, reject all escalated tool calls"
+
+/* The judge's part of a request kind (kinds.c; policy's part is in
+ * policy/kinds.c, the supervisor's in supervisor/kinds.c). */
+struct jdg_kind_ops {
+	/* What warden stops of this kind until it is decided, as the system
+	 * prompt lists it ("every program the agent is about to run"); the
+	 * prompt adds the kind's action name. NULL for a kind never sent to
+	 * the judge, and then |not_judged| says why. */
+	const char *stops;
+	const char *not_judged;
+};
+
+/* The entry of |k|, or NULL when |k| is not a kind. */
+const struct jdg_kind_ops *jdg_kind_ops(enum pol_kind k);
 
 /* The fixed system prompt. Static storage: never free it. It is the same
  * bytes for every call of every session (it holds no tier, no rule, no
@@ -59,7 +75,7 @@ enum jdg_rule_kind {
  * session's) or from the project's grants. Strings are not kept. */
 struct jdg_rule {
 	enum jdg_rule_kind kind;
-	const char *action;    /* "exec" or "open" */
+	const char *action;    /* the kind's name (pol_kind_name()): "exec", "open" */
 	const char *resources; /* the request's summary (pol_request_summary) */
 	const char *note;      /* the person's note; NULL for ALWAYS and GRANT */
 	int64_t ts_us;	       /* when it was given: orders rules newest first */

@@ -290,21 +290,31 @@ bool pol_config_judge(const struct pol_config *c, struct pol_judge_settings *out
 
 /* ---- grants --------------------------------------------------------------------- */
 
+int pol_exec_to_grant(const struct pol_request *r, struct pol_grant *g)
+{
+	g->argv = wd_strv_dup(r->argv, NULL);
+	g->program = r->path ? wd_strdup(r->path) : NULL;
+	return 0;
+}
+
+int pol_open_to_grant(const struct pol_request *r, struct pol_grant *g)
+{
+	if (r->opath2)
+		return -EINVAL; /* a rename or link pair is not a grant of one path */
+	g->path = wd_strdup(r->opath);
+	g->access = r->access;
+	return 0;
+}
+
 int pol_config_add_grant(struct pol_config *c, const struct pol_request *r, const char *by,
 			 int64_t at_us)
 {
 	if (!c || !r || !by || !by[0])
 		return -EINVAL;
-	if (r->kind == POL_OPEN && r->opath2)
-		return -EINVAL; /* a rename or link pair is not a grant of one path */
+	const struct pol_kind_ops *k = pol_kind_ops(r->kind);
 	struct pol_grant g = {0};
-	if (r->kind == POL_EXEC) {
-		g.argv = wd_strv_dup(r->argv, NULL);
-		g.program = r->path ? wd_strdup(r->path) : NULL;
-	} else {
-		g.path = wd_strdup(r->opath);
-		g.access = r->access;
-	}
+	if (!k || !k->to_grant || k->to_grant(r, &g) < 0)
+		return -EINVAL;
 	g.by = wd_strdup(by);
 	g.at_us = at_us;
 	c->grants = wd_realloc(c->grants, (c->ngrants + 1) * sizeof(*c->grants));

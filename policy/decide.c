@@ -118,16 +118,26 @@ void pol_session_free(struct pol_session *s)
 	free(s);
 }
 
-/* Exactly the same request: program, argv and run-changing environment, or
- * path, other path and access. */
+/* Exactly the same exec: program, argv and run-changing environment. */
+bool pol_exec_same(const struct pol_request *a, const struct pol_request *b)
+{
+	return str_eq(a->path, b->path) && wd_strv_equal(a->argv, b->argv) &&
+	       wd_strv_equal(a->env, b->env) && str_eq(a->interp, b->interp);
+}
+
+/* Exactly the same open: path, other path and access. */
+bool pol_open_same(const struct pol_request *a, const struct pol_request *b)
+{
+	return str_eq(a->opath, b->opath) && str_eq(a->opath2, b->opath2) && a->access == b->access;
+}
+
+/* Exactly the same request, by its kind's measure. */
 static bool same_request(const struct pol_request *a, const struct pol_request *b)
 {
 	if (a->kind != b->kind)
 		return false;
-	if (a->kind == POL_EXEC)
-		return str_eq(a->path, b->path) && wd_strv_equal(a->argv, b->argv) &&
-		       wd_strv_equal(a->env, b->env) && str_eq(a->interp, b->interp);
-	return str_eq(a->opath, b->opath) && str_eq(a->opath2, b->opath2) && a->access == b->access;
+	const struct pol_kind_ops *k = pol_kind_ops(a->kind);
+	return k && k->same && k->same(a, b);
 }
 
 void pol_session_grant(struct pol_session *s, const struct pol_request *r)
@@ -153,15 +163,23 @@ void pol_session_grant(struct pol_session *s, const struct pol_request *r)
 
 /* ---- matching ------------------------------------------------------------------- */
 
+bool pol_exec_grant_matches(const struct pol_grant *g, const struct pol_request *r)
+{
+	/* A grant was given for the command, not for the command with a
+	 * preloaded library: any run-changing variable voids it. */
+	return g->argv && r->env_risky == 0 && wd_strv_equal(g->argv, r->argv) &&
+	       (!g->program || str_eq(g->program, r->path));
+}
+
+bool pol_open_grant_matches(const struct pol_grant *g, const struct pol_request *r)
+{
+	return g->path && !r->opath2 && strcmp(g->path, r->opath) == 0 && g->access == r->access;
+}
+
 static bool grant_matches(const struct pol_grant *g, const struct pol_request *r)
 {
-	if (r->kind == POL_EXEC) {
-		/* A grant was given for the command, not for the command with a
-		 * preloaded library: any run-changing variable voids it. */
-		return g->argv && r->env_risky == 0 && wd_strv_equal(g->argv, r->argv) &&
-		       (!g->program || str_eq(g->program, r->path));
-	}
-	return g->path && !r->opath2 && strcmp(g->path, r->opath) == 0 && g->access == r->access;
+	const struct pol_kind_ops *k = pol_kind_ops(r->kind);
+	return k && k->grant_matches && k->grant_matches(g, r);
 }
 
 /* The rule's argv prefix against |argv| from |k|; element 0 by program name
@@ -210,8 +228,6 @@ static bool access_matches(enum rule_access a, unsigned access)
 	return false;
 }
 
-/* |deep|: deny and ask rules also match the command behind wrappers
- * (sudo git push, env X=1 git push). */
 /* Whether a path of an open request needs its own decision whatever else
  * the request does: a sensitive file or a control file. */
 static bool guarded(const struct pol_config *c, const char *path)
@@ -219,19 +235,25 @@ static bool guarded(const struct pol_config *c, const char *path)
 	return path[0] == '/' || pol_is_sensitive(c, path, NULL) || pol_is_control(c, path, NULL);
 }
 
-static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r,
-			 const struct pol_config *c, bool deep)
+/* |deep|: deny and ask rules also match the command behind wrappers
+ * (sudo git push, env X=1 git push). */
+bool pol_exec_rule_matches(const struct pol_rule *ru, const struct pol_request *r,
+			   const struct pol_config *c, bool deep)
 {
-	if (r->kind == POL_EXEC) {
-		if (!ru->command)
-			return false;
-		if (prefix_at(ru, r, 0))
-			return true;
-		if (!deep)
-			return false;
-		long k = pol_cls_unwrap(r->argv, r->argc, NULL, NULL);
-		return k > 0 && prefix_at(ru, r, (size_t)k);
-	}
+	(void)c;
+	if (!ru->command)
+		return false;
+	if (prefix_at(ru, r, 0))
+		return true;
+	if (!deep)
+		return false;
+	long k = pol_cls_unwrap(r->argv, r->argc, NULL, NULL);
+	return k > 0 && prefix_at(ru, r, (size_t)k);
+}
+
+bool pol_open_rule_matches(const struct pol_rule *ru, const struct pol_request *r,
+			   const struct pol_config *c, bool deep)
+{
 	if (!ru->glob || !access_matches(ru->access, r->access))
 		return false;
 	/* The project's rules are written for its own (relative) paths: a
@@ -254,6 +276,13 @@ static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r,
 	if (!m1 && guarded(c, r->opath))
 		return false;
 	return !r->opath2 || m2 || !guarded(c, r->opath2);
+}
+
+static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r,
+			 const struct pol_config *c, bool deep)
+{
+	const struct pol_kind_ops *k = pol_kind_ops(r->kind);
+	return k && k->rule_matches && k->rule_matches(ru, r, c, deep);
 }
 
 /* ---- deciding ------------------------------------------------------------------- */
@@ -399,7 +428,8 @@ static bool decide_grants_rules(const struct pol_request *r, const struct pol_co
 				continue;
 			/* A command prefix was not written with secrets in mind: an
 			 * allow rule does not cover a sensitive argument. */
-			if (want == RULE_ALLOW && r->kind == POL_EXEC &&
+			if (want == RULE_ALLOW &&
+			    pol_kind_ops(r->kind)->sensitive_voids_allow_rules &&
 			    (sensitive || r->env_risky))
 				continue;
 			snprintf(m, sizeof(m), "rules[%zu]", i);
@@ -502,9 +532,9 @@ static bool agent_written(const struct pol_request *r, const struct pol_context 
 	return true;
 }
 
-static void decide_exec(const struct pol_request *r, const struct pol_config *c,
-			const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
-			struct pol_decision *out)
+void pol_exec_decide(const struct pol_request *r, const struct pol_config *c,
+		     const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
+		     struct pol_decision *out)
 {
 	struct pol_cls_result cls;
 	classify_request(r, c, &cls, NULL);
@@ -589,9 +619,9 @@ static bool hard_deny_open(const struct pol_request *r, const struct pol_config 
 	return false;
 }
 
-static void decide_open(const struct pol_request *r, const struct pol_config *c,
-			const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
-			struct pol_decision *out)
+void pol_open_decide(const struct pol_request *r, const struct pol_config *c,
+		     const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
+		     struct pol_decision *out)
 {
 	if (hard_deny_open(r, c, out) || deny_rules(r, c, out))
 		return;
@@ -667,10 +697,9 @@ void pol_decide(const struct pol_request *r, const struct pol_config *c,
 		set(out, POL_UNDECIDED, POL_SRC_NONE, "", "there is no request to decide");
 		return;
 	}
-	if (r->kind == POL_EXEC)
-		decide_exec(r, c, s, ctx, now_us, out);
-	else
-		decide_open(r, c, s, ctx, now_us, out);
+	const struct pol_kind_ops *k = pol_kind_ops(r->kind);
+	if (k && k->decide)
+		k->decide(r, c, s, ctx, now_us, out);
 }
 
 /* ---- coverage ------------------------------------------------------------------- */

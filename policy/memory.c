@@ -87,7 +87,7 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-static cJSON *exec_args(const cJSON *root, char **tool)
+cJSON *pol_mem_exec_args(const cJSON *root, char **tool)
 {
 	const cJSON *path = cJSON_GetObjectItemCaseSensitive(root, "path");
 	const cJSON *argv = cJSON_GetObjectItemCaseSensitive(root, "argv");
@@ -126,7 +126,7 @@ static cJSON *exec_args(const cJSON *root, char **tool)
 	return a;
 }
 
-static cJSON *open_args(const cJSON *root, char **tool)
+cJSON *pol_mem_open_args(const cJSON *root, char **tool)
 {
 	const cJSON *path = cJSON_GetObjectItemCaseSensitive(root, "path");
 	const cJSON *path2 = cJSON_GetObjectItemCaseSensitive(root, "path2");
@@ -162,10 +162,12 @@ cJSON *pol_mem_args_from_request(const char *request_json, char **tool)
 	const cJSON *kind = root ? cJSON_GetObjectItemCaseSensitive(root, "kind") : NULL;
 	cJSON *a = NULL;
 	enum pol_kind k;
+	/* A kind without arguments (a socket's row) has nothing to compare. */
+	const struct pol_kind_ops *ops = NULL;
 	if (cJSON_IsString(kind) && pol_kind_parse(kind->valuestring, &k) == 0)
-		a = k == POL_EXEC   ? exec_args(root, tool)
-		    : k == POL_OPEN ? open_args(root, tool)
-				    : NULL; /* a socket's row has no arguments to compare */
+		ops = pol_kind_ops(k);
+	if (ops && ops->mem_args)
+		a = ops->mem_args(root, tool);
 	cJSON_Delete(root);
 	return a;
 }

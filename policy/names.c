@@ -22,32 +22,6 @@ int pol_name_find(const char *const *names, size_t from, size_t n, const char *s
 	return -EINVAL;
 }
 
-const char *pol_kind_name(enum pol_kind k)
-{
-	switch (k) {
-	case POL_OPEN:
-		return "open";
-	case POL_CONNECT:
-		return "connect";
-	case POL_EXEC:
-		break;
-	}
-	return "exec";
-}
-
-int pol_kind_parse(const char *s, enum pol_kind *out)
-{
-	if (s && strcmp(s, "exec") == 0)
-		*out = POL_EXEC;
-	else if (s && strcmp(s, "open") == 0)
-		*out = POL_OPEN;
-	else if (s && strcmp(s, "connect") == 0)
-		*out = POL_CONNECT;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 /* Unset reads as the default. */
 static const char *const tier_names[] = {
 	[POL_TIER_UNSET] = "standard",

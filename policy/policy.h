@@ -19,8 +19,12 @@
 
 /* ---- the request model ------------------------------------------------ */
 
-/* POL_CONNECT: a unix socket call the supervisor decides (no pol_request). */
-enum pol_kind { POL_EXEC, POL_OPEN, POL_CONNECT };
+/* What a request asks for. Each kind is one entry of policy's table
+ * (kinds.c), of the supervisor's (supervisor/kinds.c) and of the judge's
+ * (judge/kinds.c). POL_CONNECT: a Unix socket call the supervisor decides
+ * at the boundary (no pol_request). POL_KIND_COUNT is not a kind: the
+ * number of them, for tables and loops. */
+enum pol_kind { POL_EXEC, POL_OPEN, POL_CONNECT, POL_KIND_COUNT };
 
 /* The audit's name of a kind ("exec", "open", "connect"), and back. 0 or
  * -EINVAL. */

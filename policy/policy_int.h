@@ -147,6 +147,77 @@ struct pol_config {
 	char agent_binary[4096];
 };
 
+/* ---- request kinds (kinds.c) ------------------------------------------- */
+
+struct cJSON;
+
+/*
+ * What policy does differently for each kind of request: one entry per
+ * enum pol_kind in kinds.c, so that a new kind is one entry and its
+ * functions, not a branch in every file. The functions live with their
+ * part (request.c: JSON and summary; decide.c: matching and deciding;
+ * config_out.c: grants; memory.c: approval memory's arguments).
+ *
+ * A kind whose requests policy never builds (|no_request| says why) has
+ * a name and no function; every other kind has every function.
+ */
+struct pol_kind_ops {
+	const char *name;	/* the audit's word (pol_kind_name()) */
+	const char *no_request; /* NULL, or why no pol_request has this kind */
+	/* The request's stable, redacted JSON (pol_request_json()). */
+	void (*json)(struct wd_sb *sb, const struct pol_request *r);
+	/* The one-line summary after any harness prefix (pol_request_summary()). */
+	void (*summary)(struct wd_sb *sb, const struct pol_request *r);
+	/* Exactly the same request (session grants); |a| and |b| of this kind. */
+	bool (*same)(const struct pol_request *a, const struct pol_request *b);
+	/* A project grant covers |r| exactly. */
+	bool (*grant_matches)(const struct pol_grant *g, const struct pol_request *r);
+	/* A config rule matches |r|; |deep|: deny and ask rules, which also
+	 * see behind wrappers and either side of a pair. */
+	bool (*rule_matches)(const struct pol_rule *ru, const struct pol_request *r,
+			     const struct pol_config *c, bool deep);
+	/* pol_decide() for this kind; |out| is preset to undecided. */
+	void (*decide)(const struct pol_request *r, const struct pol_config *c,
+		       const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
+		       struct pol_decision *out);
+	/* Fills |g| (zeroed) with the grant of |r| (pol_config_add_grant()):
+	 * 0, or -EINVAL when |r| cannot be granted. */
+	int (*to_grant)(const struct pol_request *r, struct pol_grant *g);
+	/* Approval memory's arguments and tool name from the request's parsed
+	 * JSON (pol_mem_args_from_request()); NULL when it has none. */
+	struct cJSON *(*mem_args)(const struct cJSON *root, char **tool);
+	/* An allow rule is written without secrets in mind: it does not cover
+	 * a request with a sensitive part or a run-changing environment. */
+	bool sensitive_voids_allow_rules;
+};
+
+/* The entry of |k|, or NULL when |k| is not a kind. */
+const struct pol_kind_ops *pol_kind_ops(enum pol_kind k);
+
+/* The kinds' functions, named in kinds.c's table. */
+void pol_exec_json(struct wd_sb *sb, const struct pol_request *r);
+void pol_open_json(struct wd_sb *sb, const struct pol_request *r);
+void pol_exec_summary(struct wd_sb *sb, const struct pol_request *r);
+void pol_open_summary(struct wd_sb *sb, const struct pol_request *r);
+bool pol_exec_same(const struct pol_request *a, const struct pol_request *b);
+bool pol_open_same(const struct pol_request *a, const struct pol_request *b);
+bool pol_exec_grant_matches(const struct pol_grant *g, const struct pol_request *r);
+bool pol_open_grant_matches(const struct pol_grant *g, const struct pol_request *r);
+bool pol_exec_rule_matches(const struct pol_rule *ru, const struct pol_request *r,
+			   const struct pol_config *c, bool deep);
+bool pol_open_rule_matches(const struct pol_rule *ru, const struct pol_request *r,
+			   const struct pol_config *c, bool deep);
+void pol_exec_decide(const struct pol_request *r, const struct pol_config *c,
+		     const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
+		     struct pol_decision *out);
+void pol_open_decide(const struct pol_request *r, const struct pol_config *c,
+		     const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
+		     struct pol_decision *out);
+int pol_exec_to_grant(const struct pol_request *r, struct pol_grant *g);
+int pol_open_to_grant(const struct pol_request *r, struct pol_grant *g);
+struct cJSON *pol_mem_exec_args(const struct cJSON *root, char **tool);
+struct cJSON *pol_mem_open_args(const struct cJSON *root, char **tool);
+
 /* ---- approval memory (memory.c, memory_int.h) -------------------------- */
 
 struct pol_accepted;

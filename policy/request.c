@@ -1,6 +1,7 @@
 /*
  * request.c: the request model (exec and open), its stable redacted JSON and
- * its one-line summary.
+ * its one-line summary, each kind's own in its pol_<kind>_json() and
+ * pol_<kind>_summary() (named in kinds.c's table).
  *
  * Everything a request shows is redacted (redact.c): argv, the parent's
  * and the requester's command lines, and the run-changing environment.
@@ -294,85 +295,96 @@ static void access_json(struct wd_sb *sb, unsigned access)
 	wd_sb_putc(sb, ']');
 }
 
-char *pol_request_json(const struct pol_request *r)
+void pol_open_json(struct wd_sb *sb, const struct pol_request *r)
 {
-	struct wd_sb sb = {0};
-	if (r->kind == POL_OPEN) {
-		wd_sb_puts(&sb, "{\"kind\":\"open\",\"path\":");
-		json_str(&sb, r->opath);
-		wd_sb_puts(&sb, ",\"path2\":");
-		json_str(&sb, r->opath2);
-		wd_sb_puts(&sb, ",\"access\":");
-		access_json(&sb, r->access);
-		wd_sb_puts(&sb, ",\"cmdline\":");
-		json_redacted(&sb, r->cmdline);
-		wd_sb_putc(&sb, '}');
-		return wd_sb_steal(&sb);
-	}
-	wd_sb_puts(&sb, "{\"kind\":\"exec\",\"path\":");
-	json_str(&sb, r->path);
-	wd_sb_puts(&sb, ",\"interp\":");
-	json_str(&sb, r->interp);
-	wd_sb_puts(&sb, ",\"argv\":[");
+	wd_sb_puts(sb, "{\"kind\":\"open\",\"path\":");
+	json_str(sb, r->opath);
+	wd_sb_puts(sb, ",\"path2\":");
+	json_str(sb, r->opath2);
+	wd_sb_puts(sb, ",\"access\":");
+	access_json(sb, r->access);
+	wd_sb_puts(sb, ",\"cmdline\":");
+	json_redacted(sb, r->cmdline);
+	wd_sb_putc(sb, '}');
+}
+
+void pol_exec_json(struct wd_sb *sb, const struct pol_request *r)
+{
+	wd_sb_puts(sb, "{\"kind\":\"exec\",\"path\":");
+	json_str(sb, r->path);
+	wd_sb_puts(sb, ",\"interp\":");
+	json_str(sb, r->interp);
+	wd_sb_puts(sb, ",\"argv\":[");
 	char **red = redacted_argv(r);
 	for (size_t i = 0; i < r->argc; i++) {
 		if (i)
-			wd_sb_putc(&sb, ',');
+			wd_sb_putc(sb, ',');
 		/* Codex's 38 KB wrapper is kept by its parts (below), from
 		 * which pol_codex_wrapper_text() rebuilds it exactly. */
 		if (i == 2 && r->wrap_quoted)
-			wd_sb_printf(&sb,
+			wd_sb_printf(sb,
 				     "\"(codex 0.169.0 wrapper, %zu bytes: see \\\"wrapper\\\")\"",
 				     strlen(r->argv[2]));
 		else
-			json_str(&sb, red[i]);
+			json_str(sb, red[i]);
 	}
 	wd_strv_free(red);
-	wd_sb_putc(&sb, ']');
+	wd_sb_putc(sb, ']');
 	if (r->inner) {
-		wd_sb_puts(&sb, ",\"harness\":");
-		json_str(&sb, pol_harness_name(r->harness));
-		wd_sb_puts(&sb, ",\"inner\":");
-		json_redacted(&sb, r->inner);
+		wd_sb_puts(sb, ",\"harness\":");
+		json_str(sb, pol_harness_name(r->harness));
+		wd_sb_puts(sb, ",\"inner\":");
+		json_redacted(sb, r->inner);
 	}
 	if (r->wrap_quoted) {
-		wd_sb_puts(&sb, ",\"wrapper\":{\"shape\":\"codex-0.169.0\",\"snapshot\":");
-		json_str(&sb, r->harness_path);
-		wd_sb_puts(&sb, ",\"path_entry\":");
-		json_str(&sb, r->wrap_dir);
-		wd_sb_puts(&sb, ",\"exec\":");
-		json_redacted(&sb, r->wrap_quoted);
-		wd_sb_putc(&sb, '}');
+		wd_sb_puts(sb, ",\"wrapper\":{\"shape\":\"codex-0.169.0\",\"snapshot\":");
+		json_str(sb, r->harness_path);
+		wd_sb_puts(sb, ",\"path_entry\":");
+		json_str(sb, r->wrap_dir);
+		wd_sb_puts(sb, ",\"exec\":");
+		json_redacted(sb, r->wrap_quoted);
+		wd_sb_putc(sb, '}');
 	}
-	wd_sb_puts(&sb, ",\"env\":{");
+	wd_sb_puts(sb, ",\"env\":{");
 	for (size_t i = 0; i < r->envc; i++) {
 		char *name, *value;
 		env_entry(r->env[i], &name, &value);
 		if (i)
-			wd_sb_putc(&sb, ',');
-		json_str(&sb, name);
-		wd_sb_putc(&sb, ':');
-		json_str(&sb, value);
+			wd_sb_putc(sb, ',');
+		json_str(sb, name);
+		wd_sb_putc(sb, ':');
+		json_str(sb, value);
 		free(name);
 		free(value);
 	}
-	wd_sb_puts(&sb, "},\"cwd\":");
-	json_str(&sb, r->cwd);
+	wd_sb_puts(sb, "},\"cwd\":");
+	json_str(sb, r->cwd);
 	if (r->agent_writable) {
 		/* The judge and the audit see that the name proves nothing. */
-		wd_sb_puts(&sb, ",\"agent_writable\":");
-		json_str(&sb,
+		wd_sb_puts(sb, ",\"agent_writable\":");
+		json_str(sb,
 			 r->writable_why ? r->writable_why : "written where the agent can write");
 	}
-	wd_sb_puts(&sb, ",\"parent\":");
-	json_redacted(&sb, r->parent);
-	wd_sb_putc(&sb, '}');
+	wd_sb_puts(sb, ",\"parent\":");
+	json_redacted(sb, r->parent);
+	wd_sb_putc(sb, '}');
+}
+
+char *pol_request_json(const struct pol_request *r)
+{
+	struct wd_sb sb = {0};
+	const struct pol_kind_ops *k = pol_kind_ops(r->kind);
+	if (k && k->json)
+		k->json(&sb, r);
+	else
+		wd_sb_puts(&sb, "{}"); /* no request of a kind without one is ever built */
 	return wd_sb_steal(&sb);
 }
 
 bool pol_request_env_changes_program(const struct pol_request *r)
 {
-	return r && r->kind == POL_EXEC && r->env_risky > 0;
+	/* Only an exec has an environment: any other request counts none. */
+	return r && r->env_risky > 0;
 }
 
 /* The summary's word for one access bit: what a person would call it. */
@@ -389,43 +401,39 @@ static const char *open_verb(unsigned bit)
 	}
 }
 
-char *pol_request_summary(const struct pol_request *r)
+void pol_open_summary(struct wd_sb *sb, const struct pol_request *r)
 {
-	struct wd_sb sb = {0};
-	if (r->inner) {
-		/* The model's command; the wrapper stays in the JSON's argv. */
-		wd_sb_printf(&sb, "[%s] ", pol_harness_name(r->harness));
+	bool first = true;
+	for (unsigned bit = 1; bit <= POL_ACC_LAST; bit <<= 1) {
+		if (!(r->access & bit))
+			continue;
+		/* Both sides of a rename are one verb. */
+		if (bit == POL_ACC_RENAME_TO && (r->access & POL_ACC_RENAME_FROM))
+			continue;
+		if (!first)
+			wd_sb_putc(sb, '+');
+		wd_sb_puts(sb, open_verb(bit));
+		first = false;
 	}
-	if (r->kind == POL_OPEN) {
-		bool first = true;
-		for (unsigned bit = 1; bit <= POL_ACC_LAST; bit <<= 1) {
-			if (!(r->access & bit))
-				continue;
-			/* Both sides of a rename are one verb. */
-			if (bit == POL_ACC_RENAME_TO && (r->access & POL_ACC_RENAME_FROM))
-				continue;
-			if (!first)
-				wd_sb_putc(&sb, '+');
-			wd_sb_puts(&sb, open_verb(bit));
-			first = false;
-		}
-		if (first)
-			wd_sb_puts(&sb, "open");
-		wd_sb_putc(&sb, ' ');
-		wd_sb_shell_quote(&sb, r->opath);
-		if (r->opath2) {
-			wd_sb_puts(&sb, " -> ");
-			wd_sb_shell_quote(&sb, r->opath2);
-		}
-		return wd_sb_steal(&sb);
+	if (first)
+		wd_sb_puts(sb, "open");
+	wd_sb_putc(sb, ' ');
+	wd_sb_shell_quote(sb, r->opath);
+	if (r->opath2) {
+		wd_sb_puts(sb, " -> ");
+		wd_sb_shell_quote(sb, r->opath2);
 	}
+}
+
+void pol_exec_summary(struct wd_sb *sb, const struct pol_request *r)
+{
 	for (size_t i = 0; i < r->envc; i++) {
 		char *name, *value;
 		env_entry(r->env[i], &name, &value);
-		wd_sb_puts(&sb, name);
-		wd_sb_putc(&sb, '=');
-		wd_sb_shell_quote(&sb, value);
-		wd_sb_putc(&sb, ' ');
+		wd_sb_puts(sb, name);
+		wd_sb_putc(sb, '=');
+		wd_sb_shell_quote(sb, value);
+		wd_sb_putc(sb, ' ');
 		free(name);
 		free(value);
 	}
@@ -435,16 +443,16 @@ char *pol_request_summary(const struct pol_request *r)
 		 * and no other control byte reaches whoever reads it. */
 		for (const unsigned char *c = (const unsigned char *)inner; *c; c++) {
 			if (*c == '\n')
-				wd_sb_puts(&sb, "\\n");
+				wd_sb_puts(sb, "\\n");
 			else if (*c == '\r' || *c == '\t')
-				wd_sb_putc(&sb, ' ');
+				wd_sb_putc(sb, ' ');
 			else if (*c < 0x20 || *c == 0x7f)
-				wd_sb_printf(&sb, "\\x%02x", *c);
+				wd_sb_printf(sb, "\\x%02x", *c);
 			else
-				wd_sb_putc(&sb, (char)*c);
+				wd_sb_putc(sb, (char)*c);
 		}
 		free(inner);
-		return wd_sb_steal(&sb);
+		return;
 	}
 	/* argv[0] is the caller's to choose: when it names another program
 	 * than the one that runs (touch run as "cat", an fd or a memfd), the
@@ -457,14 +465,26 @@ char *pol_request_summary(const struct pol_request *r)
 	const char *named = r->argc ? pol_cls_prog_name(r->argv[0]) : "";
 	if (real && strcmp(real, named) != 0 &&
 	    !(pol_cls_is_shell(real) && pol_cls_is_shell(named))) {
-		wd_sb_putc(&sb, '[');
-		wd_sb_shell_quote(&sb, r->path);
-		wd_sb_puts(&sb, "] ");
+		wd_sb_putc(sb, '[');
+		wd_sb_shell_quote(sb, r->path);
+		wd_sb_puts(sb, "] ");
 	}
 	char **red = redacted_argv(r);
 	char *line = wd_argv_join(red);
 	wd_strv_free(red);
-	wd_sb_puts(&sb, line);
+	wd_sb_puts(sb, line);
 	free(line);
+}
+
+char *pol_request_summary(const struct pol_request *r)
+{
+	struct wd_sb sb = {0};
+	if (r->inner) {
+		/* The model's command; the wrapper stays in the JSON's argv. */
+		wd_sb_printf(&sb, "[%s] ", pol_harness_name(r->harness));
+	}
+	const struct pol_kind_ops *k = pol_kind_ops(r->kind);
+	if (k && k->summary)
+		k->summary(&sb, r);
 	return wd_sb_steal(&sb);
 }

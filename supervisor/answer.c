@@ -21,10 +21,14 @@ static void request_free(struct sup_request *rq)
 	free(rq);
 }
 
-static const char *verb_of(const struct sup_request *rq)
+const char *sup_exec_verb(const struct sup_request *rq)
 {
-	if (rq->kind == POL_EXEC)
-		return "exec";
+	(void)rq;
+	return "exec";
+}
+
+const char *sup_open_verb(const struct sup_request *rq)
+{
 	if (rq->vw && (rq->vw->access & ~(unsigned)POL_ACC_READ))
 		return "change";
 	return "read";
@@ -74,7 +78,7 @@ static int64_t write_row(struct sup_run *r, const struct sup_request *rq, struct
 	int rc = sup_audit_flush(r, &row);
 	/* The first exec of an agent's child is the tool call the rest of its
 	 * tree is attributed to. */
-	if (rc == 0 && p && !p->startup && p->tool_call == 0 && rq->kind == POL_EXEC &&
+	if (rc == 0 && p && !p->startup && p->tool_call == 0 && sup_kind_ops(rq->kind)->traced &&
 	    !o->not_a_call)
 		p->tool_call = row.id;
 	r->stats.rows++;
@@ -103,27 +107,28 @@ static void answer_refusal(struct sup_run *r, struct sup_request *rq, struct sup
 	}
 	/* A view caller that could not be named (tgid 0) is not told: never
 	 * write to a pid that is not the one that asked. */
+	const struct sup_kind_ops *k = sup_kind_ops(rq->kind);
 	if (rq->tgid > 0) {
 		if (o->source == POL_SRC_USER)
 			sup_tell(r, rq->tgid, "refused by %s: %s (%s\"%s\")", o->decided_by,
-				 o->note ? o->note : "no note",
-				 rq->kind == POL_EXEC ? "exec of " : "", rq->summary);
+				 o->note ? o->note : "no note", k->told_as, rq->summary);
 		else
-			sup_tell(r, rq->tgid, "refused %s\"%s\": %s",
-				 rq->kind == POL_EXEC ? "exec of " : "", rq->summary, o->reason);
+			sup_tell(r, rq->tgid, "refused %s\"%s\": %s", k->told_as, rq->summary,
+				 o->reason);
 	}
-	if (rq->kind == POL_EXEC) {
-		sbx_notify_deny(r->child.notify_fd, rq->ev->id, o->err ? o->err : EACCES);
-		sup_proc_keep_untraced(r, p); /* for the retry above */
-	} else {
-		sup_view_answer(r, rq->vw, -(o->err ? o->err : EACCES));
-	}
+	k->refuse(r, rq, p, o->err ? o->err : EACCES);
 	request_free(rq);
 }
 
-/* Lets the allowed exec |rq| (audited as row |row_id|) go on, and frees it. */
-static void answer_exec(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
-			const struct sup_outcome *o, bool covers_next, int64_t row_id)
+void sup_exec_refuse(struct sup_run *r, struct sup_request *rq, struct sup_proc *p, int err)
+{
+	sbx_notify_deny(r->child.notify_fd, rq->ev->id, err);
+	sup_proc_keep_untraced(r, p); /* for the retry (answer_refusal) */
+}
+
+/* Lets the allowed exec |rq| (audited as row |row_id|) go on. */
+void sup_exec_allow(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+		    const struct sup_outcome *o, bool covers_next, int64_t row_id)
 {
 	/* Record what was decided before answering: the exec event, handled
 	 * later on this same thread, checks the new image against it. */
@@ -137,7 +142,6 @@ static void answer_exec(struct sup_run *r, struct sup_request *rq, struct sup_pr
 		sbx_exec_event_free(p->decided); /* the caller is gone */
 		p->decided = NULL;
 	}
-	request_free(rq);
 }
 
 /*
@@ -146,19 +150,20 @@ static void answer_exec(struct sup_run *r, struct sup_request *rq, struct sup_pr
  */
 void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o)
 {
-	struct sup_proc *p = rq->kind == POL_EXEC ? sup_proc_get(r, rq->pid) : NULL;
-	if (rq->kind == POL_EXEC && !p)
+	const struct sup_kind_ops *k = sup_kind_ops(rq->kind);
+	struct sup_proc *p = k->traced ? sup_proc_get(r, rq->pid) : NULL;
+	if (k->traced && !p)
 		p = sup_proc_adopt(r, rq->pid, 0, 0);
 	struct sup_proc *covering = p ? p : sup_proc_get(r, rq->pid);
 	/* The cover once the exec has happened: the decision's own row when it
 	 * covers (set below, once the row exists), the caller's cover for a
 	 * covered command, else nothing. */
-	bool covers_next = rq->kind == POL_EXEC && o.allow && o.covers;
+	bool covers_next = k->traced && o.allow && o.covers;
 	/* The agent's own process covers nothing: were it to, everything it
 	 * starts afterwards (every tool call) would go undecided. */
 	if (p && p->tgid == r->child.pid)
 		covers_next = false;
-	if (rq->kind == POL_EXEC && o.allow)
+	if (k->traced && o.allow)
 		seize_caller(r, rq, p, covers_next, &o);
 	int64_t row_id = write_row(r, rq, p, covering, &o);
 	sup_stats_add(&r->stats, o.source, wd_now_mono_ns() - rq->t_recv_ns);
@@ -166,7 +171,7 @@ void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o)
 			 o.note			    ? o.note
 			 : o.source == POL_SRC_TIER ? o.reason
 						    : NULL);
-	wd_debug("%s %s: %s (%s: %s)", o.allow ? "allowed" : "refused", verb_of(rq), rq->summary,
+	wd_debug("%s %s: %s (%s: %s)", o.allow ? "allowed" : "refused", k->verb(rq), rq->summary,
 		 pol_source_name(o.source), o.reason);
 	if (!o.allow) {
 		answer_refusal(r, rq, p, &o, row_id);
@@ -177,14 +182,10 @@ void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o)
 	if (o.note && *o.note && rq->tgid > 0)
 		sup_tell(r, rq->tgid, "approved by %s with note: %s", o.decided_by, o.note);
 	else if (rq->tgid > 0 && o.source == POL_SRC_USER)
-		sup_tell(r, rq->tgid, "approved by %s (%s\"%s\")", o.decided_by,
-			 rq->kind == POL_EXEC ? "exec of " : "", rq->summary);
-	if (rq->kind == POL_OPEN) {
-		sup_view_answer(r, rq->vw, 0);
-		request_free(rq);
-		return;
-	}
-	answer_exec(r, rq, p, &o, covers_next, row_id);
+		sup_tell(r, rq->tgid, "approved by %s (%s\"%s\")", o.decided_by, k->told_as,
+			 rq->summary);
+	k->allow(r, rq, p, &o, covers_next, row_id);
+	request_free(rq);
 }
 
 static void free_misses(struct sup_run *r)

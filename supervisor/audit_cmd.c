@@ -64,7 +64,8 @@ int sup_audit_sound(struct sto_db *db)
 struct call {
 	int64_t id, ts_us;
 	char *session, *summary, *decision, *source;
-	size_t execs, opens, connects, refused;
+	size_t n[POL_KIND_COUNT]; /* rows under it by kind */
+	size_t refused;
 	struct wd_sb under; /* "; "-separated summaries, capped */
 };
 
@@ -113,14 +114,9 @@ static int collect_call(const struct sto_row *row, void *arg)
 		if (!row->tool_call)
 			return 0; /* the call's own row */
 	}
-	enum pol_kind kind = POL_EXEC;
+	enum pol_kind kind = POL_EXEC; /* a row of no known kind counts as an exec */
 	(void)pol_kind_parse(row->kind, &kind);
-	if (kind == POL_OPEN)
-		k->opens++;
-	else if (kind == POL_CONNECT)
-		k->connects++;
-	else
-		k->execs++;
+	k->n[kind]++;
 	if (row->decision && strcmp(row->decision, "deny") == 0)
 		k->refused++;
 	if (k->under.len < 300) {
@@ -148,16 +144,16 @@ static void call_table(const struct call *k, const char *t, size_t width)
 					     k->decision, k->source, k->summary);
 	wd_autofree char *line = sup_fit_line(head, width);
 	printf("%s\n", line);
-	if (!k->execs && !k->opens && !k->connects)
+	size_t execs = k->n[POL_EXEC], opens = k->n[POL_OPEN], connects = k->n[POL_CONNECT];
+	if (!execs && !opens && !connects)
 		return;
 	char conn[64] = "";
-	if (k->connects)
-		snprintf(conn, sizeof(conn), ", %zu connect%s", k->connects,
-			 k->connects == 1 ? "" : "s");
-	wd_autofree char *under = wd_asprintf(
-		"%26s under it: %zu exec%s, %zu open%s%s, %zu refused: %s%s", "", k->execs,
-		k->execs == 1 ? "" : "s", k->opens, k->opens == 1 ? "" : "s", conn, k->refused,
-		k->under.buf ? k->under.buf : "", k->under.len >= 300 ? " ..." : "");
+	if (connects)
+		snprintf(conn, sizeof(conn), ", %zu connect%s", connects, connects == 1 ? "" : "s");
+	wd_autofree char *under =
+		wd_asprintf("%26s under it: %zu exec%s, %zu open%s%s, %zu refused: %s%s", "", execs,
+			    execs == 1 ? "" : "s", opens, opens == 1 ? "" : "s", conn, k->refused,
+			    k->under.buf ? k->under.buf : "", k->under.len >= 300 ? " ..." : "");
 	wd_autofree char *uline = sup_fit_line(under, width);
 	printf("%s\n", uline);
 }
@@ -177,7 +173,7 @@ static void call_json(const struct call *k, const char *t, bool first)
 	wd_sb_json_str(&sb, k->summary);
 	wd_sb_printf(&sb,
 		     ",\"execs\":%zu,\"opens\":%zu,\"connects\":%zu,\"refused\":%zu,\"under\":",
-		     k->execs, k->opens, k->connects, k->refused);
+		     k->n[POL_EXEC], k->n[POL_OPEN], k->n[POL_CONNECT], k->refused);
 	wd_sb_json_str(&sb, k->under.buf ? k->under.buf : "");
 	wd_sb_puts(&sb, "}");
 	fwrite(sb.buf, 1, sb.len, stdout);
@@ -195,7 +191,8 @@ static void call_csv(const struct call *k, const char *t)
 	wd_sb_csv_field(&sb, k->decision, false);
 	wd_sb_csv_field(&sb, k->source, false);
 	wd_sb_csv_field(&sb, k->summary, false);
-	wd_sb_printf(&sb, "%zu,%zu,%zu,%zu,", k->execs, k->opens, k->connects, k->refused);
+	wd_sb_printf(&sb, "%zu,%zu,%zu,%zu,", k->n[POL_EXEC], k->n[POL_OPEN], k->n[POL_CONNECT],
+		     k->refused);
 	wd_sb_csv_field(&sb, k->under.buf, true);
 	fwrite(sb.buf, 1, sb.len, stdout);
 	wd_sb_free(&sb);

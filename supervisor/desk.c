@@ -70,12 +70,10 @@ static const char *short_id(const struct sup_run *r)
 	return n > 4 ? r->session_id + n - 4 : r->session_id;
 }
 
-/* The requesting process's working directory: an exec's as decoded, an
- * open's from /proc (as the sandbox names it). Caller frees. */
-static char *request_cwd(const struct sup_request *rq)
+/* The requesting process's working directory from /proc (as the sandbox
+ * names it). Caller frees. */
+static char *proc_cwd(const struct sup_request *rq)
 {
-	if (rq->ev && rq->ev->cwd)
-		return wd_strdup(rq->ev->cwd);
 	char link[64], buf[PATH_MAX];
 	snprintf(link, sizeof(link), "/proc/%d/cwd", rq->pid);
 	ssize_t n = rq->pid > 0 ? readlink(link, buf, sizeof(buf) - 1) : -1;
@@ -85,14 +83,49 @@ static char *request_cwd(const struct sup_request *rq)
 	return wd_strdup(buf);
 }
 
-/* The full command: an exec's argv as it will run, else the process's
- * command line. Caller frees. */
-static char *request_command(const struct sup_request *rq)
+/* An exec's working directory as decoded. */
+char *sup_exec_cwd(const struct sup_request *rq)
+{
+	if (rq->ev && rq->ev->cwd)
+		return wd_strdup(rq->ev->cwd);
+	return proc_cwd(rq);
+}
+
+char *sup_open_cwd(const struct sup_request *rq)
+{
+	return proc_cwd(rq);
+}
+
+/* The process's command line. Caller frees. */
+static char *proc_command(const struct sup_request *rq)
+{
+	char *cmd = rq->pid > 0 ? sbx_proc_cmdline(rq->pid, SBX_CMDLINE_MAX) : NULL;
+	return cmd ? cmd : wd_strdup("?");
+}
+
+/* An exec's argv as it will run. */
+char *sup_exec_command(const struct sup_request *rq)
 {
 	if (rq->ev && rq->ev->argv && rq->ev->argv[0])
 		return wd_argv_join(rq->ev->argv);
-	char *cmd = rq->pid > 0 ? sbx_proc_cmdline(rq->pid, SBX_CMDLINE_MAX) : NULL;
-	return cmd ? cmd : wd_strdup("?");
+	return proc_command(rq);
+}
+
+char *sup_open_command(const struct sup_request *rq)
+{
+	return proc_command(rq);
+}
+
+/* The requesting process's working directory and full command, as its
+ * kind knows them. Caller frees. */
+static char *request_cwd(const struct sup_request *rq)
+{
+	return sup_kind_ops(rq->kind)->cwd(rq);
+}
+
+static char *request_command(const struct sup_request *rq)
+{
+	return sup_kind_ops(rq->kind)->command(rq);
 }
 
 static void list_json(struct sup_run *r, struct wd_sb *sb)

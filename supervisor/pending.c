@@ -150,13 +150,23 @@ int sup_pending_answer(struct sup_run *r, struct sup_pending *p, enum sup_answer
 	return rc;
 }
 
-/* Whether the caller of a pending request still waits for it: a killed
- * caller leaves an invalid notification (exec) behind. */
+/* A killed caller leaves an invalid notification behind. */
+bool sup_exec_waits(struct sup_run *r, const struct sup_request *rq)
+{
+	return sbx_notify_id_valid(r->child.notify_fd, rq->ev->id);
+}
+
+bool sup_open_waits(struct sup_run *r, const struct sup_request *rq)
+{
+	(void)r;
+	(void)rq;
+	return true; /* a view request is answered by its worker either way */
+}
+
+/* Whether the caller of a pending request still waits for it. */
 static bool caller_waits(struct sup_run *r, const struct sup_request *rq)
 {
-	if (rq->kind != POL_EXEC)
-		return true; /* a view request is answered by its worker either way */
-	return sbx_notify_id_valid(r->child.notify_fd, rq->ev->id);
+	return sup_kind_ops(rq->kind)->waits(r, rq);
 }
 
 /* Finishes every follower of |p| with |o| and empties the list. */

@@ -134,9 +134,9 @@ static bool harness_machinery(struct sup_run *r, struct sup_request *rq, struct 
 static bool harness_startup(struct sup_run *r, struct sup_request *rq, const struct sup_proc *p)
 {
 	const struct pol_decision *d = &rq->pol;
-	if (!(rq->kind == POL_EXEC && r->opts.agent != POL_HARNESS_NONE && p && p->tool_call == 0 &&
-	      !p->orphan && d->verdict != POL_DENY_CRITICAL && d->verdict != POL_DENY &&
-	      system_program(rq->ev) && !pol_request_env_changes_program(rq->req) &&
+	if (!(r->opts.agent != POL_HARNESS_NONE && p && p->tool_call == 0 && !p->orphan &&
+	      d->verdict != POL_DENY_CRITICAL && d->verdict != POL_DENY && system_program(rq->ev) &&
+	      !pol_request_env_changes_program(rq->req) &&
 	      pol_is_harness_startup(r->opts.agent, rq->ev->argv, r->config)))
 		return false;
 	char reason[256];
@@ -158,7 +158,7 @@ static void agent_startup(struct sup_run *r, struct sup_request *rq)
 	snprintf(reason, sizeof(reason), "the agent's start-up, run by %s", r->person);
 	/* What the agent now is, by inode: its own re-execs are recognised by
 	 * it (startup.c). */
-	if (rq->kind == POL_EXEC && !rq->ev->interp) {
+	if (rq->ev && !rq->ev->interp) {
 		r->agent_dev = rq->ev->dev;
 		r->agent_ino = rq->ev->ino;
 		free(r->agent_path);
@@ -171,30 +171,39 @@ static void agent_startup(struct sup_run *r, struct sup_request *rq)
 					.decided_by = r->person});
 }
 
+/* The agent's own machinery among execs: the launcher's native child (the
+ * agent's start-up, and the agent from now on, startup.c), the harness's
+ * wrapper and set-up, its own start-up commands. */
+bool sup_exec_machinery(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+			bool *startup)
+{
+	if (!*startup && rq->pol.verdict != POL_DENY_CRITICAL &&
+	    sup_startup_child(r, p, rq->ev, rq->req)) {
+		p->startup = true;
+		*startup = true;
+	}
+	if (!*startup && harness_machinery(r, rq, p))
+		return true;
+	return !*startup && harness_startup(r, rq, p);
+}
+
 /* Steps 1-3 (policy), then 4-5. */
 void sup_run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup)
 {
+	const struct sup_kind_ops *k = sup_kind_ops(rq->kind);
 	struct sup_proc *p = sup_proc_get(r, rq->pid);
 	struct pol_context ctx = {
-		.covered = rq->kind == POL_EXEC && p && p->cover != 0,
+		.covered = k->traced && p && p->cover != 0,
 		.review = r->opts.review,
-		.no_fast_path = rq->kind == POL_OPEN,
+		.no_fast_path = k->no_fast_path,
 	};
 	sup_judge_touch(r);
 	pol_decide(rq->req, r->config, r->grants, &ctx, wd_now_real_us(), &rq->pol);
 	const struct pol_decision *d = &rq->pol;
-	rq->covers = rq->kind == POL_EXEC && pol_exec_covers(rq->req);
+	/* pol_exec_covers() is false for anything but an exec. */
+	rq->covers = pol_exec_covers(rq->req);
 
-	/* The launcher's native child: the agent's start-up, and the agent
-	 * from now on (startup.c). */
-	if (!startup && rq->kind == POL_EXEC && d->verdict != POL_DENY_CRITICAL &&
-	    sup_startup_child(r, p, rq->ev, rq->req)) {
-		p->startup = true;
-		startup = true;
-	}
-	if (!startup && rq->kind == POL_EXEC && harness_machinery(r, rq, p))
-		return;
-	if (!startup && harness_startup(r, rq, p))
+	if (k->machinery(r, rq, p, &startup))
 		return;
 	if (startup && d->verdict != POL_DENY_CRITICAL) {
 		agent_startup(r, rq);

@@ -496,6 +496,79 @@ void sup_refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summary
 /* Answers a view request: the worker waiting for it wakes up (viewq.c). */
 void sup_view_answer(struct sup_run *r, struct sup_view_wait *vw, int result);
 
+/* ---- request kinds (kinds.c) -------------------------------------------- */
+
+/*
+ * What the supervisor does differently for each kind of request: one
+ * entry per enum pol_kind in kinds.c, so that a new kind is one entry and
+ * its functions, not a branch in every file. The functions live with
+ * their part (answer.c, pipeline.c, pending.c, viewq.c, desk.c, tty.c).
+ * Policy's part of a kind is policy/kinds.c, the judge's judge/kinds.c.
+ *
+ * A kind the pipeline never decides (|no_pipeline| says why) has no
+ * function; every other kind has every function.
+ */
+struct sup_kind_ops {
+	const char *no_pipeline; /* NULL, or why no sup_request has this kind */
+	/* The caller is a process warden follows: its entry in the process
+	 * table (adopted when new) is seized before an allowing answer and
+	 * checked at its exec event, its first row opens a tool call, and an
+	 * allowed request may cover its tree. */
+	bool traced;
+	/* The fast path never allows it (pol_context.no_fast_path). */
+	bool no_fast_path;
+	/* What precedes the summary in the lines the caller is told:
+	 * "exec of " or "". */
+	const char *told_as;
+	/* The verb of the debug line ("exec", "read", "change"). */
+	const char *(*verb)(const struct sup_request *rq);
+	/* Finishes |rq| when it is the agent's own machinery (its start-up,
+	 * its harness's wrapper) and returns true; may set *startup (the
+	 * agent's start-up chain goes on). Called after policy decided. */
+	bool (*machinery)(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+			  bool *startup);
+	/* Whether the caller of a pending |rq| still waits for its answer. */
+	bool (*waits)(struct sup_run *r, const struct sup_request *rq);
+	/* The answers, once the row is written: lets |rq| go on (|p| its
+	 * caller's entry when traced, |covers_next| and |row_id| what an
+	 * allowed exec covers), or refuses it with |err|. Neither frees |rq|. */
+	void (*allow)(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+		      const struct sup_outcome *o, bool covers_next, int64_t row_id);
+	void (*refuse)(struct sup_run *r, struct sup_request *rq, struct sup_proc *p, int err);
+	/* The desk's view of the caller: its working directory and its full
+	 * command. Caller frees. */
+	char *(*cwd)(const struct sup_request *rq);
+	char *(*command)(const struct sup_request *rq);
+	/* The terminal prompt's lines about |rq| (its question and caller),
+	 * |code| the prompt's code; every field from the agent sanitised. */
+	void (*prompt)(struct wd_sb *sb, const struct sup_request *rq, const char *code);
+};
+
+/* The entry of |k|, or NULL when |k| is not a kind. */
+const struct sup_kind_ops *sup_kind_ops(enum pol_kind k);
+
+/* The kinds' functions, named in kinds.c's table. */
+const char *sup_exec_verb(const struct sup_request *rq);
+const char *sup_open_verb(const struct sup_request *rq);
+bool sup_exec_machinery(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+			bool *startup);
+bool sup_open_machinery(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+			bool *startup);
+bool sup_exec_waits(struct sup_run *r, const struct sup_request *rq);
+bool sup_open_waits(struct sup_run *r, const struct sup_request *rq);
+void sup_exec_allow(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+		    const struct sup_outcome *o, bool covers_next, int64_t row_id);
+void sup_open_allow(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+		    const struct sup_outcome *o, bool covers_next, int64_t row_id);
+void sup_exec_refuse(struct sup_run *r, struct sup_request *rq, struct sup_proc *p, int err);
+void sup_open_refuse(struct sup_run *r, struct sup_request *rq, struct sup_proc *p, int err);
+char *sup_exec_cwd(const struct sup_request *rq);
+char *sup_open_cwd(const struct sup_request *rq);
+char *sup_exec_command(const struct sup_request *rq);
+char *sup_open_command(const struct sup_request *rq);
+void sup_exec_prompt(struct wd_sb *sb, const struct sup_request *rq, const char *code);
+void sup_open_prompt(struct wd_sb *sb, const struct sup_request *rq, const char *code);
+
 /* ---- the approvals desk (desk.c) ------------------------------------------ */
 
 /* The directory of desk sockets: $XDG_RUNTIME_DIR/warden or /run/warden,

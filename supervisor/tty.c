@@ -161,6 +161,35 @@ int sup_tty_open(struct sup_run *r)
 	return 0;
 }
 
+/* An exec's question: the command, its caller's pid, cwd and parent. */
+void sup_exec_prompt(struct wd_sb *sb, const struct sup_request *rq, const char *code)
+{
+	char *what = wd_sanitize(rq->summary);
+	char *cwd = wd_sanitize(rq->ev->cwd ? rq->ev->cwd : "?");
+	wd_sb_printf(sb, "\nwarden [%s]: the agent wants to run: %s\n", code, what);
+	wd_sb_printf(sb, "  pid %d, cwd %s\n", rq->pid, cwd);
+	free(cwd);
+	if (rq->ev->parent_cmdline) {
+		char *parent = wd_sanitize(rq->ev->parent_cmdline);
+		wd_sb_printf(sb, "  started by: %.200s\n", parent);
+		free(parent);
+	}
+	free(what);
+}
+
+/* An open's question: what it does to which file, and its caller. */
+void sup_open_prompt(struct wd_sb *sb, const struct sup_request *rq, const char *code)
+{
+	char *what = wd_sanitize(rq->summary);
+	char *cmd = sbx_proc_cmdline(rq->pid, 4096);
+	char *clean = wd_sanitize(cmd ? cmd : "?");
+	wd_sb_printf(sb, "\nwarden [%s]: the agent wants to %s\n", code, what);
+	wd_sb_printf(sb, "  pid %d: %.200s\n", rq->pid, clean);
+	free(clean);
+	free(cmd);
+	free(what);
+}
+
 static void show(struct sup_run *r)
 {
 	struct sup_tty *ps = r->tty;
@@ -179,34 +208,16 @@ static void show(struct sup_run *r)
 	ps->len = 0;		      /* nor a partial line left from an earlier one */
 	struct wd_sb sb = {0};
 	const struct sup_request *rq = p->rq;
-	/* Everything shown but our own words comes from the agent (argv, file
-	 * names, its cwd) or from a model: sanitised, so that it can neither
-	 * move the cursor nor fake a line of this prompt. */
-	char *what = wd_sanitize(rq->summary);
 	/* Whatever the agent left on the terminal (colours, invisible text, a
 	 * scroll region that would keep the question off screen) is reset:
 	 * attributes, the scroll region (cursor saved around it), the cursor
 	 * shown. */
 	wd_sb_puts(&sb, "\033[0m\0337\033[r\0338\033[?25h");
-	if (rq->kind == POL_EXEC) {
-		char *cwd = wd_sanitize(rq->ev->cwd ? rq->ev->cwd : "?");
-		wd_sb_printf(&sb, "\nwarden [%s]: the agent wants to run: %s\n", ps->code, what);
-		wd_sb_printf(&sb, "  pid %d, cwd %s\n", rq->pid, cwd);
-		free(cwd);
-		if (rq->ev->parent_cmdline) {
-			char *parent = wd_sanitize(rq->ev->parent_cmdline);
-			wd_sb_printf(&sb, "  started by: %.200s\n", parent);
-			free(parent);
-		}
-	} else {
-		char *cmd = sbx_proc_cmdline(rq->pid, 4096);
-		char *clean = wd_sanitize(cmd ? cmd : "?");
-		wd_sb_printf(&sb, "\nwarden [%s]: the agent wants to %s\n", ps->code, what);
-		wd_sb_printf(&sb, "  pid %d: %.200s\n", rq->pid, clean);
-		free(clean);
-		free(cmd);
-	}
-	free(what);
+	/* Everything shown but our own words comes from the agent (argv, file
+	 * names, its cwd) or from a model: sanitised, so that it can neither
+	 * move the cursor nor fake a line of this prompt (the kind's lines
+	 * sanitise theirs). */
+	sup_kind_ops(rq->kind)->prompt(&sb, rq, ps->code);
 	char *why = wd_sanitize(rq->judge_reason ? rq->judge_reason : rq->pol.reason);
 	if (*why)
 		wd_sb_printf(&sb, "  %s: %s\n", rq->judge_reason ? "the judge" : "why it asks",

@@ -30,6 +30,34 @@ void sup_view_answer(struct sup_run *r, struct sup_view_wait *vw, int result)
 	pthread_mutex_unlock(&r->view_lock);
 }
 
+void sup_open_allow(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+		    const struct sup_outcome *o, bool covers_next, int64_t row_id)
+{
+	(void)p;
+	(void)o;
+	(void)covers_next;
+	(void)row_id;
+	sup_view_answer(r, rq->vw, 0);
+}
+
+void sup_open_refuse(struct sup_run *r, struct sup_request *rq, struct sup_proc *p, int err)
+{
+	(void)p;
+	sup_view_answer(r, rq->vw, -err);
+}
+
+/* The agent's machinery is recognised by what it execs: an open is always
+ * decided on its own. */
+bool sup_open_machinery(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+			bool *startup)
+{
+	(void)r;
+	(void)rq;
+	(void)p;
+	(void)startup;
+	return false;
+}
+
 /* Whether |tid| is one of the supervisor's own threads (its decoder reads
  * the first line of a script through the view). */
 static bool own_thread(pid_t tid)

@@ -26,3 +26,9 @@ wd_test(test_policy_profiles
 	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_policy_profiles.c
 	LIBS wd_policy
 	LABELS unit)
+
+# The table of request kinds: every kind's entry complete, names round-trip.
+wd_test(test_policy_kinds
+	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_policy_kinds.c
+	LIBS wd_policy
+	LABELS unit)

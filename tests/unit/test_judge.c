@@ -753,6 +753,34 @@ static void test_result_json(void **state)
 	assert_null(copy.reason);
 }
 
+/* ---- request kinds --------------------------------------------------------- */
+
+/* The system prompt names what warden stops from the kinds' table, in the
+ * same words as before the table; every kind either has the judge's text
+ * or says why the judge never sees it. */
+static void test_system_prompt_lists_kinds(void **state)
+{
+	(void)state;
+	const char *s = jdg_system_prompt();
+	find(s, "on Linux and stops every program the agent is about to run (action \"exec\") "
+		"and every open of a sensitive file (action \"open\") until it is decided. The "
+		"calls you see were left undecided by warden's fixed policy");
+	assert_null(strstr(s, "(action \"connect\")"));
+	for (unsigned k = 0; k < POL_KIND_COUNT; k++) {
+		const struct jdg_kind_ops *o = jdg_kind_ops((enum pol_kind)k);
+		assert_non_null(o);
+		assert_true((o->stops != NULL) != (o->not_judged != NULL));
+		if (o->stops) {
+			char action[64];
+			snprintf(action, sizeof(action), "(action \"%s\")",
+				 pol_kind_name((enum pol_kind)k));
+			find(s, o->stops);
+			find(s, action);
+		}
+	}
+	assert_null(jdg_kind_ops(POL_KIND_COUNT));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -781,6 +809,7 @@ int main(void)
 		cmocka_unit_test(test_body_openai),
 		cmocka_unit_test(test_body_anthropic),
 		cmocka_unit_test(test_result_json),
+		cmocka_unit_test(test_system_prompt_lists_kinds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,6 @@
+# supervisor/: the table of request kinds, linked from the supervisor's
+# library: every kind's entry complete and in step with policy's.
+wd_test(test_sup_kinds
+	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_sup_kinds.c
+	LIBS wd_supervisor
+	LABELS unit)
