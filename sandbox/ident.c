@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -119,43 +120,58 @@ static bool owned_safely(const struct sbx_places *pl, int fd, const struct stat 
 	return false;
 }
 
-/*
- * Whether |fd| is the root of a read-only mount: a host place shared into
- * the session's private /tmp, say. The agent can write nothing below it
- * (the mount is read-only, whatever Landlock allows above it), and cannot
- * replace it: a mount point cannot be renamed or removed while mounted,
- * and the filter and the dropped capabilities keep the agent from
- * mounting or unmounting. What lies above it only names it, and the exec
- * event checks that the file that starts is the one decided. Any doubt
- * (an old kernel without the attribute) is "no".
- */
-static bool ro_mount_root(int fd)
+/* statx of |fd| itself: its fstat, into |st| (the fields the checks use,
+ * encoded as fstat encodes them), and whether it is the root of a mount.
+ * One call where fstat and statx were two. 0 or -errno. */
+static int stat_dir(int fd, struct stat *st, bool *mount_root)
 {
 	struct statx sx;
-	struct statfs sf;
 	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) < 0)
-		return false;
-	if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
-	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
-		return false;
-	return fstatfs(fd, &sf) == 0 && (sf.f_flags & ST_RDONLY);
+		return -errno;
+	if ((sx.stx_mask & (STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO)) !=
+	    (STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO))
+		return -EIO;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st->st_ino = sx.stx_ino;
+	st->st_mode = sx.stx_mode;
+	st->st_uid = sx.stx_uid;
+	st->st_gid = sx.stx_gid;
+	*mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+		      (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	return 0;
+}
+
+/*
+ * Whether |fd|, the root of a mount (|mount_root|), is one of a read-only
+ * mount: a host place shared into the session's private /tmp, say. The
+ * agent can write nothing below it (the mount is read-only, whatever
+ * Landlock allows above it), and cannot replace it: a mount point cannot
+ * be renamed or removed while mounted, and the filter and the dropped
+ * capabilities keep the agent from mounting or unmounting. What lies above
+ * it only names it, and the exec event checks that the file that starts is
+ * the one decided. Any doubt (an old kernel without the attribute) is "no".
+ */
+static bool ro_mount_root(int fd, bool mount_root)
+{
+	struct statfs sf;
+	return mount_root && fstatfs(fd, &sf) == 0 && (sf.f_flags & ST_RDONLY);
 }
 
 /* Walks up from directory |dirfd| to the root: true when one of them is a
  * place the agent may write or is not safely owned (with *writable_why). Each step
  * is the kernel's ".." of the directory, so a rename or a symlink cannot
- * make a path string say something else. */
+ * make a path string say something else. |dirfd| is borrowed: the walk
+ * starts on it and opens only the directories above it. */
 static bool chain_writable(const struct sbx_places *pl, int dirfd, char **writable_why)
 {
-	int cur = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cur < 0) {
+	int cur = dirfd;
+	bool bad = false, mroot = false;
+	struct stat st;
+	if (stat_dir(cur, &st, &mroot) < 0) {
 		*writable_why = wd_strdup("the directory of the program could not be opened");
 		return true;
 	}
-	bool bad = false;
-	struct stat st;
-	if (fstat(cur, &st) < 0)
-		goto unknown;
 	for (int depth = 0; depth < 4096; depth++) {
 		const struct sbx_place *place = place_of(pl, &st);
 		if (place) {
@@ -170,25 +186,30 @@ static bool chain_writable(const struct sbx_places *pl, int dirfd, char **writab
 		}
 		if (st.st_dev == pl->root_dev && st.st_ino == pl->root_ino)
 			break;
-		if (ro_mount_root(cur))
+		if (ro_mount_root(cur, mroot))
 			break;
 		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		struct stat ust;
-		if (up < 0 || fstat(up, &ust) < 0) {
+		bool umroot = false;
+		if (up < 0 || stat_dir(up, &ust, &umroot) < 0) {
 			if (up >= 0)
 				close(up);
 			goto unknown;
 		}
-		close(cur);
+		if (cur != dirfd)
+			close(cur);
 		cur = up;
 		if (ust.st_dev == st.st_dev && ust.st_ino == st.st_ino)
 			break; /* the top of the caller's mount tree */
 		st = ust;
+		mroot = umroot;
 	}
-	close(cur);
+	if (cur != dirfd)
+		close(cur);
 	return bad;
 unknown:
-	close(cur);
+	if (cur != dirfd)
+		close(cur);
 	*writable_why = wd_strdup("a directory above the program could not be examined");
 	return true;
 }
@@ -239,14 +260,26 @@ bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int f
 
 /* ---- resolving as the caller ------------------------------------------------ */
 
+/* Whether |fd| is the directory of one of the first |n| symlinks of |w|:
+ * the walk hands the directory it was in to link_dir[] instead of opening
+ * it again, so one descriptor may stand for several of them, and for the
+ * walk's dirfd too. */
+static bool link_held(const struct sbx_walk *w, size_t n, int fd)
+{
+	for (size_t i = 0; i < n; i++)
+		if (w->link_dir[i] == fd)
+			return true;
+	return false;
+}
+
 void sbx_walk_free(struct sbx_walk *w)
 {
-	if (w->fd >= 0)
+	if (w->fd >= 0 && !link_held(w, w->nlinks, w->fd))
 		close(w->fd);
-	if (w->dirfd >= 0)
+	if (w->dirfd >= 0 && w->dirfd != w->fd && !link_held(w, w->nlinks, w->dirfd))
 		close(w->dirfd);
 	for (size_t i = 0; i < w->nlinks; i++)
-		if (w->link_dir[i] >= 0)
+		if (w->link_dir[i] >= 0 && !link_held(w, i, w->link_dir[i]))
 			close(w->link_dir[i]);
 	w->fd = w->dirfd = -1;
 	w->nlinks = 0;
@@ -285,16 +318,26 @@ static int caller_ns_ids(struct sbx_walk_caller *c)
 	return c->ns_tgid > 0 && c->ns_tid > 0 ? 0 : -ESRCH;
 }
 
+/* A proc mount's device is always an anonymous one (major 0: proc has no
+ * block device, get_tree_nodev), so an object on a device with a major
+ * number is not in a /proc, and no fstatfs is needed to say so. */
+static bool maybe_proc(const struct stat *st)
+{
+	return major(st->st_dev) == 0;
+}
+
 static bool is_proc_root(int fd, const struct stat *st)
 {
 	struct statfs sf;
-	return st->st_ino == 1 && fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+	return st->st_ino == 1 && maybe_proc(st) && fstatfs(fd, &sf) == 0 &&
+	       sf.f_type == PROC_SUPER_MAGIC;
 }
 
-static bool in_proc(int fd)
+/* Whether |fd| (|st|) lies in a proc mount. */
+static bool in_proc(int fd, const struct stat *st)
 {
 	struct statfs sf;
-	return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+	return maybe_proc(st) && fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
 }
 
 /* Puts |text| then "/" then |rest| into |rest| (room for |cap|). */
@@ -314,27 +357,55 @@ static int prepend(char *rest, size_t cap, const char *text)
 #define WALK_MAX 8192
 
 /* A walk in progress. |cur| is the object reached so far, found in |dir|
- * (-1: at the root, after "..", or through a magic link, |magic|). */
+ * (-1: at the root, after "..", or through a magic link, |magic|).
+ * |curst| is the fstat of |cur| when |have_curst|: the walk stats each
+ * object once, when it is opened, and uses that for its type and identity,
+ * which cannot change for an open descriptor. */
 struct walk {
 	int root;
 	int cur, dir;
 	bool magic;
+	bool have_curst;
+	struct stat curst;
 	struct stat rootst;
 	char rest[WALK_MAX]; /* what is left of the path */
 	struct sbx_walk *w;
 	struct sbx_walk_caller *c;
 };
 
-/* Makes |fd| (taken) the object reached, found in |dir| (taken, or -1). */
-static void walk_move(struct walk *k, int fd, int dir, bool magic)
+/* Closes |fd| unless it was handed to the walk's link_dir[]. */
+static void walk_close(struct walk *k, int fd)
 {
-	if (k->cur >= 0 && k->cur != dir)
-		close(k->cur);
-	if (k->dir >= 0)
-		close(k->dir);
+	if (fd >= 0 && !link_held(k->w, k->w->nlinks, fd))
+		close(fd);
+}
+
+/* Makes |fd| (taken) the object reached, found in |dir| (taken, or -1),
+ * with its fstat |st| when known (else NULL). */
+static void walk_move(struct walk *k, int fd, int dir, bool magic, const struct stat *st)
+{
+	if (k->cur != dir)
+		walk_close(k, k->cur);
+	walk_close(k, k->dir);
 	k->cur = fd;
 	k->dir = dir;
 	k->magic = magic;
+	k->have_curst = st != NULL;
+	if (st)
+		k->curst = *st;
+}
+
+/* The fstat of |k->cur| into |st|: the one taken when it was opened, or a
+ * new one. 0 or -errno. */
+static int walk_stat(struct walk *k, struct stat *st)
+{
+	if (!k->have_curst) {
+		if (fstat(k->cur, &k->curst) < 0)
+			return -errno;
+		k->have_curst = true;
+	}
+	*st = k->curst;
+	return 0;
 }
 
 /* Takes the next component off |rest| into |comp|: 1, 0 at the end, or
@@ -346,7 +417,8 @@ static int walk_next(struct walk *k, char comp[256], bool *slash, bool *last)
 		int fd = openat(k->root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		walk_move(k, fd, -1, false);
+		/* The same directory as |root|, so the same fstat. */
+		walk_move(k, fd, -1, false, &k->rootst);
 		while (*s == '/')
 			s++;
 	}
@@ -367,13 +439,15 @@ static int walk_next(struct walk *k, char comp[256], bool *slash, bool *last)
 	return 1;
 }
 
-/* Records a symlink followed (it lies in |k->cur|) for the identity check. */
+/* Records a symlink followed (it lies in |k->cur|) for the identity check.
+ * |k->cur| itself is handed to link_dir[]: the walk no longer closes it
+ * (walk_close), sbx_walk_free() does, once. */
 static int walk_note_link(struct walk *k, const struct stat *st)
 {
 	struct sbx_walk *w = k->w;
 	if (w->nlinks >= SBX_WALK_LINKS)
 		return -ELOOP;
-	w->link_dir[w->nlinks] = openat(k->cur, ".", O_PATH | O_CLOEXEC);
+	w->link_dir[w->nlinks] = k->cur;
 	w->link_st[w->nlinks] = *st;
 	w->nlinks++;
 	return 0;
@@ -387,7 +461,7 @@ static int walk_dotdot(struct walk *k, const struct stat *cst)
 	int up = openat(k->cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (up < 0)
 		return -errno;
-	walk_move(k, up, -1, false);
+	walk_move(k, up, -1, false, NULL);
 	return 0;
 }
 
@@ -420,7 +494,7 @@ static int walk_symlink(struct walk *k, int nfd, const char *comp, const struct 
 		close(nfd);
 		return rc;
 	}
-	if (in_proc(k->cur) && !is_proc_root(k->cur, cst)) {
+	if (in_proc(k->cur, cst) && !is_proc_root(k->cur, cst)) {
 		/* A magic link (exe, cwd, root, fd/N): no text to follow, an
 		 * object the kernel hands over, after its own access check
 		 * for this thread's credentials (the caller's). */
@@ -428,7 +502,7 @@ static int walk_symlink(struct walk *k, int nfd, const char *comp, const struct 
 		int fd = openat(k->cur, comp, O_PATH | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		walk_move(k, fd, -1, true);
+		walk_move(k, fd, -1, true, NULL);
 		return 0;
 	}
 	char target[4096];
@@ -450,8 +524,9 @@ static int walk_symlink(struct walk *k, int nfd, const char *comp, const struct 
 static int walk_step(struct walk *k, const char *comp, bool slash, bool last, bool follow)
 {
 	struct stat cst;
-	if (fstat(k->cur, &cst) < 0)
-		return -errno;
+	int rc = walk_stat(k, &cst);
+	if (rc < 0)
+		return rc;
 	if (!S_ISDIR(cst.st_mode))
 		return -ENOTDIR;
 	if (strcmp(comp, ".") == 0)
@@ -473,12 +548,12 @@ static int walk_step(struct walk *k, const char *comp, bool slash, bool last, bo
 		return walk_symlink(k, nfd, comp, &cst, &nst, slash);
 	/* The final symlink, not followed (AT_SYMLINK_NOFOLLOW): execveat
 	 * fails with ELOOP; "file/" with ENOTDIR. */
-	int rc = S_ISLNK(nst.st_mode) ? -ELOOP : slash && !S_ISDIR(nst.st_mode) ? -ENOTDIR : 0;
+	rc = S_ISLNK(nst.st_mode) ? -ELOOP : slash && !S_ISDIR(nst.st_mode) ? -ENOTDIR : 0;
 	if (rc < 0) {
 		close(nfd);
 		return rc;
 	}
-	walk_move(k, nfd, k->cur, false);
+	walk_move(k, nfd, k->cur, false, &nst);
 	return 0;
 }
 
@@ -495,8 +570,10 @@ int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx
 		rc = -ENAMETOOLONG;
 	else if (fstat(root, &k->rootst) < 0)
 		rc = -errno;
-	else if ((k->cur = openat(path[0] == '/' ? root : start, ".",
-				  O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+	/* An absolute path starts at the root, which walk_next() opens for
+	 * its leading "/". */
+	else if (path[0] != '/' &&
+		 (k->cur = openat(start, ".", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = -errno;
 	if (rc == 0)
 		memcpy(k->rest, path, strlen(path) + 1); /* fits: checked above */
@@ -510,15 +587,15 @@ int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx
 			break;
 		rc = walk_step(k, comp, slash, last, follow);
 	}
-	if (rc == 0 && fstat(k->cur, &w->st) < 0)
-		rc = -errno;
+	if (rc == 0)
+		rc = walk_stat(k, &w->st);
 	if (rc == 0) {
 		w->fd = k->cur;
 		w->dirfd = k->magic ? -1 : k->dir;
-		if (k->magic && k->dir >= 0)
-			close(k->dir);
+		if (k->magic)
+			walk_close(k, k->dir);
 	} else {
-		walk_move(k, -1, -1, false);
+		walk_move(k, -1, -1, false, NULL);
 		sbx_walk_free(w);
 	}
 	free(k);
