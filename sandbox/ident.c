@@ -27,6 +27,7 @@
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- the places the agent can write --------------------------------------- */
@@ -37,12 +38,40 @@ struct sbx_place {
 	char *path;
 };
 
+/* One directory of a remembered walk up (chain_memo below): held open, and
+ * what its statx said when the verdict was reached. */
+struct chain_level {
+	int fd; /* O_PATH, O_CLOEXEC: pins the directory and its mount */
+	dev_t dev;
+	ino_t ino;
+	uint64_t mnt_id;
+	mode_t mode;
+	uid_t uid;
+	int64_t ctime_sec;
+	uint32_t ctime_nsec;
+};
+
+#define CHAIN_MEMO_SLOTS 8
+#define CHAIN_MEMO_DEPTH 8
+
+/* A walk up that ended "nobody but root or the owner can change any of
+ * these": lv[0] the directory it started on, lv[n - 1] the root or the top
+ * of the mount tree. Why it cannot be stale: chain_memo_hit(). */
+struct chain_memo {
+	size_t n; /* 0: an empty slot */
+	struct chain_level lv[CHAIN_MEMO_DEPTH];
+};
+
 struct sbx_places {
 	struct sbx_place *v;
 	size_t n;
 	dev_t root_dev;
 	ino_t root_ino;
 	uid_t owner; /* who may own a program besides root */
+	/* Walks up remembered for the run (one thread decodes). */
+	struct chain_memo memo[CHAIN_MEMO_SLOTS];
+	unsigned memo_next;
+	size_t memo_hits;
 };
 
 struct sbx_places *sbx_places_open(int root_fd, char *const *paths, uid_t owner)
@@ -75,10 +104,24 @@ struct sbx_places *sbx_places_open(int root_fd, char *const *paths, uid_t owner)
 	return pl;
 }
 
+static void chain_memo_drop(struct chain_memo *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		close(m->lv[i].fd);
+	m->n = 0;
+}
+
+size_t sbx_places_memo_hits(const struct sbx_places *pl)
+{
+	return pl ? pl->memo_hits : 0;
+}
+
 void sbx_places_free(struct sbx_places *pl)
 {
 	if (!pl)
 		return;
+	for (size_t i = 0; i < CHAIN_MEMO_SLOTS; i++)
+		chain_memo_drop(&pl->memo[i]);
 	for (size_t i = 0; i < pl->n; i++)
 		free(pl->v[i].path);
 	free(pl->v);
@@ -120,13 +163,22 @@ static bool owned_safely(const struct sbx_places *pl, int fd, const struct stat 
 	return false;
 }
 
+/* What a statx of a directory says beyond its fstat. */
+struct dir_facts {
+	bool mount_root;  /* the root of a mount */
+	bool have_mnt_id; /* the kernel said mnt_id */
+	uint64_t mnt_id;
+	struct statx_timestamp ctime;
+};
+
 /* statx of |fd| itself: its fstat, into |st| (the fields the checks use,
- * encoded as fstat encodes them), and whether it is the root of a mount.
- * One call where fstat and statx were two. 0 or -errno. */
-static int stat_dir(int fd, struct stat *st, bool *mount_root)
+ * encoded as fstat encodes them), and the facts |f|. One call where fstat
+ * and statx were two. 0 or -errno. */
+static int stat_dir(int fd, struct stat *st, struct dir_facts *f)
 {
 	struct statx sx;
-	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) < 0)
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_MNT_ID,
+		  &sx) < 0)
 		return -errno;
 	if ((sx.stx_mask & (STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO)) !=
 	    (STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO))
@@ -137,8 +189,11 @@ static int stat_dir(int fd, struct stat *st, bool *mount_root)
 	st->st_mode = sx.stx_mode;
 	st->st_uid = sx.stx_uid;
 	st->st_gid = sx.stx_gid;
-	*mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
-		      (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	f->mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+			(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	f->have_mnt_id = (sx.stx_mask & STATX_MNT_ID) && (sx.stx_mask & STATX_CTIME);
+	f->mnt_id = sx.stx_mnt_id;
+	f->ctime = sx.stx_ctime;
 	return 0;
 }
 
@@ -158,20 +213,123 @@ static bool ro_mount_root(int fd, bool mount_root)
 	return mount_root && fstatfs(fd, &sf) == 0 && (sf.f_flags & ST_RDONLY);
 }
 
+/* Whether the level |lv| is still what |st| and |f| say now. */
+static bool level_same(const struct chain_level *lv, const struct stat *st,
+		       const struct dir_facts *f)
+{
+	return f->have_mnt_id && lv->dev == st->st_dev && lv->ino == st->st_ino &&
+	       lv->mnt_id == f->mnt_id && lv->mode == st->st_mode && lv->uid == st->st_uid &&
+	       lv->ctime_sec == f->ctime.tv_sec && lv->ctime_nsec == f->ctime.tv_nsec;
+}
+
+/*
+ * Whether the walk up from the directory |st| (|f|) is remembered as safe
+ * and still is: then the full walk would say "not writable" too.
+ *
+ * Why it cannot be stale. The verdict of a walk up depends on, for each
+ * directory on it, its identity (the places and the root are compared by
+ * identity), its owner and mode (owned_safely), whether it is a read-only
+ * mount's root, and which directory is its "..". A remembered walk holds
+ * each of its directories open (so neither the inode nor the mount can be
+ * freed and its number given to another) and, at each use, takes one
+ * statx of each and compares identity, mount id, owner, mode and ctime
+ * with what they were:
+ *  - owner and mode: compared directly; and a chmod or chown, which the
+ *    agent's uid may make on a directory it owns (Landlock has no right
+ *    for it), sets the ctime;
+ *  - "..": a directory changes parent only by a rename of it, which sets
+ *    its ctime (ext4, xfs, btrfs, tmpfs), and which the agent cannot make
+ *    here at all: every directory remembered lies outside every place the
+ *    agent may write (a walk that meets one is never remembered), and
+ *    Landlock refuses renames, links and removals outside those places;
+ *    a mount moved or detached under it needs mount(2), which the filter
+ *    and the dropped capabilities refuse to the agent;
+ *  - a read-only mount's root ends a walk as "not writable": a walk that
+ *    ended so is never remembered, and one that did not is "not writable"
+ *    whether or not a directory on it became such a root later.
+ * ctime is trusted only when it is over a second older than the walk that
+ * remembered it: timestamps are coarse, and a change made within the same
+ * tick as the last one could leave it equal; any change after the walk
+ * sets it to a later second. Only block-device file systems are remembered
+ * (a major number: not tmpfs, proc, FUSE or overlayfs), whose ctime rules
+ * are the ones above, and whose mounts a held descriptor keeps busy for
+ * no one's harm. Anything that differs drops the memory and walks again.
+ */
+static bool chain_memo_hit(struct sbx_places *pl, const struct stat *st, const struct dir_facts *f)
+{
+	for (size_t i = 0; i < CHAIN_MEMO_SLOTS; i++) {
+		struct chain_memo *m = &pl->memo[i];
+		if (m->n == 0 || m->lv[0].dev != st->st_dev || m->lv[0].ino != st->st_ino)
+			continue;
+		if (!level_same(&m->lv[0], st, f)) {
+			chain_memo_drop(m);
+			return false;
+		}
+		for (size_t k = 1; k < m->n; k++) {
+			struct stat ust;
+			struct dir_facts uf;
+			if (stat_dir(m->lv[k].fd, &ust, &uf) < 0 ||
+			    !level_same(&m->lv[k], &ust, &uf)) {
+				chain_memo_drop(m);
+				return false;
+			}
+		}
+		pl->memo_hits++;
+		return true;
+	}
+	return false;
+}
+
+/* Fills |lv| for the directory |fd| (taken) with |st| and |f|; false when
+ * it may not be remembered (see chain_memo_hit()). */
+static bool level_fill(struct chain_level *lv, int fd, const struct stat *st,
+		       const struct dir_facts *f, const struct timespec *now)
+{
+	*lv = (struct chain_level){.fd = fd,
+				   .dev = st->st_dev,
+				   .ino = st->st_ino,
+				   .mnt_id = f->mnt_id,
+				   .mode = st->st_mode,
+				   .uid = st->st_uid,
+				   .ctime_sec = f->ctime.tv_sec,
+				   .ctime_nsec = f->ctime.tv_nsec};
+	return f->have_mnt_id && major(st->st_dev) != 0 && f->ctime.tv_sec + 1 < now->tv_sec;
+}
+
+/* Closes the directories |m| holds above lv[0]. */
+static void close_levels(struct chain_memo *m)
+{
+	for (size_t i = 1; i < m->n; i++)
+		close(m->lv[i].fd);
+	m->n = 0;
+}
+
 /* Walks up from directory |dirfd| to the root: true when one of them is a
  * place the agent may write or is not safely owned (with *writable_why). Each step
  * is the kernel's ".." of the directory, so a rename or a symlink cannot
  * make a path string say something else. |dirfd| is borrowed: the walk
- * starts on it and opens only the directories above it. */
-static bool chain_writable(const struct sbx_places *pl, int dirfd, char **writable_why)
+ * starts on it and opens only the directories above it. A walk that ends
+ * "not writable" is remembered (chain_memo_hit()). */
+static bool chain_writable(struct sbx_places *pl, int dirfd, char **writable_why)
 {
-	int cur = dirfd;
-	bool bad = false, mroot = false;
 	struct stat st;
-	if (stat_dir(cur, &st, &mroot) < 0) {
+	struct dir_facts f;
+	if (stat_dir(dirfd, &st, &f) < 0) {
 		*writable_why = wd_strdup("the directory of the program could not be opened");
 		return true;
 	}
+	if (chain_memo_hit(pl, &st, &f))
+		return false;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* While |keep|, every directory the walk opened is in m.lv[1..n)
+	 * (|cur| among them, or |dirfd|); once not, |cur| is the only one
+	 * open and the walk closes each as it climbs. */
+	struct chain_memo m = {0};
+	bool keep = level_fill(&m.lv[0], -1, &st, &f, &now);
+	m.n = 1;
+	int cur = dirfd;
+	bool bad = false, done = false;
 	for (int depth = 0; depth < 4096; depth++) {
 		const struct sbx_place *place = place_of(pl, &st);
 		if (place) {
@@ -184,42 +342,65 @@ static bool chain_writable(const struct sbx_places *pl, int dirfd, char **writab
 			bad = true;
 			break;
 		}
-		if (st.st_dev == pl->root_dev && st.st_ino == pl->root_ino)
+		if (st.st_dev == pl->root_dev && st.st_ino == pl->root_ino) {
+			done = true;
 			break;
-		if (ro_mount_root(cur, mroot))
-			break;
+		}
+		if (ro_mount_root(cur, f.mount_root))
+			break; /* "not writable", never remembered */
 		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		struct stat ust;
-		bool umroot = false;
-		if (up < 0 || stat_dir(up, &ust, &umroot) < 0) {
+		struct dir_facts uf;
+		if (up < 0 || stat_dir(up, &ust, &uf) < 0) {
 			if (up >= 0)
 				close(up);
 			goto unknown;
 		}
-		if (cur != dirfd)
+		if (ust.st_dev == st.st_dev && ust.st_ino == st.st_ino) {
+			close(up);
+			done = true;
+			break; /* the top of the caller's mount tree */
+		}
+		if (!keep && cur != dirfd)
 			close(cur);
 		cur = up;
-		if (ust.st_dev == st.st_dev && ust.st_ino == st.st_ino)
-			break; /* the top of the caller's mount tree */
 		st = ust;
-		mroot = umroot;
+		f = uf;
+		if (keep && m.n < CHAIN_MEMO_DEPTH && level_fill(&m.lv[m.n], up, &st, &f, &now)) {
+			m.n++;
+		} else if (keep) {
+			close_levels(&m); /* |up| is not among them */
+			keep = false;
+		}
 	}
-	if (cur != dirfd)
+	if (keep && done && !bad && (m.lv[0].fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) >= 0) {
+		struct chain_memo *slot = &pl->memo[pl->memo_next++ % CHAIN_MEMO_SLOTS];
+		chain_memo_drop(slot);
+		*slot = m;
+	} else if (keep) {
+		close_levels(&m);
+	} else if (cur != dirfd) {
 		close(cur);
+	}
 	return bad;
 unknown:
-	if (cur != dirfd)
+	if (keep)
+		close_levels(&m);
+	else if (cur != dirfd)
 		close(cur);
 	*writable_why = wd_strdup("a directory above the program could not be examined");
 	return true;
 }
 
-bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int fd,
+bool sbx_places_writable(const struct sbx_places *cpl, int root, int dirfd, int fd,
 			 const struct stat *st, char **writable_why)
 {
 	*writable_why = NULL;
-	if (!pl)
+	if (!cpl)
 		return false;
+	/* The places themselves are read only; the memo of walks up is a
+	 * cache that never changes an answer (chain_memo_hit()). */
+	struct sbx_places *pl = (struct sbx_places *)cpl;
 	if (place_of(pl, st)) {
 		*writable_why = wd_asprintf("written where the agent can write: %s",
 					    place_of(pl, st)->path);
