@@ -744,8 +744,16 @@ int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx
 	*w = (struct sbx_walk){.fd = -1, .dirfd = -1};
 	if (!path[0])
 		return -ENOENT;
-	struct walk *k = wd_calloc(1, sizeof(*k));
-	*k = (struct walk){.root = root, .cur = -1, .dir = -1, .w = w, .c = c};
+	/* On the stack (about 8 KiB, the decoder's thread has megabytes): no
+	 * heap block taken and given back for every walk. */
+	struct walk kw;
+	struct walk *k = &kw;
+	k->root = root;
+	k->cur = k->dir = -1;
+	k->magic = k->have_curst = false;
+	k->w = w;
+	k->c = c;
+	k->rest[0] = '\0';
 	int rc = 0;
 	if (strlen(path) >= sizeof(k->rest))
 		rc = -ENAMETOOLONG;
@@ -779,6 +787,5 @@ int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx
 		walk_move(k, -1, -1, false, NULL);
 		sbx_walk_free(w);
 	}
-	free(k);
 	return rc;
 }
