@@ -704,7 +704,7 @@ static int walk_symlink(struct walk *k, int nfd, const char *comp, const struct 
  * openat, with this thread's (the caller's) credentials. */
 static int walk_step(struct walk *k, const char *comp, bool slash, bool last, bool follow)
 {
-	struct stat cst;
+	struct stat cst = {0};
 	int rc = walk_stat(k, &cst);
 	if (rc < 0)
 		return rc;
