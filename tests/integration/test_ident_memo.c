@@ -18,6 +18,7 @@
 
 #include "common.h"
 #include "ident_int.h"
+#include "proc_int.h"
 #include "wt.h"
 
 #include <dirent.h>
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct tree {
@@ -286,6 +288,40 @@ static void test_memo_fds_bounded(void **state)
 	free(bin);
 }
 
+/* The name of a descriptor, asked in a child made by fork after the
+ * parent remembered its own /proc/self/fd: the child's descriptor, not the
+ * parent's under the same number. An over-eager memo (no pid) names the
+ * parent's file. */
+static void test_fd_path_after_fork(void **state)
+{
+	(void)state;
+	int a = open("/usr", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(a >= 0);
+	char *pa = sbx_fd_path(a);
+	assert_string_equal(pa, "/usr");
+	free(pa);
+	char *cwd = sbx_proc_link(getpid(), "cwd");
+	assert_non_null(cwd);
+	free(cwd);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(a);
+		int b = open("/var", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		char *pb = b == a ? sbx_fd_path(b) : NULL;
+		char *own = sbx_proc_link(getpid(), "exe");
+		_exit(pb && strcmp(pb, "/var") == 0 && own ? 0 : 1);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	pa = sbx_fd_path(a);
+	assert_string_equal(pa, "/usr");
+	free(pa);
+	close(a);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -302,6 +338,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_memo_symlink_flipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memo_program_replaced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memo_fds_bounded, setup, teardown),
+		cmocka_unit_test(test_fd_path_after_fork),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
