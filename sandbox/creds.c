@@ -260,7 +260,10 @@ static int enter_for_lookup(const struct sbx_creds *c, struct sbx_creds_saved *s
 		s->uid = true;
 		ok = (uid_t)syscall(SYS_setfsuid, -1) == fsuid;
 	}
-	if (ok && (mine & ~c->capeff) != 0) {
+	/* A change of fsuid to or from 0 changes the effective set too (the
+	 * kernel drops or raises the file system capabilities), so the set
+	 * is then written whatever it holds. */
+	if (ok && ((mine & ~c->capeff) != 0 || s->uid)) {
 		s->caps = true;
 		ok = set_caps(&s->own, mine & c->capeff) == 0;
 	}
