@@ -145,65 +145,103 @@ void sbx_creds_release(struct sbx_creds *c)
 	free(c->groups);
 	memset(c, 0, sizeof(*c));
 }
-/* The calling thread's own fsuid, fsgid, groups and effective set (also
- * into |eff|, as capset wants it). */
-static int own_creds(struct sbx_creds *c, uint32_t eff[2])
+/*
+ * The decoding thread's own credentials, read once per thread and kept
+ * (struct sbx_creds_own).
+ * Credentials are per thread, and a thread's change only by what it does
+ * itself: in the supervisor, enter_for_lookup() changes them and
+ * sbx_creds_leave() puts back exactly these values before it returns (or
+ * the supervisor dies), and enter_for_good() runs on a thread that ends
+ * (sock.c). Nothing else in the supervisor sets ids, groups or
+ * capabilities once it runs (the child's jail does, in another process;
+ * the view's workers set their own fsuid, on their own threads, whose
+ * memo is their own). So what was read at a thread's first lookup is what
+ * that thread has at every later one: no capget, setfsuid(-1),
+ * setfsgid(-1) or getgroups per exec. A thread with more groups than fit
+ * the memo reads them every time, as before.
+ */
+static __thread struct {
+	bool have;
+	struct sbx_creds_own c;
+	gid_t groups[SBX_OWN_GROUPS_MAX];
+} own_memo;
+
+/* The calling thread's own fsuid, fsgid, groups and capability sets, into
+ * |o| (its groups: the memo's, or o->heap, which sbx_creds_leave() frees). */
+static int own_creds(struct sbx_creds_own *o)
 {
+	if (own_memo.have) {
+		*o = own_memo.c;
+		o->groups = own_memo.groups;
+		return 0;
+	}
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
+	if (syscall(SYS_capget, &h, o->caps) < 0)
 		return -errno;
-	eff[0] = d[0].effective;
-	eff[1] = d[1].effective;
-	c->capeff = (uint64_t)d[1].effective << 32 | d[0].effective;
 	/* setfsuid(-1) changes nothing and returns the current one. */
-	c->uid[3] = (uid_t)syscall(SYS_setfsuid, -1);
-	c->gid[3] = (gid_t)syscall(SYS_setfsgid, -1);
+	o->fsuid = (uid_t)syscall(SYS_setfsuid, -1);
+	o->fsgid = (gid_t)syscall(SYS_setfsgid, -1);
 	int n = (int)syscall(SYS_getgroups, 0, NULL);
 	if (n < 0)
 		return -errno;
-	c->groups = wd_calloc((size_t)n + 1, sizeof(gid_t));
-	n = (int)syscall(SYS_getgroups, n, c->groups);
+	bool fits = (size_t)n <= SBX_OWN_GROUPS_MAX;
+	o->heap = fits ? NULL : wd_calloc((size_t)n, sizeof(gid_t));
+	o->groups = fits ? own_memo.groups : o->heap;
+	n = (int)syscall(SYS_getgroups, n, o->groups);
 	if (n < 0) {
 		int e = errno;
-		sbx_creds_release(c);
+		free(o->heap);
+		o->heap = NULL;
 		return -e;
 	}
-	c->ngroups = (size_t)n;
+	o->ngroups = (size_t)n;
+	if (fits) {
+		own_memo.c = *o;
+		own_memo.have = true;
+	}
 	return 0;
 }
 
-static bool same_groups(const struct sbx_creds *a, const struct sbx_creds *b)
+static uint64_t own_eff(const struct sbx_creds_own *o)
 {
-	return a->ngroups == b->ngroups &&
-	       (a->ngroups == 0 || memcmp(a->groups, b->groups, a->ngroups * sizeof(gid_t)) == 0);
+	return (uint64_t)o->caps[1].effective << 32 | o->caps[0].effective;
 }
 
-static int set_caps(uint32_t lo, uint32_t hi)
+static bool same_groups(const struct sbx_creds_own *o, const struct sbx_creds *c)
+{
+	return o->ngroups == c->ngroups &&
+	       (o->ngroups == 0 || memcmp(o->groups, c->groups, o->ngroups * sizeof(gid_t)) == 0);
+}
+
+/* Sets the effective set to |eff|, the permitted and inheritable sets to
+ * the thread's own (|o|): one capset, no capget. */
+static int set_caps(const struct sbx_creds_own *o, uint64_t eff)
 {
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
-		return -errno;
-	d[0].effective = lo;
-	d[1].effective = hi;
+	memcpy(d, o->caps, sizeof(d));
+	d[0].effective = (uint32_t)eff;
+	d[1].effective = (uint32_t)(eff >> 32);
 	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
 }
 
 /*
  * For a lookup: fsuid, fsgid and groups, and the effective capability set
  * cut down to the caller's. The permitted set stays, so sbx_creds_leave()
- * can always raise the effective set back.
+ * can always raise the effective set back. Each of them is changed only
+ * when the caller's differs from the thread's own.
  */
 static int enter_for_lookup(const struct sbx_creds *c, struct sbx_creds_saved *s)
 {
-	if (own_creds(&s->own, s->cap_eff) < 0)
+	if (own_creds(&s->own) < 0)
 		return -EPERM;
 	uid_t fsuid = c->uid[3];
 	gid_t fsgid = c->gid[3];
-	bool ids = s->own.uid[3] == fsuid && s->own.gid[3] == fsgid && same_groups(&s->own, c);
-	if (ids && (s->own.capeff & ~c->capeff) == 0) {
-		sbx_creds_release(&s->own);
+	bool ids = s->own.fsuid == fsuid && s->own.fsgid == fsgid && same_groups(&s->own, c);
+	uint64_t mine = own_eff(&s->own);
+	if (ids && (mine & ~c->capeff) == 0) {
+		free(s->own.heap);
+		s->own.heap = NULL;
 		return 0; /* already the caller, in every way that counts */
 	}
 	s->changed = true;
@@ -212,20 +250,22 @@ static int enter_for_lookup(const struct sbx_creds *c, struct sbx_creds_saved *s
 		ok = syscall(SYS_setgroups, c->ngroups, c->groups) == 0;
 		s->groups = ok;
 	}
-	if (ok && s->own.gid[3] != fsgid) {
+	if (ok && s->own.fsgid != fsgid) {
 		syscall(SYS_setfsgid, fsgid);
 		s->gid = true;
 		ok = (gid_t)syscall(SYS_setfsgid, -1) == fsgid;
 	}
-	if (ok && s->own.uid[3] != fsuid) {
+	if (ok && s->own.fsuid != fsuid) {
 		syscall(SYS_setfsuid, fsuid);
 		s->uid = true;
 		ok = (uid_t)syscall(SYS_setfsuid, -1) == fsuid;
 	}
-	uint64_t eff = s->own.capeff & c->capeff;
-	if (ok) {
+	/* A change of fsuid to or from 0 changes the effective set too (the
+	 * kernel drops or raises the file system capabilities), so the set
+	 * is then written whatever it holds. */
+	if (ok && ((mine & ~c->capeff) != 0 || s->uid)) {
 		s->caps = true;
-		ok = set_caps((uint32_t)eff, (uint32_t)(eff >> 32)) == 0;
+		ok = set_caps(&s->own, mine & c->capeff) == 0;
 	}
 	if (!ok) {
 		sbx_creds_leave(s);
@@ -265,14 +305,14 @@ void sbx_creds_leave(struct sbx_creds_saved *s)
 		return;
 	s->changed = false;
 	/* Capabilities first: putting the ids back needs them. */
-	bool ok = !s->caps || set_caps(s->cap_eff[0], s->cap_eff[1]) == 0;
+	bool ok = !s->caps || set_caps(&s->own, own_eff(&s->own)) == 0;
 	if (s->uid) {
-		syscall(SYS_setfsuid, s->own.uid[3]);
-		ok = ok && (uid_t)syscall(SYS_setfsuid, -1) == s->own.uid[3];
+		syscall(SYS_setfsuid, s->own.fsuid);
+		ok = ok && (uid_t)syscall(SYS_setfsuid, -1) == s->own.fsuid;
 	}
 	if (s->gid) {
-		syscall(SYS_setfsgid, s->own.gid[3]);
-		ok = ok && (gid_t)syscall(SYS_setfsgid, -1) == s->own.gid[3];
+		syscall(SYS_setfsgid, s->own.fsgid);
+		ok = ok && (gid_t)syscall(SYS_setfsgid, -1) == s->own.fsgid;
 	}
 	if (s->groups)
 		ok = ok && syscall(SYS_setgroups, s->own.ngroups, s->own.groups) == 0;
@@ -282,5 +322,6 @@ void sbx_creds_leave(struct sbx_creds_saved *s)
 		fprintf(stderr, "warden: cannot restore its own credentials\n");
 		abort();
 	}
-	sbx_creds_release(&s->own);
+	free(s->own.heap);
+	s->own.heap = NULL;
 }

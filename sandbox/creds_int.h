@@ -13,12 +13,24 @@
 
 #include "sandbox.h"
 
+#include <linux/capability.h>
+
+/* A thread's own credentials, as a lookup changes and restores them. */
+#define SBX_OWN_GROUPS_MAX 256
+struct sbx_creds_own {
+	uid_t fsuid;
+	gid_t fsgid;
+	size_t ngroups;
+	gid_t *groups;			       /* the thread's memo, or |heap| */
+	gid_t *heap;			       /* groups beyond SBX_OWN_GROUPS_MAX, malloc'd */
+	struct __user_cap_data_struct caps[2]; /* effective, permitted, inheritable */
+};
+
 /* What the calling thread's own credentials were, to be put back. */
 struct sbx_creds_saved {
 	bool changed;
 	bool groups, gid, uid, caps; /* what sbx_creds_leave() puts back */
-	struct sbx_creds own;
-	uint32_t cap_eff[2];
+	struct sbx_creds_own own;
 };
 
 /* Reads the credentials of |pid| from /proc/PID/status into |c| (free with

@@ -25,7 +25,9 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- the places the agent can write --------------------------------------- */
@@ -36,12 +38,40 @@ struct sbx_place {
 	char *path;
 };
 
+/* One directory of a remembered walk up (chain_memo below): held open, and
+ * what its statx said when the verdict was reached. */
+struct chain_level {
+	int fd; /* O_PATH, O_CLOEXEC: pins the directory and its mount */
+	dev_t dev;
+	ino_t ino;
+	uint64_t mnt_id;
+	mode_t mode;
+	uid_t uid;
+	int64_t ctime_sec;
+	uint32_t ctime_nsec;
+};
+
+#define CHAIN_MEMO_SLOTS 8
+#define CHAIN_MEMO_DEPTH 8
+
+/* A walk up that ended "nobody but root or the owner can change any of
+ * these": lv[0] the directory it started on, lv[n - 1] the root or the top
+ * of the mount tree. Why it cannot be stale: chain_memo_hit(). */
+struct chain_memo {
+	size_t n; /* 0: an empty slot */
+	struct chain_level lv[CHAIN_MEMO_DEPTH];
+};
+
 struct sbx_places {
 	struct sbx_place *v;
 	size_t n;
 	dev_t root_dev;
 	ino_t root_ino;
 	uid_t owner; /* who may own a program besides root */
+	/* Walks up remembered for the run (one thread decodes). */
+	struct chain_memo memo[CHAIN_MEMO_SLOTS];
+	unsigned memo_next;
+	size_t memo_hits;
 };
 
 struct sbx_places *sbx_places_open(int root_fd, char *const *paths, uid_t owner)
@@ -74,10 +104,24 @@ struct sbx_places *sbx_places_open(int root_fd, char *const *paths, uid_t owner)
 	return pl;
 }
 
+static void chain_memo_drop(struct chain_memo *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		close(m->lv[i].fd);
+	m->n = 0;
+}
+
+size_t sbx_places_memo_hits(const struct sbx_places *pl)
+{
+	return pl ? pl->memo_hits : 0;
+}
+
 void sbx_places_free(struct sbx_places *pl)
 {
 	if (!pl)
 		return;
+	for (size_t i = 0; i < CHAIN_MEMO_SLOTS; i++)
+		chain_memo_drop(&pl->memo[i]);
 	for (size_t i = 0; i < pl->n; i++)
 		free(pl->v[i].path);
 	free(pl->v);
@@ -119,43 +163,173 @@ static bool owned_safely(const struct sbx_places *pl, int fd, const struct stat 
 	return false;
 }
 
-/*
- * Whether |fd| is the root of a read-only mount: a host place shared into
- * the session's private /tmp, say. The agent can write nothing below it
- * (the mount is read-only, whatever Landlock allows above it), and cannot
- * replace it: a mount point cannot be renamed or removed while mounted,
- * and the filter and the dropped capabilities keep the agent from
- * mounting or unmounting. What lies above it only names it, and the exec
- * event checks that the file that starts is the one decided. Any doubt
- * (an old kernel without the attribute) is "no".
- */
-static bool ro_mount_root(int fd)
+/* What a statx of a directory says beyond its fstat. */
+struct dir_facts {
+	bool mount_root;  /* the root of a mount */
+	bool have_mnt_id; /* the kernel said mnt_id */
+	uint64_t mnt_id;
+	struct statx_timestamp ctime;
+};
+
+/* statx of |fd| itself: its fstat, into |st| (the fields the checks use,
+ * encoded as fstat encodes them), and the facts |f|. One call where fstat
+ * and statx were two. 0 or -errno. */
+static int stat_dir(int fd, struct stat *st, struct dir_facts *f)
 {
 	struct statx sx;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_MNT_ID,
+		  &sx) < 0)
+		return -errno;
+	if ((sx.stx_mask & (STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO)) !=
+	    (STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO))
+		return -EIO;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st->st_ino = sx.stx_ino;
+	st->st_mode = sx.stx_mode;
+	st->st_uid = sx.stx_uid;
+	st->st_gid = sx.stx_gid;
+	f->mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+			(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	f->have_mnt_id = (sx.stx_mask & STATX_MNT_ID) && (sx.stx_mask & STATX_CTIME);
+	f->mnt_id = sx.stx_mnt_id;
+	f->ctime = sx.stx_ctime;
+	return 0;
+}
+
+/*
+ * Whether |fd|, the root of a mount (|mount_root|), is one of a read-only
+ * mount: a host place shared into the session's private /tmp, say. The
+ * agent can write nothing below it (the mount is read-only, whatever
+ * Landlock allows above it), and cannot replace it: a mount point cannot
+ * be renamed or removed while mounted, and the filter and the dropped
+ * capabilities keep the agent from mounting or unmounting. What lies above
+ * it only names it, and the exec event checks that the file that starts is
+ * the one decided. Any doubt (an old kernel without the attribute) is "no".
+ */
+static bool ro_mount_root(int fd, bool mount_root)
+{
 	struct statfs sf;
-	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) < 0)
-		return false;
-	if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
-	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
-		return false;
-	return fstatfs(fd, &sf) == 0 && (sf.f_flags & ST_RDONLY);
+	return mount_root && fstatfs(fd, &sf) == 0 && (sf.f_flags & ST_RDONLY);
+}
+
+/* Whether the level |lv| is still what |st| and |f| say now. */
+static bool level_same(const struct chain_level *lv, const struct stat *st,
+		       const struct dir_facts *f)
+{
+	return f->have_mnt_id && lv->dev == st->st_dev && lv->ino == st->st_ino &&
+	       lv->mnt_id == f->mnt_id && lv->mode == st->st_mode && lv->uid == st->st_uid &&
+	       lv->ctime_sec == f->ctime.tv_sec && lv->ctime_nsec == f->ctime.tv_nsec;
+}
+
+/*
+ * Whether the walk up from the directory |st| (|f|) is remembered as safe
+ * and still is: then the full walk would say "not writable" too.
+ *
+ * Why it cannot be stale. The verdict of a walk up depends on, for each
+ * directory on it, its identity (the places and the root are compared by
+ * identity), its owner and mode (owned_safely), whether it is a read-only
+ * mount's root, and which directory is its "..". A remembered walk holds
+ * each of its directories open (so neither the inode nor the mount can be
+ * freed and its number given to another) and, at each use, takes one
+ * statx of each and compares identity, mount id, owner, mode and ctime
+ * with what they were:
+ *  - owner and mode: compared directly; and a chmod or chown, which the
+ *    agent's uid may make on a directory it owns (Landlock has no right
+ *    for it), sets the ctime;
+ *  - "..": a directory changes parent only by a rename of it, which sets
+ *    its ctime (ext4, xfs, btrfs, tmpfs), and which the agent cannot make
+ *    here at all: every directory remembered lies outside every place the
+ *    agent may write (a walk that meets one is never remembered), and
+ *    Landlock refuses renames, links and removals outside those places;
+ *    a mount moved or detached under it needs mount(2), which the filter
+ *    and the dropped capabilities refuse to the agent;
+ *  - a read-only mount's root ends a walk as "not writable": a walk that
+ *    ended so is never remembered, and one that did not is "not writable"
+ *    whether or not a directory on it became such a root later.
+ * ctime is trusted only when it is over a second older than the walk that
+ * remembered it: timestamps are coarse, and a change made within the same
+ * tick as the last one could leave it equal; any change after the walk
+ * sets it to a later second. Only block-device file systems are remembered
+ * (a major number: not tmpfs, proc, FUSE or overlayfs), whose ctime rules
+ * are the ones above, and whose mounts a held descriptor keeps busy for
+ * no one's harm. Anything that differs drops the memory and walks again.
+ */
+static bool chain_memo_hit(struct sbx_places *pl, const struct stat *st, const struct dir_facts *f)
+{
+	for (size_t i = 0; i < CHAIN_MEMO_SLOTS; i++) {
+		struct chain_memo *m = &pl->memo[i];
+		if (m->n == 0 || m->lv[0].dev != st->st_dev || m->lv[0].ino != st->st_ino)
+			continue;
+		if (!level_same(&m->lv[0], st, f)) {
+			chain_memo_drop(m);
+			return false;
+		}
+		for (size_t k = 1; k < m->n; k++) {
+			struct stat ust;
+			struct dir_facts uf;
+			if (stat_dir(m->lv[k].fd, &ust, &uf) < 0 ||
+			    !level_same(&m->lv[k], &ust, &uf)) {
+				chain_memo_drop(m);
+				return false;
+			}
+		}
+		pl->memo_hits++;
+		return true;
+	}
+	return false;
+}
+
+/* Fills |lv| for the directory |fd| (taken) with |st| and |f|; false when
+ * it may not be remembered (see chain_memo_hit()). */
+static bool level_fill(struct chain_level *lv, int fd, const struct stat *st,
+		       const struct dir_facts *f, const struct timespec *now)
+{
+	*lv = (struct chain_level){.fd = fd,
+				   .dev = st->st_dev,
+				   .ino = st->st_ino,
+				   .mnt_id = f->mnt_id,
+				   .mode = st->st_mode,
+				   .uid = st->st_uid,
+				   .ctime_sec = f->ctime.tv_sec,
+				   .ctime_nsec = f->ctime.tv_nsec};
+	return f->have_mnt_id && major(st->st_dev) != 0 && f->ctime.tv_sec + 1 < now->tv_sec;
+}
+
+/* Closes the directories |m| holds above lv[0]. */
+static void close_levels(struct chain_memo *m)
+{
+	for (size_t i = 1; i < m->n; i++)
+		close(m->lv[i].fd);
+	m->n = 0;
 }
 
 /* Walks up from directory |dirfd| to the root: true when one of them is a
  * place the agent may write or is not safely owned (with *writable_why). Each step
  * is the kernel's ".." of the directory, so a rename or a symlink cannot
- * make a path string say something else. */
-static bool chain_writable(const struct sbx_places *pl, int dirfd, char **writable_why)
+ * make a path string say something else. |dirfd| is borrowed: the walk
+ * starts on it and opens only the directories above it. A walk that ends
+ * "not writable" is remembered (chain_memo_hit()). */
+static bool chain_writable(struct sbx_places *pl, int dirfd, char **writable_why)
 {
-	int cur = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cur < 0) {
+	struct stat st;
+	struct dir_facts f;
+	if (stat_dir(dirfd, &st, &f) < 0) {
 		*writable_why = wd_strdup("the directory of the program could not be opened");
 		return true;
 	}
-	bool bad = false;
-	struct stat st;
-	if (fstat(cur, &st) < 0)
-		goto unknown;
+	if (chain_memo_hit(pl, &st, &f))
+		return false;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* While |keep|, every directory the walk opened is in m.lv[1..n)
+	 * (|cur| among them, or |dirfd|); once not, |cur| is the only one
+	 * open and the walk closes each as it climbs. */
+	struct chain_memo m = {0};
+	bool keep = level_fill(&m.lv[0], -1, &st, &f, &now);
+	m.n = 1;
+	int cur = dirfd;
+	bool bad = false, done = false;
 	for (int depth = 0; depth < 4096; depth++) {
 		const struct sbx_place *place = place_of(pl, &st);
 		if (place) {
@@ -168,37 +342,65 @@ static bool chain_writable(const struct sbx_places *pl, int dirfd, char **writab
 			bad = true;
 			break;
 		}
-		if (st.st_dev == pl->root_dev && st.st_ino == pl->root_ino)
+		if (st.st_dev == pl->root_dev && st.st_ino == pl->root_ino) {
+			done = true;
 			break;
-		if (ro_mount_root(cur))
-			break;
+		}
+		if (ro_mount_root(cur, f.mount_root))
+			break; /* "not writable", never remembered */
 		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		struct stat ust;
-		if (up < 0 || fstat(up, &ust) < 0) {
+		struct dir_facts uf;
+		if (up < 0 || stat_dir(up, &ust, &uf) < 0) {
 			if (up >= 0)
 				close(up);
 			goto unknown;
 		}
-		close(cur);
-		cur = up;
-		if (ust.st_dev == st.st_dev && ust.st_ino == st.st_ino)
+		if (ust.st_dev == st.st_dev && ust.st_ino == st.st_ino) {
+			close(up);
+			done = true;
 			break; /* the top of the caller's mount tree */
+		}
+		if (!keep && cur != dirfd)
+			close(cur);
+		cur = up;
 		st = ust;
+		f = uf;
+		if (keep && m.n < CHAIN_MEMO_DEPTH && level_fill(&m.lv[m.n], up, &st, &f, &now)) {
+			m.n++;
+		} else if (keep) {
+			close_levels(&m); /* |up| is not among them */
+			keep = false;
+		}
 	}
-	close(cur);
+	if (keep && done && !bad && (m.lv[0].fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) >= 0) {
+		struct chain_memo *slot = &pl->memo[pl->memo_next++ % CHAIN_MEMO_SLOTS];
+		chain_memo_drop(slot);
+		*slot = m;
+	} else if (keep) {
+		close_levels(&m);
+	} else if (cur != dirfd) {
+		close(cur);
+	}
 	return bad;
 unknown:
-	close(cur);
+	if (keep)
+		close_levels(&m);
+	else if (cur != dirfd)
+		close(cur);
 	*writable_why = wd_strdup("a directory above the program could not be examined");
 	return true;
 }
 
-bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int fd,
+bool sbx_places_writable(const struct sbx_places *cpl, int root, int dirfd, int fd,
 			 const struct stat *st, char **writable_why)
 {
 	*writable_why = NULL;
-	if (!pl)
+	if (!cpl)
 		return false;
+	/* The places themselves are read only; the memo of walks up is a
+	 * cache that never changes an answer (chain_memo_hit()). */
+	struct sbx_places *pl = (struct sbx_places *)cpl;
 	if (place_of(pl, st)) {
 		*writable_why = wd_asprintf("written where the agent can write: %s",
 					    place_of(pl, st)->path);
@@ -239,14 +441,26 @@ bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int f
 
 /* ---- resolving as the caller ------------------------------------------------ */
 
+/* Whether |fd| is the directory of one of the first |n| symlinks of |w|:
+ * the walk hands the directory it was in to link_dir[] instead of opening
+ * it again, so one descriptor may stand for several of them, and for the
+ * walk's dirfd too. */
+static bool link_held(const struct sbx_walk *w, size_t n, int fd)
+{
+	for (size_t i = 0; i < n; i++)
+		if (w->link_dir[i] == fd)
+			return true;
+	return false;
+}
+
 void sbx_walk_free(struct sbx_walk *w)
 {
-	if (w->fd >= 0)
+	if (w->fd >= 0 && !link_held(w, w->nlinks, w->fd))
 		close(w->fd);
-	if (w->dirfd >= 0)
+	if (w->dirfd >= 0 && w->dirfd != w->fd && !link_held(w, w->nlinks, w->dirfd))
 		close(w->dirfd);
 	for (size_t i = 0; i < w->nlinks; i++)
-		if (w->link_dir[i] >= 0)
+		if (w->link_dir[i] >= 0 && !link_held(w, i, w->link_dir[i]))
 			close(w->link_dir[i]);
 	w->fd = w->dirfd = -1;
 	w->nlinks = 0;
@@ -285,16 +499,26 @@ static int caller_ns_ids(struct sbx_walk_caller *c)
 	return c->ns_tgid > 0 && c->ns_tid > 0 ? 0 : -ESRCH;
 }
 
+/* A proc mount's device is always an anonymous one (major 0: proc has no
+ * block device, get_tree_nodev), so an object on a device with a major
+ * number is not in a /proc, and no fstatfs is needed to say so. */
+static bool maybe_proc(const struct stat *st)
+{
+	return major(st->st_dev) == 0;
+}
+
 static bool is_proc_root(int fd, const struct stat *st)
 {
 	struct statfs sf;
-	return st->st_ino == 1 && fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+	return st->st_ino == 1 && maybe_proc(st) && fstatfs(fd, &sf) == 0 &&
+	       sf.f_type == PROC_SUPER_MAGIC;
 }
 
-static bool in_proc(int fd)
+/* Whether |fd| (|st|) lies in a proc mount. */
+static bool in_proc(int fd, const struct stat *st)
 {
 	struct statfs sf;
-	return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+	return maybe_proc(st) && fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
 }
 
 /* Puts |text| then "/" then |rest| into |rest| (room for |cap|). */
@@ -314,27 +538,55 @@ static int prepend(char *rest, size_t cap, const char *text)
 #define WALK_MAX 8192
 
 /* A walk in progress. |cur| is the object reached so far, found in |dir|
- * (-1: at the root, after "..", or through a magic link, |magic|). */
+ * (-1: at the root, after "..", or through a magic link, |magic|).
+ * |curst| is the fstat of |cur| when |have_curst|: the walk stats each
+ * object once, when it is opened, and uses that for its type and identity,
+ * which cannot change for an open descriptor. */
 struct walk {
 	int root;
 	int cur, dir;
 	bool magic;
+	bool have_curst;
+	struct stat curst;
 	struct stat rootst;
 	char rest[WALK_MAX]; /* what is left of the path */
 	struct sbx_walk *w;
 	struct sbx_walk_caller *c;
 };
 
-/* Makes |fd| (taken) the object reached, found in |dir| (taken, or -1). */
-static void walk_move(struct walk *k, int fd, int dir, bool magic)
+/* Closes |fd| unless it was handed to the walk's link_dir[]. */
+static void walk_close(struct walk *k, int fd)
 {
-	if (k->cur >= 0 && k->cur != dir)
-		close(k->cur);
-	if (k->dir >= 0)
-		close(k->dir);
+	if (fd >= 0 && !link_held(k->w, k->w->nlinks, fd))
+		close(fd);
+}
+
+/* Makes |fd| (taken) the object reached, found in |dir| (taken, or -1),
+ * with its fstat |st| when known (else NULL). */
+static void walk_move(struct walk *k, int fd, int dir, bool magic, const struct stat *st)
+{
+	if (k->cur != dir)
+		walk_close(k, k->cur);
+	walk_close(k, k->dir);
 	k->cur = fd;
 	k->dir = dir;
 	k->magic = magic;
+	k->have_curst = st != NULL;
+	if (st)
+		k->curst = *st;
+}
+
+/* The fstat of |k->cur| into |st|: the one taken when it was opened, or a
+ * new one. 0 or -errno. */
+static int walk_stat(struct walk *k, struct stat *st)
+{
+	if (!k->have_curst) {
+		if (fstat(k->cur, &k->curst) < 0)
+			return -errno;
+		k->have_curst = true;
+	}
+	*st = k->curst;
+	return 0;
 }
 
 /* Takes the next component off |rest| into |comp|: 1, 0 at the end, or
@@ -346,7 +598,8 @@ static int walk_next(struct walk *k, char comp[256], bool *slash, bool *last)
 		int fd = openat(k->root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		walk_move(k, fd, -1, false);
+		/* The same directory as |root|, so the same fstat. */
+		walk_move(k, fd, -1, false, &k->rootst);
 		while (*s == '/')
 			s++;
 	}
@@ -367,13 +620,15 @@ static int walk_next(struct walk *k, char comp[256], bool *slash, bool *last)
 	return 1;
 }
 
-/* Records a symlink followed (it lies in |k->cur|) for the identity check. */
+/* Records a symlink followed (it lies in |k->cur|) for the identity check.
+ * |k->cur| itself is handed to link_dir[]: the walk no longer closes it
+ * (walk_close), sbx_walk_free() does, once. */
 static int walk_note_link(struct walk *k, const struct stat *st)
 {
 	struct sbx_walk *w = k->w;
 	if (w->nlinks >= SBX_WALK_LINKS)
 		return -ELOOP;
-	w->link_dir[w->nlinks] = openat(k->cur, ".", O_PATH | O_CLOEXEC);
+	w->link_dir[w->nlinks] = k->cur;
 	w->link_st[w->nlinks] = *st;
 	w->nlinks++;
 	return 0;
@@ -387,7 +642,7 @@ static int walk_dotdot(struct walk *k, const struct stat *cst)
 	int up = openat(k->cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (up < 0)
 		return -errno;
-	walk_move(k, up, -1, false);
+	walk_move(k, up, -1, false, NULL);
 	return 0;
 }
 
@@ -420,7 +675,7 @@ static int walk_symlink(struct walk *k, int nfd, const char *comp, const struct 
 		close(nfd);
 		return rc;
 	}
-	if (in_proc(k->cur) && !is_proc_root(k->cur, cst)) {
+	if (in_proc(k->cur, cst) && !is_proc_root(k->cur, cst)) {
 		/* A magic link (exe, cwd, root, fd/N): no text to follow, an
 		 * object the kernel hands over, after its own access check
 		 * for this thread's credentials (the caller's). */
@@ -428,7 +683,7 @@ static int walk_symlink(struct walk *k, int nfd, const char *comp, const struct 
 		int fd = openat(k->cur, comp, O_PATH | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		walk_move(k, fd, -1, true);
+		walk_move(k, fd, -1, true, NULL);
 		return 0;
 	}
 	char target[4096];
@@ -449,9 +704,10 @@ static int walk_symlink(struct walk *k, int nfd, const char *comp, const struct 
  * openat, with this thread's (the caller's) credentials. */
 static int walk_step(struct walk *k, const char *comp, bool slash, bool last, bool follow)
 {
-	struct stat cst;
-	if (fstat(k->cur, &cst) < 0)
-		return -errno;
+	struct stat cst = {0};
+	int rc = walk_stat(k, &cst);
+	if (rc < 0)
+		return rc;
 	if (!S_ISDIR(cst.st_mode))
 		return -ENOTDIR;
 	if (strcmp(comp, ".") == 0)
@@ -473,12 +729,12 @@ static int walk_step(struct walk *k, const char *comp, bool slash, bool last, bo
 		return walk_symlink(k, nfd, comp, &cst, &nst, slash);
 	/* The final symlink, not followed (AT_SYMLINK_NOFOLLOW): execveat
 	 * fails with ELOOP; "file/" with ENOTDIR. */
-	int rc = S_ISLNK(nst.st_mode) ? -ELOOP : slash && !S_ISDIR(nst.st_mode) ? -ENOTDIR : 0;
+	rc = S_ISLNK(nst.st_mode) ? -ELOOP : slash && !S_ISDIR(nst.st_mode) ? -ENOTDIR : 0;
 	if (rc < 0) {
 		close(nfd);
 		return rc;
 	}
-	walk_move(k, nfd, k->cur, false);
+	walk_move(k, nfd, k->cur, false, &nst);
 	return 0;
 }
 
@@ -488,15 +744,25 @@ int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx
 	*w = (struct sbx_walk){.fd = -1, .dirfd = -1};
 	if (!path[0])
 		return -ENOENT;
-	struct walk *k = wd_calloc(1, sizeof(*k));
-	*k = (struct walk){.root = root, .cur = -1, .dir = -1, .w = w, .c = c};
+	/* On the stack (about 8 KiB, the decoder's thread has megabytes): no
+	 * heap block taken and given back for every walk. */
+	struct walk kw;
+	struct walk *k = &kw;
+	k->root = root;
+	k->cur = k->dir = -1;
+	k->magic = k->have_curst = false;
+	k->w = w;
+	k->c = c;
+	k->rest[0] = '\0';
 	int rc = 0;
 	if (strlen(path) >= sizeof(k->rest))
 		rc = -ENAMETOOLONG;
 	else if (fstat(root, &k->rootst) < 0)
 		rc = -errno;
-	else if ((k->cur = openat(path[0] == '/' ? root : start, ".",
-				  O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+	/* An absolute path starts at the root, which walk_next() opens for
+	 * its leading "/". */
+	else if (path[0] != '/' &&
+		 (k->cur = openat(start, ".", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = -errno;
 	if (rc == 0)
 		memcpy(k->rest, path, strlen(path) + 1); /* fits: checked above */
@@ -510,17 +776,16 @@ int sbx_walk_path(int root, int start, const char *path, bool follow, struct sbx
 			break;
 		rc = walk_step(k, comp, slash, last, follow);
 	}
-	if (rc == 0 && fstat(k->cur, &w->st) < 0)
-		rc = -errno;
+	if (rc == 0)
+		rc = walk_stat(k, &w->st);
 	if (rc == 0) {
 		w->fd = k->cur;
 		w->dirfd = k->magic ? -1 : k->dir;
-		if (k->magic && k->dir >= 0)
-			close(k->dir);
+		if (k->magic)
+			walk_close(k, k->dir);
 	} else {
-		walk_move(k, -1, -1, false);
+		walk_move(k, -1, -1, false, NULL);
 		sbx_walk_free(w);
 	}
-	free(k);
 	return rc;
 }

@@ -55,5 +55,8 @@ void sbx_walk_free(struct sbx_walk *w);
  * says why (a fact for the decision, not an error; caller frees). */
 bool sbx_places_writable(const struct sbx_places *pl, int root, int dirfd, int fd,
 			 const struct stat *st, char **writable_why);
+/* How many walks up sbx_places_writable() answered from its memo (for the
+ * tests that show the memo is used and never stale). */
+size_t sbx_places_memo_hits(const struct sbx_places *pl);
 
 #endif

@@ -7,16 +7,68 @@
 #include "common.h"
 
 #include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-/* The target of the symlink |path|, or NULL when it is none or shorter
- * than |min| bytes. */
-static char *read_link(const char *path, ssize_t min)
+/*
+ * The supervisor's /proc, and its own /proc/self/fd, each opened once
+ * (O_PATH): a lookup of "PID/cwd" or "N" from them is the kernel's lookup
+ * of /proc/PID/cwd or /proc/self/fd/N without the components before it
+ * ("/", "proc" and its mount, and "self", which formats the pid and looks
+ * it up, on every call). The objects found, and what readlink says of
+ * them, are the same: the same proc instance, the same process.
+ *
+ * Each is remembered with the pid of the process that opened it, and any
+ * other process (a child made by fork, which may close descriptors it did
+ * not open, as the sandbox's init and agent do) opens its own: so
+ * /proc/self/fd never names another process's descriptors, and a number
+ * is never used after its process closed it. Within the supervisor
+ * nothing closes descriptors it did not open. Both are O_CLOEXEC and kept
+ * for the process's life; a thread that loses the race to remember one
+ * closes its own.
+ */
+struct fd_memo {
+	_Atomic uint64_t v; /* pid << 32 | fd; 0: none */
+};
+static struct fd_memo proc_root_memo, self_fd_memo;
+
+static int memo_open(struct fd_memo *m, const char *path)
+{
+	uint32_t me = (uint32_t)getpid();
+	uint64_t v = atomic_load(&m->v);
+	if (v && (uint32_t)(v >> 32) == me)
+		return (int)(uint32_t)v;
+	int mine = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (mine < 0)
+		return -1;
+	uint64_t nv = (uint64_t)me << 32 | (uint32_t)mine;
+	/* Another process's number (a parent's, before fork) is not this
+	 * process's to close: it may name anything here now. */
+	if (atomic_compare_exchange_strong(&m->v, &v, nv))
+		return mine;
+	close(mine); /* another thread of this process remembered one */
+	return (uint32_t)(v >> 32) == me ? (int)(uint32_t)v : -1;
+}
+
+static int proc_root(void)
+{
+	return memo_open(&proc_root_memo, "/proc");
+}
+
+static int self_fd_dir(void)
+{
+	return memo_open(&self_fd_memo, "/proc/self/fd");
+}
+
+/* The target of the symlink |name| in |dir| (AT_FDCWD: |name| is a path),
+ * or NULL when it is none or shorter than |min| bytes. */
+static char *read_link(int dir, const char *name, ssize_t min)
 {
 	char buf[4096];
-	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+	ssize_t n = readlinkat(dir, name, buf, sizeof(buf) - 1);
 	if (n < min)
 		return NULL;
 	buf[n] = '\0';
@@ -26,13 +78,23 @@ static char *read_link(const char *path, ssize_t min)
 char *sbx_proc_link(pid_t pid, const char *what)
 {
 	char p[64];
+	int root = proc_root();
+	if (root >= 0) {
+		snprintf(p, sizeof(p), "%d/%s", pid, what);
+		return read_link(root, p, 0);
+	}
 	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
-	return read_link(p, 0);
+	return read_link(AT_FDCWD, p, 0);
 }
 
 int sbx_proc_open(pid_t pid, const char *what)
 {
 	char p[64];
+	int root = proc_root();
+	if (root >= 0) {
+		snprintf(p, sizeof(p), "%d/%s", pid, what);
+		return openat(root, p, O_PATH | O_CLOEXEC);
+	}
 	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
 	return open(p, O_PATH | O_CLOEXEC);
 }
@@ -40,8 +102,13 @@ int sbx_proc_open(pid_t pid, const char *what)
 char *sbx_fd_path(int fd)
 {
 	char link[64];
+	int dir = self_fd_dir();
+	if (dir >= 0) {
+		snprintf(link, sizeof(link), "%d", fd);
+		return read_link(dir, link, 1);
+	}
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	return read_link(link, 1);
+	return read_link(AT_FDCWD, link, 1);
 }
 
 char *sbx_quote_args(const char *buf, size_t len)

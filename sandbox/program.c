@@ -50,19 +50,25 @@ static struct {
 	struct sbx_creds c;
 } creds_memo;
 
-static int caller_creds(pid_t pid, const uint32_t *ids, struct sbx_creds *out)
+/* The caller's credentials: the memo's when its ids match (no copy), else
+ * read into |tmp| (the caller releases it) and remembered. */
+static int caller_creds(pid_t pid, const uint32_t *ids, struct sbx_creds *tmp,
+			const struct sbx_creds **out)
 {
+	*out = NULL;
 	if (ids && creds_memo.have && memcmp(ids, creds_memo.ids, sizeof(creds_memo.ids)) == 0) {
-		sbx_creds_copy(out, &creds_memo.c);
+		*out = &creds_memo.c;
 		return 0;
 	}
-	int rc = sbx_creds_of(pid, out, NULL, NULL);
+	int rc = sbx_creds_of(pid, tmp, NULL, NULL);
 	if (rc == 0 && ids) {
 		creds_memo.have = true;
 		memcpy(creds_memo.ids, ids, sizeof(creds_memo.ids));
 		sbx_creds_release(&creds_memo.c);
-		sbx_creds_copy(&creds_memo.c, out);
+		sbx_creds_copy(&creds_memo.c, tmp);
 	}
+	if (rc == 0)
+		*out = tmp;
 	return rc;
 }
 
@@ -116,13 +122,13 @@ static int find_as_caller(struct sbx_exec_event *ev, int root, int base, const c
 			  bool follow, const uint32_t *ids, struct sbx_walk *w)
 {
 	*w = (struct sbx_walk){.fd = -1, .dirfd = -1};
-	struct sbx_creds cr;
+	struct sbx_creds tmp = {0};
+	const struct sbx_creds *cr;
 	struct sbx_creds_saved sv;
-	int entered = caller_creds(ev->pid, ids, &cr);
-	if (entered == 0) {
-		entered = sbx_creds_enter(&cr, SBX_CREDS_LOOKUP, &sv);
-		sbx_creds_release(&cr);
-	}
+	int entered = caller_creds(ev->pid, ids, &tmp, &cr);
+	if (entered == 0)
+		entered = sbx_creds_enter(cr, SBX_CREDS_LOOKUP, &sv);
+	sbx_creds_release(&tmp);
 	if (entered < 0) {
 		/* Not the kernel's answer: refused, and the reason says why. */
 		sbx_exec_refuse(
