@@ -138,6 +138,15 @@ static int add_refusals(scmp_filter_ctx ctx)
 			      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_FILES | CLONE_THREAD, CLONE_FILES));
 	if (rc < 0)
 		return rc;
+	/* A working directory shared with another process: it could chdir
+	 * between the decision, which is shown the caller's cwd, and the
+	 * exec. A thread's chdir is caught at the exec event (verify.c);
+	 * another process's would go unseen until then as well, but only
+	 * threads need to share it. */
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+			      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_FS | CLONE_THREAD, CLONE_FS));
+	if (rc < 0)
+		return rc;
 	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 2,
 			      SCMP_A0(SCMP_CMP_EQ, PR_SET_CHILD_SUBREAPER, 0),
 			      SCMP_A1(SCMP_CMP_NE, 0, 0));

@@ -201,6 +201,21 @@ int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, struct sbx_args 
 		free(exe);
 		return -EPERM;
 	}
+	/* The working directory the decision was shown, read the same way: a
+	 * thread of the caller (the only task that may share it: the filter
+	 * refuses CLONE_FS without CLONE_THREAD) could have changed it after
+	 * the read. The other threads are gone now, so it stays as it is. */
+	char *cwd = sbx_proc_link(pid, "cwd");
+	bool same_cwd = (!cwd && !ev->cwd) || (cwd && ev->cwd && strcmp(cwd, ev->cwd) == 0);
+	if (!same_cwd) {
+		if (err)
+			*err = wd_asprintf("its working directory changed between the decision "
+					   "(%s) and the exec (%s)",
+					   ev->cwd ? ev->cwd : "unknown", cwd ? cwd : "unknown");
+		free(cwd);
+		return -EPERM;
+	}
+	free(cwd);
 	if (stack_matches(pid, ev->expect_argv, ev->envp, args))
 		return 0;
 	if (!proc_vector_equals(pid, "cmdline", ev->expect_argv)) {

@@ -126,3 +126,14 @@ add_dependencies(test_esc_journal warden)
 wd_test(test_esc_decode SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_decode.c
 	LIBS wt LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_decode warden)
+
+# The working directory a command was decided in is the one it runs in: a
+# thread's chdir is caught at the exec event, a CLONE_FS sibling refused.
+add_executable(esc_cwd ${CMAKE_SOURCE_DIR}/tests/escape/esc_cwd.c)
+set_target_properties(esc_cwd PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+target_link_libraries(esc_cwd PRIVATE Threads::Threads)
+wd_agent_program(esc_cwd)
+wd_test(test_esc_cwd SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_cwd.c
+	${CMAKE_SOURCE_DIR}/tests/escape/escape_fx.c
+	LIBS ${esc_libs} LABELS escape TIMEOUT 600)
+add_dependencies(test_esc_cwd warden esc_cwd)
