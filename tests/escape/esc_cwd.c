@@ -69,8 +69,7 @@ static void attempt(const char *mode, int out, int i)
 	/* The strings on the heap: the caller's own private memory. */
 	char tag[32];
 	snprintf(tag, sizeof(tag), "t%d", i);
-	char *prog = strdup("/bin/pwd"), *a0 = strdup("pwd"), *a1 = strdup("-P"),
-	     *a2 = strdup(tag);
+	char *prog = strdup("/bin/pwd"), *a0 = strdup("pwd"), *a1 = strdup("-P"), *a2 = strdup(tag);
 	char *av[] = {a0, a1, a2, NULL};
 	if (dup2(out, 1) < 0)
 		_exit(7);

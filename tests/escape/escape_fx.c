@@ -35,12 +35,10 @@ int setup(void **state)
 	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
 	wt_write(f->proj, "README.md", "# escape readme\n");
 	wt_write(f->proj, ".env", "TOKEN=" SECRET "\n");
-	char tmpl[] = "/tmp/warden-esc-home-XXXXXX";
-	f->home = wd_strdup(mkdtemp(tmpl));
-	wt_write(f->home, ".ssh/id_rsa", "-----BEGIN KEY-----\n" SSH_SECRET "\n");
 	/* wt_wardenv passes the environment on: warden and the agent see
 	 * this HOME, so ~/.ssh is the fixture's. */
-	setenv("HOME", f->home, 1);
+	f->home = wt_home("esc");
+	wt_write(f->home, ".ssh/id_rsa", "-----BEGIN KEY-----\n" SSH_SECRET "\n");
 	*state = f;
 	return 0;
 }

@@ -49,12 +49,8 @@ static int setup(void **state)
 	f->proj = wt_project();
 	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
 	wt_write(f->proj, "README.md", "# decode\n");
-	char tmpl[] = "/tmp/warden-esc-dec-home-XXXXXX";
-	f->home = wd_strdup(mkdtemp(tmpl));
-	setenv("HOME", f->home, 1);
-	char otmpl[] = "/var/cache/warden-esc-dec-XXXXXX";
-	f->outside = wd_strdup(mkdtemp(otmpl));
-	chmod(f->outside, 0755);
+	f->home = wt_home("esc-dec");
+	f->outside = wt_outside_dir("esc-dec");
 	char *sys = wd_asprintf("%s/sys", f->outside);
 	char *bin = wd_asprintf("%s/sys/bin", f->outside);
 	mkdir(sys, 0755);

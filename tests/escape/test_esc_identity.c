@@ -45,13 +45,8 @@ static int setup(void **state)
 	f->proj = wt_project();
 	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
 	wt_write(f->proj, "README.md", "# identity\n");
-	char tmpl[] = "/tmp/warden-esc-id-home-XXXXXX";
-	f->home = wd_strdup(mkdtemp(tmpl));
-	setenv("HOME", f->home, 1);
-	/* Not under /tmp: that is the agent's (and may be private to it). */
-	char otmpl[] = "/var/cache/warden-esc-id-XXXXXX";
-	f->outside = wd_strdup(mkdtemp(otmpl));
-	chmod(f->outside, 0755);
+	f->home = wt_home("esc-id");
+	f->outside = wt_outside_dir("esc-id");
 	*state = f;
 	return 0;
 }

@@ -51,9 +51,7 @@ static int setup(void **state)
 	f->proj = wt_project();
 	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
 	wt_write(f->proj, "README.md", "# outside\n");
-	char tmpl[] = "/tmp/warden-esc-outside-home-XXXXXX";
-	f->home = wd_strdup(mkdtemp(tmpl));
-	setenv("HOME", f->home, 1);
+	f->home = wt_home("esc-outside");
 	*state = f;
 	return 0;
 }

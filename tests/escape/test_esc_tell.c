@@ -48,9 +48,7 @@ static int setup(void **state)
 	struct fx *f = wd_calloc(1, sizeof(*f));
 	f->proj = wt_project();
 	wt_write(f->proj, "README.md", "# tell escapes\n");
-	char h[] = "/tmp/warden-esc-tellhome-XXXXXX";
-	f->home = wd_strdup(mkdtemp(h));
-	setenv("HOME", f->home, 1);
+	f->home = wt_home("esc-tell");
 	char d[] = "/run/warden-esc-tell-XXXXXX";
 	char *made = mkdtemp(d);
 	assert_non_null(made);

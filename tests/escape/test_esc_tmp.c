@@ -46,9 +46,7 @@ static int setup(void **state)
 	struct fx *f = wd_calloc(1, sizeof(*f));
 	f->proj = wt_project();
 	wt_write(f->proj, "README.md", "# tmp escapes\n");
-	char h[] = "/tmp/warden-esc-tmphome-XXXXXX";
-	f->home = wd_strdup(mkdtemp(h));
-	setenv("HOME", f->home, 1);
+	f->home = wt_home("esc-tmp");
 	char t[] = "/tmp/warden-esc-hosttmp-XXXXXX";
 	f->host = wd_strdup(mkdtemp(t));
 	chmod(f->host, 0755);

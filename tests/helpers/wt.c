@@ -56,6 +56,33 @@ char *wt_project(void)
 	return wd_strdup(d);
 }
 
+static char *made_dir(char *tmpl, mode_t mode)
+{
+	char *d = mkdtemp(tmpl);
+	if (!d || chmod(d, mode) < 0) {
+		perror(tmpl);
+		exit(1);
+	}
+	return wd_strdup(d);
+}
+
+char *wt_home(const char *tag)
+{
+	char *tmpl = wd_asprintf("/tmp/warden-%s-home-XXXXXX", tag);
+	char *d = made_dir(tmpl, 0700);
+	free(tmpl);
+	setenv("HOME", d, 1);
+	return d;
+}
+
+char *wt_outside_dir(const char *tag)
+{
+	char *tmpl = wd_asprintf("/var/cache/warden-%s-XXXXXX", tag);
+	char *d = made_dir(tmpl, 0755);
+	free(tmpl);
+	return d;
+}
+
 void wt_write(const char *dir, const char *name, const char *text)
 {
 	char *path = wd_asprintf("%s/%s", dir, name);

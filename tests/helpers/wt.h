@@ -16,6 +16,13 @@ void wt_require_sandbox(void);
 
 /* Creates a fresh project directory under /tmp. Caller frees. */
 char *wt_project(void);
+/* A fresh directory /tmp/warden-TAG-home-XXXXXX made the HOME of this
+ * process and of what it runs. Caller frees and removes. */
+char *wt_home(const char *tag);
+/* A fresh directory outside /tmp (which is the agent's, and may be private
+ * to it), mode 0755: /var/cache/warden-TAG-XXXXXX. Caller frees and
+ * removes. */
+char *wt_outside_dir(const char *tag);
 
 /* The usual cmocka fixture: a fresh project with a README and the path its
  * audit will have. wt_fx_setup/wt_fx_teardown are cmocka's setup and
