@@ -329,7 +329,7 @@ static bool chain_writable(struct sbx_places *pl, int dirfd, char **writable_why
 	bool keep = level_fill(&m.lv[0], -1, &st, &f, &now);
 	m.n = 1;
 	int cur = dirfd;
-	bool bad = false, done = false;
+	bool bad = false, done = false, ro_root = false;
 	for (int depth = 0; depth < 4096; depth++) {
 		const struct sbx_place *place = place_of(pl, &st);
 		if (place) {
@@ -346,8 +346,10 @@ static bool chain_writable(struct sbx_places *pl, int dirfd, char **writable_why
 			done = true;
 			break;
 		}
-		if (ro_mount_root(cur, f.mount_root))
+		if (ro_mount_root(cur, f.mount_root)) {
+			ro_root = true;
 			break; /* "not writable", never remembered */
+		}
 		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		struct stat ust;
 		struct dir_facts uf;
@@ -373,6 +375,11 @@ static bool chain_writable(struct sbx_places *pl, int dirfd, char **writable_why
 			keep = false;
 		}
 	}
+	/* A climb that reached no verdict (deeper than the walk goes: the
+	 * agent can make a directory chain that long in a place it writes)
+	 * proves nothing. */
+	if (!bad && !done && !ro_root)
+		goto unknown;
 	if (keep && done && !bad && (m.lv[0].fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) >= 0) {
 		struct chain_memo *slot = &pl->memo[pl->memo_next++ % CHAIN_MEMO_SLOTS];
 		chain_memo_drop(slot);

@@ -264,6 +264,13 @@ static int decode_exec(int fd, const struct seccomp_notif *req, int root_fd, sbx
 	prefetch_exec(m, &a, args);
 	read_exec_strings(ev, m, &a);
 	ev->cwd = sbx_proc_link(ev->pid, "cwd");
+	/* A command is decided in the directory it runs in: one the kernel
+	 * cannot name (longer than PATH_MAX) can be neither shown to the
+	 * decision nor compared at the exec event (verify.c). */
+	if (!ev->cwd)
+		sbx_exec_refuse(ev, EACCES,
+				"its working directory cannot be named (longer than PATH_MAX, "
+				"or unreadable): run it from a shorter path");
 	/* A thread's cmdline is its process's (one mm). */
 	ev->parent_cmdline = caller_cmdline(m, ev->pid, args);
 	sbx_exec_resolve(ev, root_fd, a.dirfd, a.flags, have_ids ? ids : NULL);

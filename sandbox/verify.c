@@ -204,9 +204,10 @@ int sbx_verify_exec(pid_t pid, const struct sbx_exec_event *ev, struct sbx_args 
 	/* The working directory the decision was shown, read the same way: a
 	 * thread of the caller (the only task that may share it: the filter
 	 * refuses CLONE_FS without CLONE_THREAD) could have changed it after
-	 * the read. The other threads are gone now, so it stays as it is. */
+	 * the read. The other threads are gone now, so it stays as it is. One
+	 * without a name was refused at the decision; here it is a change. */
 	char *cwd = sbx_proc_link(pid, "cwd");
-	bool same_cwd = (!cwd && !ev->cwd) || (cwd && ev->cwd && strcmp(cwd, ev->cwd) == 0);
+	bool same_cwd = cwd && ev->cwd && strcmp(cwd, ev->cwd) == 0;
 	if (!same_cwd) {
 		if (err)
 			*err = wd_asprintf("its working directory changed between the decision "

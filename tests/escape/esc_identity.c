@@ -19,11 +19,20 @@
  *   forkexec FILE         forks a child that waits (no exec), then execs
  *                         /usr/bin/touch FILE itself; prints "errno=NAME"
  *                         when that exec fails.
+ *   deepfd N FILE         makes a directory N levels below a new one in
+ *                         /tmp, copies /usr/bin/touch there as "ls", goes
+ *                         back to / and execs it through /proc/self/fd/D/ls
+ *                         (D: that directory) as {"ls", FILE}; prints
+ *                         "child exit=E" or "errno=NAME".
+ *   deepcwd N             the same directory as its cwd (a name longer than
+ *                         PATH_MAX), a forked child execs /bin/pwd; prints
+ *                         "child exit=E" or "errno=NAME".
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +41,48 @@
 #include <unistd.h>
 
 extern char **environ;
+
+static int wait_child(pid_t pid);
+
+/* deepfd and deepcwd: see the header. */
+static int deep(bool by_fd, int levels, const char *file)
+{
+	char tmpl[] = "/tmp/wd-deep-XXXXXX";
+	if (!mkdtemp(tmpl) || chdir(tmpl) < 0)
+		return 1;
+	for (int i = 0; i < levels; i++)
+		if ((mkdir("a", 0755) < 0 && errno != EEXIST) || chdir("a") < 0)
+			return 1;
+	char path[64];
+	if (by_fd) {
+		int in = open("/usr/bin/touch", O_RDONLY | O_CLOEXEC);
+		int out = open("ls", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+		char buf[65536];
+		ssize_t n;
+		while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n)
+				return 1;
+		if (in < 0 || out < 0 || close(out) < 0)
+			return 1;
+		close(in);
+		int dir = open(".", O_PATH | O_DIRECTORY);
+		if (dir < 0 || chdir("/") < 0)
+			return 1;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/ls", dir);
+	} else {
+		snprintf(path, sizeof(path), "/bin/pwd");
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		char *av[] = {by_fd ? "ls" : "pwd", (char *)file, NULL};
+		execve(path, av, environ);
+		printf("errno=%s\n", strerrorname_np(errno));
+		fflush(stdout);
+		_exit(127);
+	}
+	wait_child(pid);
+	return 0;
+}
 
 static int wait_child(pid_t pid)
 {
@@ -156,6 +207,10 @@ int main(int argc, char **argv)
 		waitpid(pid, NULL, 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: esc_identity mark|selfexe|errno|swap|forkexec ...\n");
+	if (argc >= 3 && (strcmp(argv[1], "deepfd") == 0 || strcmp(argv[1], "deepcwd") == 0))
+		return deep(strcmp(argv[1], "deepfd") == 0, atoi(argv[2]),
+			    argc >= 4 ? argv[3] : NULL);
+	fprintf(stderr,
+		"usage: esc_identity mark|selfexe|errno|swap|forkexec|deepfd|deepcwd ...\n");
 	return 2;
 }

@@ -202,6 +202,43 @@ static void test_esc_identity_copy_in_tmp_not_fast_path(void **state)
 	wt_result_free(&r);
 }
 
+/* A copy of touch named ls deeper below /tmp than the walk up climbs
+ * (4,096 directories), reached through a descriptor so that its name is
+ * longer than the kernel gives: where the walk cannot reach a verdict the
+ * program counts as the agent's, never as the system's ls. */
+static void test_esc_identity_copy_deeper_than_the_walk(void **state)
+{
+	struct fx *f = *state;
+	char *marker = wd_asprintf("%s/deep-marker", f->proj);
+	char *prog = esc();
+	struct wt_result r;
+	run(f, &r, "passive", prog, "deepfd", "4200", marker, NULL);
+	assert_true(strstr(r.out, "child exit=") || strstr(r.out, "errno="));
+	if (exists(marker))
+		fail_msg("ESCAPE FOUND: the agent's touch, 4200 levels deep, ran as ls");
+	assert_int_equal(count(f, "allow", NULL, "ls ", NULL, NULL), 0);
+	wt_result_free(&r);
+	free(prog);
+	free(marker);
+}
+
+/* The working directory a command would run in must have a name: one
+ * longer than PATH_MAX can be neither shown to the decision nor compared
+ * at the exec event, so the exec is refused, and says why. */
+static void test_esc_identity_cwd_without_a_name(void **state)
+{
+	struct fx *f = *state;
+	char *prog = esc();
+	struct wt_result r;
+	run(f, &r, "aggressive", prog, "deepcwd", "2100", NULL);
+	assert_non_null(strstr(r.out, "errno=EACCES"));
+	assert_int_equal(
+		count(f, "deny", "decoder", "pwd", "its working directory cannot be named", NULL),
+		1);
+	wt_result_free(&r);
+	free(prog);
+}
+
 /* A copy of touch named ls outside every writable place, in a directory
  * that belongs to another user: not the system's. Before: fast path. */
 static void test_esc_identity_copy_in_foreign_directory(void **state)
@@ -531,6 +568,8 @@ int main(void)
 		T(copy_named_ls_in_writable_place),
 		T(copy_in_tmp_not_fast_path),
 		T(copy_in_foreign_directory),
+		T(copy_deeper_than_the_walk),
+		T(cwd_without_a_name),
 		T(grant_and_rule_by_name),
 		T(symlink_swap_race),
 		T(proc_self_exe),
