@@ -35,19 +35,12 @@
 /* Whether |path| lies strictly under one of the private directories. */
 
 /*
- * As root, the supervisor creates the view's mount itself (fsopen, fsconfig,
- * fsmount) so that the FUSE connection belongs to the supervisor's PID
- * namespace: the pid of every FUSE request is then the pid the supervisor
- * knows (for the audit and for telling the process why), not a pid of the
- * sandbox's namespace. init only attaches the detached mount with
- * move_mount(). Returns the mount fd and sets *fuse_fd, or -errno.
- */
-/*
  * Asks the kernel to hand a notification and its answer over between the
  * caller and the supervisor on the same CPU (Linux 6.6+): the caller sleeps
- * from the moment it sends until it is answered, so waking the other side
- * where it runs saves a migration and an idle wake-up on each round trip.
- * An older kernel refuses the flag; nothing else changes then.
+ * from the moment it sends until it is answered, so the answer may wake it
+ * where the supervisor runs instead of on another CPU. No difference showed
+ * above the development machine's noise (docs/measurements.md). An older
+ * kernel refuses the flag; nothing else changes then.
  */
 static void sync_wake_up(int notify_fd)
 {
@@ -60,6 +53,14 @@ static void sync_wake_up(int notify_fd)
 	(void)ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 }
 
+/*
+ * As root, the supervisor creates the view's mount itself (fsopen, fsconfig,
+ * fsmount) so that the FUSE connection belongs to the supervisor's PID
+ * namespace: the pid of every FUSE request is then the pid the supervisor
+ * knows (for the audit and for telling the process why), not a pid of the
+ * sandbox's namespace. init only attaches the detached mount with
+ * move_mount(). Returns the mount fd and sets *fuse_fd, or -errno.
+ */
 static int make_fuse_mount(mode_t type, int *fuse_fd)
 {
 	wd_autoclose int fd = sbx_fuse_dev_open();
