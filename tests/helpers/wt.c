@@ -6,6 +6,7 @@
 #include "common.h"
 #include "store.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -81,6 +82,20 @@ char *wt_outside_dir(const char *tag)
 	char *d = made_dir(tmpl, 0755);
 	free(tmpl);
 	return d;
+}
+
+int wt_count_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d) {
+		perror("/proc/self/fd");
+		exit(1);
+	}
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
 }
 
 void wt_write(const char *dir, const char *name, const char *text)

@@ -34,6 +34,9 @@ struct wt_fx {
 int wt_fx_setup(void **state);
 int wt_fx_teardown(void **state);
 
+/* How many descriptors this process has open (entries of /proc/self/fd,
+ * counting the one that reads it). */
+int wt_count_fds(void);
 /* The whole of a file of at most 1 MiB, "" when it cannot be read (a
  * /proc file refuses a read much larger than that). Caller frees. */
 char *wt_slurp(const char *path);

@@ -13,7 +13,6 @@
 #include "ident_int.h"
 #include "wt.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -189,23 +188,12 @@ static void test_sbx_places_writable(void **state)
 	free(root);
 }
 
-static int count_fds(void)
-{
-	int n = 0;
-	DIR *d = opendir("/proc/self/fd");
-	assert_non_null(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 /* No walk, successful or not, leaves a descriptor open. */
 static void test_sbx_walk_path_no_fd_leak(void **state)
 {
 	(void)state;
 	int rfd = open_dir("/");
-	int before = count_fds();
+	int before = wt_count_fds();
 	const char *paths[] = {
 		"/usr/bin/ls",	  "/bin/ls",	  "/proc/self/exe",	      "/proc/self/fd/0",
 		"/nonexistent/x", "/usr/bin/ls/", "/etc/../usr/bin/../bin/sh"};
@@ -219,7 +207,7 @@ static void test_sbx_walk_path_no_fd_leak(void **state)
 			sbx_walk_free(&w);
 		}
 	}
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(wt_count_fds(), before);
 	close(rfd);
 }
 

@@ -21,7 +21,6 @@
 #include "proc_int.h"
 #include "wt.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,17 +252,6 @@ static void test_memo_program_replaced(void **state)
 	free(tmp);
 }
 
-static int count_fds(void)
-{
-	int n = 0;
-	DIR *d = opendir("/proc/self/fd");
-	assert_non_null(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 /* The memo holds a few descriptors, and gives them all back with the
  * places; checks that miss and walk again leak none. */
 static void test_memo_fds_bounded(void **state)
@@ -271,7 +259,7 @@ static void test_memo_fds_bounded(void **state)
 	struct tree *t = *state;
 	if (!t)
 		skip();
-	int before = count_fds();
+	int before = wt_count_fds();
 	char *bin = at(t, "sys/bin");
 	for (int i = 0; i < 40; i++) {
 		want(t, "/sys/bin/prog", false, NULL);
@@ -280,11 +268,11 @@ static void test_memo_fds_bounded(void **state)
 			assert_int_equal(chmod(bin, 0755), 0);
 		}
 	}
-	assert_true(count_fds() <= before + 8 * 8);
+	assert_true(wt_count_fds() <= before + 8 * 8);
 	char *places_v[] = {"/proj", NULL};
 	sbx_places_free(t->pl);
 	t->pl = sbx_places_open(t->rfd, places_v, 0);
-	assert_true(count_fds() <= before);
+	assert_true(wt_count_fds() <= before);
 	free(bin);
 }
 
