@@ -25,38 +25,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static const char *ename(int e)
-{
-	switch (e) {
-	case ENOENT:
-		return "ENOENT";
-	case EACCES:
-		return "EACCES";
-	case EPERM:
-		return "EPERM";
-	case EROFS:
-		return "EROFS";
-	case EBUSY:
-		return "EBUSY";
-	case EXDEV:
-		return "EXDEV";
-	case EEXIST:
-		return "EEXIST";
-	case ECONNREFUSED:
-		return "ECONNREFUSED";
-	case ENOTDIR:
-		return "ENOTDIR";
-	default:
-		return strerror(e);
-	}
-}
-
 static void say(const char *op, const char *path, int rc)
 {
 	if (rc == 0)
 		printf("%s %s: ok\n", op, path);
 	else
-		printf("%s %s: %s\n", op, path, ename(errno));
+		printf("%s %s: %s\n", op, path, strerrorname_np(errno));
 	fflush(stdout);
 }
 

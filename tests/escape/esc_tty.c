@@ -26,26 +26,6 @@
 
 #define MARK "WARDEN_TTY_ESCAPE_a41c9e"
 
-static const char *ename(int e)
-{
-	switch (e) {
-	case ENOENT:
-		return "ENOENT";
-	case EACCES:
-		return "EACCES";
-	case EPERM:
-		return "EPERM";
-	case ENODEV:
-		return "ENODEV";
-	case ENOTTY:
-		return "ENOTTY";
-	case EIO:
-		return "EIO";
-	default:
-		return "other";
-	}
-}
-
 static int cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -57,13 +37,13 @@ int main(int argc, char **argv)
 		return 2;
 	char name[256];
 	int rc = ttyname_r(0, name, sizeof(name));
-	printf("TTYNAME=%s\n", rc == 0 ? name : ename(rc));
+	printf("TTYNAME=%s\n", rc == 0 ? name : strerrorname_np(rc));
 	struct stat own, st;
 	if (rc == 0 && fstat(0, &own) == 0) {
 		int fd = open(name, O_RDWR | O_NOCTTY);
 		bool same = fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == own.st_ino &&
 			    st.st_dev == own.st_dev;
-		printf("OWN=%s\n", same ? "same" : fd < 0 ? ename(errno) : "other");
+		printf("OWN=%s\n", same ? "same" : fd < 0 ? strerrorname_np(errno) : "other");
 		if (fd >= 0)
 			close(fd);
 	}
@@ -85,7 +65,7 @@ int main(int argc, char **argv)
 	char host[64];
 	snprintf(host, sizeof(host), "/dev/pts/%s", argv[1]);
 	int fd = open(host, O_RDWR | O_NOCTTY);
-	printf("HOST %s=%s\n", host, fd >= 0 ? "opened" : ename(errno));
+	printf("HOST %s=%s\n", host, fd >= 0 ? "opened" : strerrorname_np(errno));
 	if (fd >= 0) {
 		(void)!write(fd, MARK "\n", strlen(MARK) + 1);
 		close(fd);
@@ -99,13 +79,13 @@ int main(int argc, char **argv)
 	while (nm < 1100) {
 		int m = posix_openpt(O_RDWR | O_NOCTTY);
 		if (m < 0) {
-			res = ename(errno);
+			res = strerrorname_np(errno);
 			break;
 		}
 		masters[nm++] = m;
 		unsigned idx;
 		if (grantpt(m) < 0 || unlockpt(m) < 0 || ioctl(m, TIOCGPTN, &idx) < 0) {
-			res = ename(errno);
+			res = strerrorname_np(errno);
 			break;
 		}
 		if (idx < want)
@@ -113,7 +93,7 @@ int main(int argc, char **argv)
 		if (idx == want) {
 			int s = open(ptsname(m), O_RDWR | O_NOCTTY);
 			if (s < 0) {
-				res = ename(errno);
+				res = strerrorname_np(errno);
 			} else {
 				res = write(s, MARK "\n", strlen(MARK) + 1) > 0 ? "wrote"
 										: "nowrite";
@@ -130,7 +110,7 @@ int main(int argc, char **argv)
 		char p[64];
 		snprintf(p, sizeof(p), "/proc/1/fd/%d", i);
 		int f = open(p, O_RDWR | O_NOCTTY);
-		printf("INIT %d=%s\n", i, f >= 0 ? "opened" : ename(errno));
+		printf("INIT %d=%s\n", i, f >= 0 ? "opened" : strerrorname_np(errno));
 		if (f >= 0)
 			close(f);
 	}

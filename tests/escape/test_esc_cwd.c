@@ -20,27 +20,6 @@
 #include <sys/stat.h>
 
 #include "escape_fx.h"
-#include "store.h"
-
-struct want {
-	const char *summary;
-	const char *cwd; /* relative to the project, as the request shows it */
-	int rows;
-	bool same;
-};
-
-static int row_cb(const struct sto_row *row, void *arg)
-{
-	struct want *w = arg;
-	if (strcmp(row->summary, w->summary) != 0 || strcmp(row->kind, "exec") != 0 ||
-	    strcmp(row->decision, "allow") != 0)
-		return 0;
-	char want[PATH_MAX + 16];
-	snprintf(want, sizeof(want), "\"cwd\":\"%s\"", w->cwd);
-	w->rows++;
-	w->same = w->same || strstr(row->request, want) != NULL;
-	return 0;
-}
 
 /* Every pwd that ran printed the cwd its audit row was decided with. */
 static void check_runs(const struct fx *f, const char *out, int *checked)
@@ -48,9 +27,6 @@ static void check_runs(const struct fx *f, const char *out, int *checked)
 	char proj[PATH_MAX];
 	assert_non_null(realpath(f->proj, proj));
 	size_t pl = strlen(proj);
-	struct sto_db *d = NULL;
-	char *err = NULL;
-	assert_int_equal(sto_open(f->db, &d, &err), 0);
 	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		int tag = 0;
 		char cwd[PATH_MAX];
@@ -58,19 +34,17 @@ static void check_runs(const struct fx *f, const char *out, int *checked)
 			continue;
 		if (strncmp(cwd, proj, pl) != 0 || cwd[pl] != '/')
 			fail_msg("pwd ran outside the project: %s", cwd);
-		char summary[64];
-		snprintf(summary, sizeof(summary), "pwd -P t%d", tag);
-		struct want w = {.summary = summary, .cwd = cwd + pl + 1};
-		struct sto_filter flt = {0};
-		sto_query(d, &flt, row_cb, &w, NULL);
-		if (w.rows != 1)
-			fail_msg("%s: %d allowing rows", summary, w.rows);
-		if (!w.same)
-			fail_msg("ESCAPE FOUND: %s ran in %s, decided in another cwd", summary,
-				 w.cwd);
+		char summary[64], want[PATH_MAX + 16];
+		snprintf(summary, sizeof(summary), "=pwd -P t%d", tag);
+		snprintf(want, sizeof(want), "\"cwd\":\"%s\"", cwd + pl + 1);
+		int n = rows(f, "exec", "allow", NULL, summary, NULL);
+		if (n != 1)
+			fail_msg("%s: %d allowing rows", summary + 1, n);
+		if (rows(f, "exec", "allow", NULL, summary, want) != 1)
+			fail_msg("ESCAPE FOUND: %s ran in %s, decided in another cwd", summary + 1,
+				 cwd + pl + 1);
 		(*checked)++;
 	}
-	sto_close(d);
 }
 
 static void race(void **state, const char *mode, const char *expect_clone)

@@ -28,34 +28,6 @@
 
 #define FORGED "WARDEN_FORGED_ROW_5c7e"
 
-struct fx {
-	char *proj;
-	char *db;
-	char *journal;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = wd_calloc(1, sizeof(*f));
-	f->proj = wt_project();
-	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
-	f->journal = wd_asprintf("%s%s", f->db, STO_JOURNAL_SUFFIX);
-	wt_write(f->proj, "README.md", "# journal escapes\n");
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	wt_rmtree(f->proj);
-	free(f->proj);
-	free(f->db);
-	free(f->journal);
-	free(f);
-	return 0;
-}
-
 static const char agent[] =
 	"j=.warden/audit.db" STO_JOURNAL_SUFFIX "\n"
 	"ls -a .warden; echo ls=$?\n"
@@ -67,7 +39,7 @@ static const char agent[] =
 	"( : > $j ) 2>/dev/null && echo ESCAPE-TRUNCATE || echo truncate-refused\n"
 	"exit 0\n";
 
-static void run_agent(struct fx *f, bool no_view)
+static void run_agent(struct wt_fx *f, bool no_view)
 {
 	wt_require_sandbox();
 	wt_write(f->proj, "agent.sh", agent);
@@ -92,12 +64,13 @@ static void run_agent(struct fx *f, bool no_view)
 	assert_non_null(strstr(r.out, "seen\nread-refused\nrw-refused\nwrite-refused\n"
 				      "truncate-refused\n"));
 	/* The host's journal is warden's alone, and nothing was forged. */
+	wd_autofree char *journal = wd_asprintf("%s%s", f->db, STO_JOURNAL_SUFFIX);
 	struct stat st;
-	assert_int_equal(lstat(f->journal, &st), 0);
+	assert_int_equal(lstat(journal, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(st.st_mode & 0777, 0600);
 	char buf[4096] = {0};
-	int fd = open(f->journal, O_RDONLY | O_CLOEXEC);
+	int fd = open(journal, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
@@ -123,9 +96,10 @@ static void test_esc_journal_hidden_without_view(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_esc_journal_hidden_in_view, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_esc_journal_hidden_without_view, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_esc_journal_hidden_in_view, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_esc_journal_hidden_without_view, wt_fx_setup,
+						wt_fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,28 +34,6 @@
 
 #define MARK "WARDEN_TTY_ESCAPE_a41c9e"
 
-struct fx {
-	char *proj;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = wd_calloc(1, sizeof(*f));
-	f->proj = wt_project();
-	wt_write(f->proj, "README.md", "# tty escapes\n");
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	wt_rmtree(f->proj);
-	free(f->proj);
-	free(f);
-	return 0;
-}
-
 static char *agent(void)
 {
 	const char *b = getenv("WARDEN_BUILD_DIR");
@@ -79,7 +57,7 @@ static int host_pty(unsigned *index, int *slave)
 
 /* The agent's report, run on a terminal of its own (the pty's master is
  * returned in *master for its number). */
-static char *run_agent(const struct fx *f, unsigned other, unsigned *own)
+static char *run_agent(const struct wt_fx *f, unsigned other, unsigned *own)
 {
 	char num[16];
 	snprintf(num, sizeof(num), "%u", other);
@@ -118,7 +96,7 @@ static bool has_line(const char *out, const char *line)
  * name opens that terminal. */
 static void test_esc_tty_own_terminal_is_named(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	unsigned other, own;
 	int slave;
 	int m = host_pty(&other, &slave);
@@ -139,7 +117,7 @@ static void test_esc_tty_own_terminal_is_named(void **state)
  * sandbox's own made with its number, or through init's descriptors. */
 static void test_esc_tty_no_other_host_pty(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	unsigned other, own;
 	int slave;
 	int m = host_pty(&other, &slave);
@@ -204,7 +182,7 @@ static char *nobody_bin(void)
 /* The user's other terminal: a pty of the host that nobody owns. */
 static void test_esc_tty_no_other_host_pty_userns(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	unsigned other, own;
 	int slave;
 	int m = host_pty(&other, &slave);
@@ -281,11 +259,12 @@ int main(void)
 		return 77;
 	}
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_esc_tty_own_terminal_is_named, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_esc_tty_no_other_host_pty, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_esc_tty_no_other_host_pty_userns, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_esc_tty_own_terminal_is_named, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_esc_tty_no_other_host_pty, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_esc_tty_no_other_host_pty_userns, wt_fx_setup,
+						wt_fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

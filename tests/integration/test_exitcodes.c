@@ -16,28 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct fx {
-	char *proj;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = wd_calloc(1, sizeof(*f));
-	f->proj = wt_project();
-	wt_write(f->proj, "README.md", "# a project\n");
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	wt_rmtree(f->proj);
-	free(f->proj);
-	free(f);
-	return 0;
-}
-
 /* One row of the table: warden ARGS in the project (PROJ in an argument is
  * replaced by the project's path) and the status it must exit with. */
 struct exit_case {
@@ -142,7 +120,7 @@ static const struct exit_case cases[] = {
 
 static void test_exitcodes_readme_table(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *cfg = wd_asprintf("%s/.warden/permissions.json", f->proj);
 	for (size_t i = 0; i < WD_ARRAY_SIZE(cases); i++) {
 		const struct exit_case *c = &cases[i];
@@ -174,7 +152,7 @@ static void test_exitcodes_readme_table(void **state)
 /* 125 means nothing ran: the agent's command never executed. */
 static void test_exitcodes_125_runs_nothing(void **state)
 {
-	struct fx *f = *state;
+	struct wt_fx *f = *state;
 	char *marker = wd_asprintf("%s/ran", f->proj);
 	char *script = wd_asprintf("touch %s", marker);
 	wt_write(f->proj, ".warden/permissions.json", "{\"tier\": \"lenient\"}\n");
@@ -196,8 +174,10 @@ int main(void)
 {
 	wt_require_sandbox();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_exitcodes_readme_table, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_exitcodes_125_runs_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exitcodes_readme_table, wt_fx_setup,
+						wt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_exitcodes_125_runs_nothing, wt_fx_setup,
+						wt_fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,51 +21,7 @@
 #include "common.h"
 #include "damage.h"
 #include "store.h"
-
-struct fx {
-	char dir[64];
-	char path[128];
-};
-
-static int setup(void **state)
-{
-	struct fx *fx = wd_calloc(1, sizeof(*fx));
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/wd-test-salvage-XXXXXX");
-	if (!mkdtemp(fx->dir)) {
-		free(fx);
-		return -1;
-	}
-	snprintf(fx->path, sizeof(fx->path), "%s/.warden/audit.db", fx->dir);
-	*state = fx;
-	return 0;
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static int teardown(void **state)
-{
-	struct fx *fx = *state;
-	nftw(fx->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(fx);
-	return 0;
-}
-
-static struct sto_db *open_ok(const char *path)
-{
-	struct sto_db *db = NULL;
-	char *err = NULL;
-	int r = sto_open(path, &db, &err);
-	if (r != 0)
-		print_error("sto_open: %d %s\n", r, err ? err : "");
-	assert_int_equal(r, 0);
-	return db;
-}
+#include "store_fx.h"
 
 /* Appends |n| rows to session |session| from time |t0|, row i at t0 + i;
  * every 7th is refused, every 11th was answered by a person. */
