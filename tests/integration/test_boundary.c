@@ -171,7 +171,10 @@ static void test_boundary_tty_agent_stopped_while_asking(void **state)
 			     " while [ $i -lt 2000 ]; do i=$((i+1)); done; done ) &\n"
 			     "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done\n"
 			     "touch nope\necho rc=$?\n"
-			     "i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done\n";
+			     /* The session lasts until the test ends it: a
+			      * busy loop here could end it before a starved
+			      * painter wrote again. */
+			     "wait\n";
 	wt_write(f->proj, "agent.sh", script);
 	char *argv[] = {"run", "--tier",  "standard", "--prompt", "tty",
 			"--",  "/bin/sh", "agent.sh", NULL};
