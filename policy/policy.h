@@ -21,8 +21,9 @@
 
 /* What a request asks for. Each kind is one entry of policy's table
  * (kinds.c), of the supervisor's (supervisor/kinds.c) and of the judge's
- * (judge/kinds.c). POL_CONNECT: a Unix socket call the supervisor decides
- * at the boundary (no pol_request). POL_KIND_COUNT is not a kind: the
+ * (judge/kinds.c). POL_CONNECT: a connection to an IP destination (see
+ * "the network" below); a Unix socket outside the sandbox is audited with
+ * this kind too, decided at the boundary with no pol_request. POL_KIND_COUNT is not a kind: the
  * number of them, for tables and loops. */
 enum pol_kind { POL_EXEC, POL_OPEN, POL_CONNECT, POL_KIND_COUNT };
 
@@ -699,6 +700,92 @@ const char *pol_config_socket_allow(const struct pol_config *c, size_t i);
 /* The sockets.allow entry that |path| (absolute and canonical: the kernel's
  * name of the socket file it resolved) matches, or NULL. */
 const char *pol_socket_allowed(const struct pol_config *c, const char *path);
+
+/* ---- the network (network.c) -------------------------------------------- */
+
+/*
+ * A connection to an IPv4 or IPv6 destination by a process of the agent's
+ * tree (connect, or sendto/sendmsg/sendmmsg with an address) is a request
+ * of kind POL_CONNECT. The supervisor reads the destination from the
+ * stopped caller, names it with what the session's resolver saw, asks the
+ * kernel whether the address is the host's own, and performs the allowed
+ * call itself on the caller's socket (sandbox/sock.c), so what is decided
+ * is what is connected. A Unix socket outside the sandbox is still decided
+ * at the boundary (supervisor/sockets.c) and only audited with this kind.
+ *
+ * Decision order (pol_decide()): hard deny (a cloud metadata address or
+ * name; an address the kernel routes to the host itself, unless an allow
+ * entry names that address literally or the caller is the harness's own
+ * process and the address is its API endpoint); the config's
+ * "network": {"deny"}; session grants and project grants ("always for
+ * this host"); the config's "network": {"allow"} (the fast path); the
+ * harness's own API endpoint for the harness's own process (source
+ * "harness"); otherwise undecided (the judge, then the tier).
+ */
+
+enum pol_net_proto { POL_NET_TCP, POL_NET_UDP, POL_NET_OTHER };
+
+/* "tcp", "udp" or "other". */
+const char *pol_net_proto_name(enum pol_net_proto p);
+
+/* A destination as the supervisor read it. Strings are copied by
+ * pol_request_connect(). */
+struct pol_connect_desc {
+	const char *syscall; /* "connect", "sendto", "sendmsg" or "sendmmsg" */
+	int family;	     /* AF_INET or AF_INET6 */
+	uint8_t addr[16];    /* network order; AF_INET uses the first 4 bytes */
+	uint16_t port;	     /* host order */
+	enum pol_net_proto proto;
+	/* The names the session saw resolve to this address, newest first,
+	 * NULL-terminated; NULL when none (an address nobody resolved). */
+	const char *const *names;
+	/* The kernel routes the address to this host: loopback, unspecified
+	 * (0.0.0.0, ::), or an address of one of its interfaces (an IPv4
+	 * address mapped into IPv6 counts as itself). */
+	bool local;
+	/* The caller is the agent harness's own process (its start-up chain,
+	 * or a known launcher's native child), not one of its tool calls. */
+	bool harness;
+	const char *cmdline; /* the caller's command line, shell-quoted; may be NULL */
+	const char *cwd;     /* the caller's cwd; may be NULL */
+};
+
+/* Builds a connect request. NULL and errno EINVAL on a bad description (a
+ * family other than AF_INET/AF_INET6). Caller frees with pol_request_free(). */
+struct pol_request *pol_request_connect(const struct pol_connect_desc *d);
+
+/* The destination as people read it: "github.com:443" when named (the
+ * newest name), else "140.82.112.3:443" or "[::1]:8080". Pointer valid while
+ * |r| lives; NULL for another kind. */
+const char *pol_request_destination(const struct pol_request *r);
+
+/* The config's "network": {"allow": [...], "deny": [...]} entries as
+ * written. Pointers into |c|. */
+size_t pol_config_net_allow_count(const struct pol_config *c);
+const char *pol_config_net_allow(const struct pol_config *c, size_t i);
+size_t pol_config_net_deny_count(const struct pol_config *c);
+const char *pol_config_net_deny(const struct pol_config *c, size_t i);
+
+/* Adds the agent harness's own API endpoint ("api.anthropic.com:443",
+ * "127.0.0.1:8080", "[::1]:9000"; the port defaults to 443): reachable by
+ * the harness's own process only, never by its tool calls. 0, or -EINVAL
+ * when |entry| is not a valid network entry. */
+int pol_config_add_harness_endpoint(struct pol_config *c, const char *entry);
+size_t pol_config_harness_endpoint_count(const struct pol_config *c);
+const char *pol_config_harness_endpoint(const struct pol_config *c, size_t i);
+
+/* Whether |entry| is a valid network entry: HOST[:PORT], HOST a DNS name
+ * (letters, digits, '-', '.'), "*.suffix" (any name below suffix, not the
+ * suffix itself), "*" (any destination), an IPv4 address or CIDR
+ * (10.0.0.0/8), or a bracketed IPv6 address or CIDR ("[::1]",
+ * "[fd00::/8]"); PORT 1-65535 or "*" (the default: any). On failure *why
+ * is a sentence (static). */
+bool pol_net_entry_valid(const char *entry, const char **why);
+
+/* Whether |name| (a DNS name, any case, an optional final '.') is a cloud
+ * metadata name (metadata.google.internal, ...): the resolver may refuse to
+ * resolve it, and a connection named so is hard-denied. */
+bool pol_net_metadata_name(const char *name);
 
 /* ---- end of agent harnesses --------------------------------------------- */
 

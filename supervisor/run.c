@@ -447,6 +447,7 @@ static int begin_session(struct sup_run *r, struct launch *L)
 	make_session_id(r->session_id, sizeof(r->session_id));
 	r->person = sup_person_name();
 	r->grants = pol_session_new();
+	r->names = sup_names_new();
 	settle_defaults(r);
 	bool asks = r->opts.tier == POL_TIER_STANDARD && !r->opts.review;
 	if (asks && r->opts.prompt == SUP_PROMPT_TTY && sup_tty_open(r) < 0) {
@@ -719,6 +720,7 @@ static void free_run(struct sup_run *r)
 	wd_close(&r->sigfd);
 	sup_loop_free(r->loop);
 	pol_session_free(r->grants);
+	sup_names_free(r->names);
 	pol_config_free(r->config);
 	free(r->person);
 	free(r->launcher);

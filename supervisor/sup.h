@@ -198,6 +198,14 @@ struct sup_run {
 	 * NULL when empty. */
 	char **private_dirs;
 	char **shared_dirs;
+	/* The names the session saw resolve to each IP address (names.c). */
+	struct sup_names *names;
+	/* The session's resolver (resolver.c): when it runs, the sandbox's
+	 * /etc/resolv.conf names |resolver_addr| (port 53), and a socket call
+	 * to it is inside the boundary. */
+	bool resolver_on;
+	int resolver_family; /* AF_INET or AF_INET6 */
+	uint8_t resolver_addr[16];
 };
 
 /* ---- warden run's set-up (run_opts.c, agent.c, markers.c) --------------- */
@@ -495,6 +503,24 @@ void sup_run_pipeline(struct sup_run *r, struct sup_request *rq, bool startup);
 void sup_refuse_unbuilt(struct sup_run *r, struct sup_request *rq, char *summary);
 /* Answers a view request: the worker waiting for it wakes up (viewq.c). */
 void sup_view_answer(struct sup_run *r, struct sup_view_wait *vw, int result);
+
+/* ---- names (names.c) ----------------------------------------------------- */
+
+/* The names the session saw resolve to each IP address. |addr| is in
+ * network order, 4 bytes for AF_INET and 16 for AF_INET6; an IPv4 address
+ * mapped into IPv6 (::ffff:a.b.c.d) is to be given as AF_INET by the
+ * caller. Every function is safe from any thread. */
+struct sup_names;
+struct sup_names *sup_names_new(void);
+void sup_names_free(struct sup_names *t);
+/* Records that |name| resolved to |addr| (lower-cased, final dot dropped;
+ * a name with bytes outside [A-Za-z0-9._-] is ignored). */
+void sup_names_add(struct sup_names *t, const char *name, int family, const uint8_t *addr);
+/* Every name |addr| had in this session, newest first, NULL-terminated
+ * (caller frees with wd_strv_free()), or NULL when nobody resolved it. */
+char **sup_names_of(struct sup_names *t, int family, const uint8_t *addr);
+/* How many addresses have names. */
+size_t sup_names_count(struct sup_names *t);
 
 /* ---- request kinds (kinds.c) -------------------------------------------- */
 

@@ -4,3 +4,9 @@ wd_test(test_sup_kinds
 	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_sup_kinds.c
 	LIBS wd_supervisor
 	LABELS unit)
+
+# supervisor/names.c: the names the session saw resolve to each address.
+wd_test(test_sup_names
+	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_sup_names.c
+	LIBS wd_supervisor
+	LABELS unit)
