@@ -312,8 +312,13 @@ static const char *host_parse(const char *s, size_t len, struct net_entry *e)
 			return NULL;
 		}
 	}
-	if (memchr(s, '/', len) || strspn(s, "0123456789.") >= len)
+	const char *slash = memchr(s, '/', len);
+	size_t before = slash ? (size_t)(slash - s) : len;
+	if (strspn(s, "0123456789.") >= before && before > 0)
 		return addr_parse(s, len, AF_INET, e);
+	if (slash)
+		return "'/' belongs only to a CIDR (10.0.0.0/8); write the host alone, without a "
+		       "path";
 	e->type = NE_NAME;
 	return name_parse(s, len, e->name);
 }
@@ -327,6 +332,8 @@ static const char *entry_parse(const char *s, struct net_entry *e)
 	size_t len = strlen(s);
 	if (len > NET_ENTRY_MAX)
 		return "the entry is longer than 300 characters";
+	if (strstr(s, "://"))
+		return "write the host without a scheme (github.com, not https://github.com)";
 	const char *port = NULL;
 	const char *why;
 	if (s[0] == '[') {
@@ -396,16 +403,19 @@ static bool entry_port(const struct net_entry *e, const struct pol_request *r)
 }
 
 /* What of |r| the entry |e| matches (the address as text, or a name), or
- * NULL: |literal| only by the address. */
+ * NULL. |literal|: only an entry that names the address, localhost or a
+ * network does; 0.0.0.0/0 and [::/0] mean "anywhere", as "*" does, and
+ * open none of the host's own services. */
 static const char *entry_matches(const struct net_entry *e, const struct pol_request *r,
 				 bool literal)
 {
 	if (!entry_port(e, r))
 		return NULL;
+	if (literal)
+		return (e->type != NE_ADDR || e->prefix > 0) && entry_literal(e, r) ? r->net_address
+										    : NULL;
 	if (entry_literal(e, r))
 		return r->net_address;
-	if (literal)
-		return NULL;
 	if (e->type == NE_ANY)
 		return r->net_address;
 	for (size_t i = 0; r->net_names[i]; i++)
