@@ -87,6 +87,16 @@ static bool is_unspecified(int family, const uint8_t *a)
 	return family == AF_INET ? a[0] == 0 : memcmp(a, zero, 16) == 0;
 }
 
+/* Multicast (224.0.0.0/4, ff00::/8) and the broadcast address: what is
+ * sent there reaches this host's own listeners too. */
+static bool is_group(int family, const uint8_t *a)
+{
+	static const uint8_t bcast[4] = {255, 255, 255, 255};
+	if (family == AF_INET)
+		return (a[0] & 0xf0) == 0xe0 || memcmp(a, bcast, 4) == 0;
+	return a[0] == 0xff;
+}
+
 static void addr_text(int family, const uint8_t *a, char *buf, size_t n)
 {
 	if (!inet_ntop(family, a, buf, (socklen_t)n))
@@ -747,6 +757,11 @@ static bool hard_deny(const struct pol_request *r, const struct pol_config *c,
 	if (is_loopback(r->net_family, r->net_addr))
 		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
 		    "%s is this host's own service on loopback; %s", ap, hint);
+	else if (is_group(r->net_family, r->net_addr))
+		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
+		    "%s is a multicast or broadcast address, which this host's own services "
+		    "hear too; %s",
+		    ap, hint);
 	else if (is_unspecified(r->net_family, r->net_addr))
 		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
 		    "%s reaches this host's own services (an unspecified address); %s", ap, hint);
