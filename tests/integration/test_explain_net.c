@@ -1,11 +1,12 @@
 /*
  * test_explain_net.c: `warden explain --connect HOST:PORT` says what a
  * tool call's connection would be decided as. The test runs in network
- * and mount namespaces of its own: a dummy interface carries this "host's"
- * own addresses (10.77.0.1, fd77::1), its neighbours on the same networks
- * (10.77.0.2, fd77::2) are not the host's, and a private /etc/hosts (bound
- * over the real one inside the test's own mount namespace only) names
- * them, so that names resolve without any outside server.
+ * and mount namespaces of its own: one end of a veth pair carries this
+ * "host's" own addresses (10.77.0.1, fd77::1), its neighbours on the same
+ * networks (10.77.0.2, fd77::2) are not the host's, and a private
+ * /etc/hosts (bound over the real one inside the test's own mount
+ * namespace only) names them, so that names resolve without any outside
+ * server.
  */
 #include "common.h"
 #include "wt.h"
@@ -149,7 +150,8 @@ static void test_explain_connect_listed(void **state)
 		   "10.77.0.3\n");
 	wt_result_free(&r);
 	static const char *const meta[] = {"169.254.169.254:80", "[fd00:ec2::254]:80",
-					   "[64:ff9b::a9fe:a9fe]:80", "metadata.example.test:80"};
+					   "[64:ff9b::a9fe:a9fe]:80",
+					   "metadata.google.internal:80"};
 	for (size_t i = 0; i < 4; i++) {
 		explain(g_listed, false, meta[i], &r);
 		has(r.out, "source:   hard_deny\n");
@@ -207,10 +209,12 @@ static void enter_namespaces(void)
 		exit(1);
 	}
 	sh("ip link set lo up");
-	sh("ip link add wdt0 type dummy");
+	/* A veth pair, both ends here: the addresses are on one end only. */
+	sh("ip link add wdt0 type veth peer name wdt1");
 	sh("ip addr add 10.77.0.1/24 dev wdt0");
 	sh("ip -6 addr add fd77::1/64 dev wdt0 nodad");
 	sh("ip link set wdt0 up");
+	sh("ip link set wdt1 up");
 	g_hosts_dir = wt_project();
 	wt_write(g_hosts_dir, "hosts",
 		 "127.0.0.1 localhost\n"
@@ -218,7 +222,7 @@ static void enter_namespaces(void)
 		 "fd77::2 both.example.test\n"
 		 "10.77.0.1 self.example.test\n"
 		 "10.77.0.3 denied.example.test\n"
-		 "10.77.0.4 metadata.example.test metadata.google.internal\n");
+		 "10.77.0.4 metadata.google.internal\n");
 	char *hosts = wd_asprintf("%s/hosts", g_hosts_dir);
 	if (mount(hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0) {
 		perror("bind /etc/hosts");
