@@ -285,14 +285,14 @@ static void test_connect_hard_deny_local(void **state)
 	r = mk(&own);
 	expect(r, c, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, "10.77.0.1:22 is this host's own");
 	pol_request_free(r);
-	pol_config_free(c);
-
 	/* Group addresses the kernel calls local. */
 	struct want group = {.addr = "224.0.0.251", .port = 5353, .local = true};
 	r = mk(&group);
 	expect(r, c, POL_DENY_CRITICAL, POL_SRC_HARD_DENY,
 	       "224.0.0.251:5353 is a multicast or broadcast address");
 	pol_request_free(r);
+	pol_config_free(c);
+
 	/* Listed literally: an address, a CIDR, localhost; the port counts. */
 	c = cfg("{\"network\": {\"allow\": [\"127.0.0.1:8080\", \"10.77.0.0/24\", "
 		"\"localhost:9000\", \"[::1]:7000\"]}}");
