@@ -162,14 +162,22 @@ static const char *metadata_v4(const uint8_t *a)
  * or NULL; *embedded gets the IPv4 address a NAT64 one carries. */
 static const char *metadata_addr(int family, const uint8_t *a, const uint8_t **embedded)
 {
-	static const uint8_t aws6[16] = {0xfd, 0, 0x0e, 0xc2, [15] = 0x54, [14] = 0x02};
+	/* fd00:ec2::254 (AWS), fd20:ce::254 (Google Cloud), fd00:c1::a9fe:a9fe
+	 * (Oracle Cloud) */
+	static const uint8_t v6[][16] = {
+		{0xfd, 0, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54},
+		{0xfd, 0x20, 0, 0xce, [14] = 0x02, [15] = 0x54},
+		{0xfd, 0, 0, 0xc1, [12] = 0xa9, [13] = 0xfe, [14] = 0xa9, [15] = 0xfe},
+	};
 	static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b};
 	static const uint8_t nat64_local[6] = {0, 0x64, 0xff, 0x9b, 0, 1};
 	*embedded = NULL;
 	if (family == AF_INET)
 		return metadata_v4(a);
-	if (memcmp(a, aws6, 16) == 0)
-		return "AWS's IPv6 metadata address: it hands out the machine's credentials";
+	for (size_t i = 0; i < WD_ARRAY_SIZE(v6); i++)
+		if (memcmp(a, v6[i], 16) == 0)
+			return "a cloud's IPv6 metadata address: it hands out the machine's "
+			       "credentials";
 	/* NAT64 (64:ff9b::/96, and the local-use 64:ff9b:1::/48 with the
 	 * address in its last 32 bits): the gateway connects to the IPv4
 	 * address inside, its own metadata service among them. */
@@ -421,9 +429,10 @@ static const char *entry_matches(const struct net_entry *e, const struct pol_req
 {
 	if (!entry_port(e, r))
 		return NULL;
-	if (literal)
-		return (e->type != NE_ADDR || e->prefix > 0) && entry_literal(e, r) ? r->net_address
-										    : NULL;
+	if (literal) {
+		bool anywhere = e->type == NE_ADDR && e->prefix == 0;
+		return !anywhere && entry_literal(e, r) ? r->net_address : NULL;
+	}
 	if (entry_literal(e, r))
 		return r->net_address;
 	if (e->type == NE_ANY)

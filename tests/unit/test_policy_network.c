@@ -215,7 +215,7 @@ static void test_connect_hard_deny_metadata(void **state)
 		"169.254.169.254",	  "169.254.170.2",	  "169.254.1.1",
 		"100.100.100.200",	  "fd00:ec2::254",	  "64:ff9b::a9fe:a9fe",
 		"64:ff9b::169.254.170.2", "64:ff9b:1::a9fe:a9fe", "::ffff:169.254.169.254",
-		"64:ff9b::6464:64c8",
+		"64:ff9b::6464:64c8",	  "fd20:ce::254",	  "fd00:c1::a9fe:a9fe",
 	};
 	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
 		struct pol_request *r = to(addrs[i], 80, NULL);
