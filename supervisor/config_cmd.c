@@ -358,8 +358,52 @@ static int explain_addresses(const char *host, struct explain_addr **out, size_t
 	return 0;
 }
 
-/* explain --connect: each address of the destination, decided as a tool
- * call's TCP connection (not the harness's own) would be. */
+/* One address of explain --connect, decided as a tool call's TCP
+ * connection (not the harness's own) to |port| named |names| (may be
+ * NULL) would be; |first|: the first one printed. */
+static void explain_connect_one(const struct pol_config *cfg, const struct explain_addr *a,
+				uint16_t port, const char *const *names, bool json, bool first)
+{
+	struct pol_connect_desc d = {
+		.syscall = "connect",
+		.family = a->family,
+		.port = port,
+		.proto = POL_NET_TCP,
+		.names = names,
+		.local = sup_addr_local(a->family, a->addr),
+	};
+	memcpy(d.addr, a->addr, sizeof(d.addr));
+	struct pol_request *req = pol_request_connect(&d);
+	if (!req)
+		return;
+	struct pol_decision dec;
+	struct pol_context ctx = {0};
+	pol_decide(req, cfg, NULL, &ctx, wd_now_real_us(), &dec);
+	enum pol_tier tier = pol_config_tier(cfg);
+	bool undecided = dec.verdict == POL_UNDECIDED;
+	if (json) {
+		wd_autofree char *rj = pol_request_json(req);
+		printf("%s{\"request\":%s,\"local\":%s", first ? "" : ",", rj,
+		       d.local ? "true" : "false");
+		json_decision(&dec, tier, false);
+		printf("%s}", undecided ? ",\"review\":\"refused\"" : "");
+	} else {
+		wd_autofree char *summary = pol_request_summary(req);
+		printf("%srequest:  %s\n", first ? "" : "\n", summary);
+		printf("local:    %s\n", d.local ? "yes: the kernel routes it to this host" : "no");
+		printf("verdict:  %s\n", verdict_word(dec.verdict));
+		printf("source:   %s\n", pol_source_name(dec.source));
+		printf("reason:   %s\n", dec.reason);
+		if (dec.matched[0])
+			printf("matched:  %s\n", dec.matched);
+		print_next(dec.verdict, tier);
+		if (undecided)
+			printf("review:   refused in a review run (no judge, no person)\n");
+	}
+	pol_request_free(req);
+}
+
+/* explain --connect: each address of the destination. */
 static int explain_connect(const struct pol_config *cfg, const char *dest, bool json)
 {
 	char host[256];
@@ -371,7 +415,6 @@ static int explain_connect(const struct pol_config *cfg, const char *dest, bool 
 	bool named;
 	if (explain_addresses(host, &addrs, &n, &named) < 0)
 		return SUP_EXIT_USAGE;
-	enum pol_tier tier = pol_config_tier(cfg);
 	const char *names[] = {host, NULL};
 	if (json) {
 		printf("{\"host\":");
@@ -381,44 +424,8 @@ static int explain_connect(const struct pol_config *cfg, const char *dest, bool 
 		printf("lookup:   %s resolves here to %zu address%s\n", host, n,
 		       n == 1 ? "" : "es");
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct pol_connect_desc d = {
-			.syscall = "connect",
-			.family = addrs[i].family,
-			.port = port,
-			.proto = POL_NET_TCP,
-			.names = named ? names : NULL,
-			.local = sup_addr_local(addrs[i].family, addrs[i].addr),
-		};
-		memcpy(d.addr, addrs[i].addr, sizeof(d.addr));
-		struct pol_request *req = pol_request_connect(&d);
-		if (!req)
-			continue;
-		struct pol_decision dec;
-		struct pol_context ctx = {0};
-		pol_decide(req, cfg, NULL, &ctx, wd_now_real_us(), &dec);
-		wd_autofree char *summary = pol_request_summary(req);
-		wd_autofree char *rj = pol_request_json(req);
-		if (json) {
-			printf("%s{\"request\":%s,\"local\":%s", i ? "," : "", rj,
-			       d.local ? "true" : "false");
-			json_decision(&dec, tier, false);
-			printf("}");
-		} else {
-			printf("%srequest:  %s\n", i ? "\n" : "", summary);
-			printf("local:    %s\n",
-			       d.local ? "yes: the kernel routes it to this host" : "no");
-			printf("verdict:  %s\n", verdict_word(dec.verdict));
-			printf("source:   %s\n", pol_source_name(dec.source));
-			printf("reason:   %s\n", dec.reason);
-			if (dec.matched[0])
-				printf("matched:  %s\n", dec.matched);
-			print_next(dec.verdict, tier);
-			if (dec.verdict == POL_UNDECIDED)
-				printf("review:   refused in a review run (no judge, no person)\n");
-		}
-		pol_request_free(req);
-	}
+	for (size_t i = 0; i < n; i++)
+		explain_connect_one(cfg, &addrs[i], port, named ? names : NULL, json, i == 0);
 	if (json)
 		printf("]}\n");
 	free(addrs);

@@ -94,6 +94,10 @@ static void test_explain_connect_own_address(void **state)
 		has(r.out, "review:   refused in a review run (no judge, no person)\n");
 		wt_result_free(&r);
 	}
+	explain(g_proj, true, "10.77.0.2:22", &r);
+	has(r.out, "\"local\":false,\"verdict\":\"undecided\",\"source\":\"none\"");
+	has(r.out, "\"tier\":\"passive: refused\",\"review\":\"refused\"}]}");
+	wt_result_free(&r);
 }
 
 /* A name is looked up: every address is shown and decided with that name. */
