@@ -727,11 +727,10 @@ static const char *harness_endpoint(const struct pol_request *r, const struct po
 	return i < 0 ? NULL : c->harness_ep[i];
 }
 
-static bool hard_deny(const struct pol_request *r, const struct pol_config *c,
-		      struct pol_decision *out)
+/* Cloud metadata, by address or by any name. */
+static bool hard_deny_metadata(const struct pol_request *r, const char *ap,
+			       struct pol_decision *out)
 {
-	char ap[INET6_ADDRSTRLEN + 8];
-	addr_port_text(r->net_family, r->net_addr, r->net_port, ap, sizeof(ap));
 	const uint8_t *inner;
 	const char *why = metadata_addr(r->net_family, r->net_addr, &inner);
 	if (why && inner) {
@@ -755,6 +754,19 @@ static bool hard_deny(const struct pol_request *r, const struct pol_config *c,
 			return true;
 		}
 	}
+	return false;
+}
+
+/* Hard deny: cloud metadata; then this host's own services, unless an
+ * allow entry names the address literally or the harness's own process
+ * reaches its endpoint. */
+static bool hard_deny(const struct pol_request *r, const struct pol_config *c,
+		      struct pol_decision *out)
+{
+	char ap[INET6_ADDRSTRLEN + 8];
+	addr_port_text(r->net_family, r->net_addr, r->net_port, ap, sizeof(ap));
+	if (hard_deny_metadata(r, ap, out))
+		return true;
 	if (!r->net_local)
 		return false;
 	const char *what;
@@ -763,20 +775,15 @@ static bool hard_deny(const struct pol_request *r, const struct pol_config *c,
 	if (harness_endpoint(r, c, false))
 		return false;
 	const char *hint = "list it in network.allow of .warden/permissions.json to allow it";
-	if (is_loopback(r->net_family, r->net_addr))
-		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
-		    "%s is this host's own service on loopback; %s", ap, hint);
-	else if (is_group(r->net_family, r->net_addr))
-		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
-		    "%s is a multicast or broadcast address, which this host's own services "
-		    "hear too; %s",
-		    ap, hint);
-	else if (is_unspecified(r->net_family, r->net_addr))
-		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
-		    "%s reaches this host's own services (an unspecified address); %s", ap, hint);
-	else
-		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
-		    "%s is this host's own address, where its own services listen; %s", ap, hint);
+	const char *is = is_loopback(r->net_family, r->net_addr)
+				 ? "is this host's own service on loopback"
+			 : is_group(r->net_family, r->net_addr)
+				 ? "is a multicast or broadcast address, which this host's own "
+				   "services hear too"
+			 : is_unspecified(r->net_family, r->net_addr)
+				 ? "reaches this host's own services (an unspecified address)"
+				 : "is this host's own address, where its own services listen";
+	set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address, "%s %s; %s", ap, is, hint);
 	return true;
 }
 
