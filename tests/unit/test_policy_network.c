@@ -720,6 +720,9 @@ static void test_connect_project_grant_round_trip(void **state)
 	cfg_error("{\"grants\": [{\"host\": \"a.test\", \"path\": \"x\", \"access\": \"read\", "
 		  "\"by\": \"a\", \"at\": \"2026-01-01T00:00:00Z\"}]}",
 		  "a grant has one of \"command\", \"path\" or \"host\"; split it");
+	cfg_error("{\"grants\": [{\"host\": \"a.test\", \"access\": \"read\", \"by\": \"a\", "
+		  "\"at\": \"2026-01-01T00:00:00Z\"}]}",
+		  "grants[0].access: a host grant has no \"access\"; remove it");
 	cfg_error("{\"grants\": [{\"host\": 5, \"by\": \"a\", \"at\": \"2026-01-01T00:00:00Z\"}]}",
 		  "grants[0].host: must be a string, not a number");
 }
