@@ -466,6 +466,7 @@ struct sbx_inet {
 	int family;	  /* AF_INET or AF_INET6 */
 	uint8_t addr[16]; /* network order; AF_INET: the first 4 bytes */
 	uint16_t port;	  /* host order */
+	uint32_t scope;	  /* AF_INET6: sin6_scope_id (a link-local address's interface) */
 };
 
 /* What the kernel reads from the address of a call on an IP socket. */

@@ -177,10 +177,12 @@ int sbx_sock_inet_dest(int sfamily, int stype, enum sbx_inet_use use, const void
 	memcpy(&sin6, raw, len < sizeof(sin6) ? len : sizeof(sin6));
 	const uint8_t *a = sin6.sin6_addr.s6_addr;
 	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	if (memcmp(a, mapped, sizeof(mapped)) == 0)
+	if (memcmp(a, mapped, sizeof(mapped)) == 0) {
 		inet_set(out, AF_INET, a + 12, sin6.sin6_port); /* sent as IPv4 */
-	else
+	} else {
 		inet_set(out, AF_INET6, a, sin6.sin6_port);
+		out->scope = sin6.sin6_scope_id;
+	}
 	return 1;
 }
 
