@@ -1,0 +1,214 @@
+/*
+ * esc_net: the agent side of the network escapes (test_esc_net). Each mode
+ * tries to reach an IP destination and prints what happened; the driver
+ * checks, on the listeners it made outside warden, what arrived.
+ *
+ *   connect 4|6 ADDR PORT   a TCP connect on an AF_INET (4) or AF_INET6 (6)
+ *                           socket; on success sends "PWN"
+ *   nonblock ADDR PORT      the same, non-blocking: EINPROGRESS, then poll
+ *   race IN OUT N           N connects to 127.0.0.1:IN while a thread flips
+ *                           the port in the address to OUT
+ *   udp 4|6 ADDR PORT N     N datagrams "PWN" by sendto
+ *   sendmmsg P1 P2          one sendmmsg of a datagram to 127.0.0.1:P1 and
+ *                           one to 127.0.0.1:P2
+ *   socket DOMAIN TYPE PROTO  socket(2) with those numbers
+ *   fd N                    writes "PWN" to descriptor N (inherited?)
+ *   io_uring                io_uring_setup(2)
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static socklen_t mkaddr(int fam, const char *addr, int port, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (fam == 6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, addr, &a->sin6_addr) != 1)
+			exit(2);
+		return sizeof(*a);
+	}
+	struct sockaddr_in *a = (struct sockaddr_in *)ss;
+	a->sin_family = AF_INET;
+	a->sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, addr, &a->sin_addr) != 1)
+		exit(2);
+	return sizeof(*a);
+}
+
+static int do_connect(int fam, const char *addr, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = mkaddr(fam, addr, port, &ss);
+	int s = socket(fam == 6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+	if (s < 0) {
+		printf("SOCKET errno=%d\n", errno);
+		return 1;
+	}
+	if (connect(s, (struct sockaddr *)&ss, sl) < 0) {
+		printf("REFUSED errno=%d\n", errno);
+		return 1;
+	}
+	ssize_t n = write(s, "PWN", 3);
+	printf("CONNECTED wrote=%zd\n", n);
+	close(s);
+	return 0;
+}
+
+static int nonblock(const char *addr, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = mkaddr(4, addr, port, &ss);
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (connect(s, (struct sockaddr *)&ss, sl) == 0) {
+		printf("NB at once\n");
+	} else if (errno != EINPROGRESS) {
+		printf("REFUSED errno=%d\n", errno);
+		return 1;
+	} else {
+		printf("NB inprogress\n");
+		struct pollfd p = {.fd = s, .events = POLLOUT};
+		if (poll(&p, 1, 5000) != 1) {
+			printf("NB timeout\n");
+			return 1;
+		}
+		int err = 0;
+		socklen_t l = sizeof(err);
+		getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &l);
+		if (err) {
+			printf("NB error=%d\n", err);
+			return 1;
+		}
+	}
+	ssize_t n = write(s, "PWN", 3);
+	printf("NB connected wrote=%zd\n", n);
+	close(s);
+	return 0;
+}
+
+static struct sockaddr_in shared;
+static atomic_int stop;
+static int race_in, race_out;
+
+static void *flipper(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		shared.sin_port = htons((uint16_t)race_out);
+		shared.sin_port = htons((uint16_t)race_in);
+	}
+	return NULL;
+}
+
+static int race(int in, int out, int n)
+{
+	race_in = in;
+	race_out = out;
+	shared.sin_family = AF_INET;
+	shared.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	shared.sin_port = htons((uint16_t)in);
+	pthread_t t;
+	pthread_create(&t, NULL, flipper, NULL);
+	int ok = 0, refused = 0;
+	for (int i = 0; i < n; i++) {
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		if (connect(s, (struct sockaddr *)&shared, sizeof(shared)) == 0)
+			ok++;
+		else
+			refused++;
+		close(s);
+	}
+	atomic_store(&stop, 1);
+	pthread_join(t, NULL);
+	printf("RACE ok=%d refused=%d\n", ok, refused);
+	return 0;
+}
+
+static int udp(int fam, const char *addr, int port, int n)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = mkaddr(fam, addr, port, &ss);
+	int s = socket(fam == 6 ? AF_INET6 : AF_INET, SOCK_DGRAM, 0);
+	int sent = 0, err = 0;
+	for (int i = 0; i < n; i++) {
+		if (sendto(s, "PWN", 3, 0, (struct sockaddr *)&ss, sl) == 3)
+			sent++;
+		else
+			err = errno;
+	}
+	printf("UDP sent=%d errno=%d\n", sent, err);
+	return sent == n ? 0 : 1;
+}
+
+static int mmsg(int p1, int p2)
+{
+	struct sockaddr_in a[2];
+	struct iovec iov[2] = {{.iov_base = "one", .iov_len = 3},
+			       {.iov_base = "two", .iov_len = 3}};
+	struct mmsghdr m[2];
+	memset(m, 0, sizeof(m));
+	for (int i = 0; i < 2; i++) {
+		memset(&a[i], 0, sizeof(a[i]));
+		a[i].sin_family = AF_INET;
+		a[i].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a[i].sin_port = htons((uint16_t)(i ? p2 : p1));
+		m[i].msg_hdr.msg_name = &a[i];
+		m[i].msg_hdr.msg_namelen = sizeof(a[i]);
+		m[i].msg_hdr.msg_iov = &iov[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	int rc = sendmmsg(s, m, 2, 0);
+	printf("MMSG rc=%d errno=%d\n", rc, rc < 0 ? errno : 0);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc < 2)
+		return 2;
+	const char *m = argv[1];
+	if (strcmp(m, "connect") == 0 && argc == 5)
+		return do_connect(atoi(argv[2]), argv[3], atoi(argv[4]));
+	if (strcmp(m, "nonblock") == 0 && argc == 4)
+		return nonblock(argv[2], atoi(argv[3]));
+	if (strcmp(m, "race") == 0 && argc == 5)
+		return race(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+	if (strcmp(m, "udp") == 0 && argc == 6)
+		return udp(atoi(argv[2]), argv[3], atoi(argv[4]), atoi(argv[5]));
+	if (strcmp(m, "sendmmsg") == 0 && argc == 4)
+		return mmsg(atoi(argv[2]), atoi(argv[3]));
+	if (strcmp(m, "socket") == 0 && argc == 5) {
+		int s = socket(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+		if (s < 0)
+			printf("SOCKET errno=%d\n", errno);
+		else
+			printf("SOCKET ok\n");
+		return 0;
+	}
+	if (strcmp(m, "fd") == 0 && argc == 3) {
+		ssize_t n = write(atoi(argv[2]), "PWN", 3);
+		printf("FD wrote=%zd errno=%d\n", n, n < 0 ? errno : 0);
+		return 0;
+	}
+	if (strcmp(m, "io_uring") == 0) {
+		char params[120] = {0};
+		long rc = syscall(__NR_io_uring_setup, 4, params);
+		printf("IO_URING rc=%ld errno=%d\n", rc, rc < 0 ? errno : 0);
+		return 0;
+	}
+	return 2;
+}
