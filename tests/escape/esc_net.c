@@ -105,9 +105,15 @@ static int race_in, race_out;
 static void *flipper(void *arg)
 {
 	(void)arg;
+	/* Each port held for a while, so that a read at any moment (the
+	 * decision's, the kernel's) sees either about as often. */
 	while (!atomic_load(&stop)) {
-		shared.sin_port = htons((uint16_t)race_out);
-		shared.sin_port = htons((uint16_t)race_in);
+		*(volatile in_port_t *)&shared.sin_port = htons((uint16_t)race_out);
+		for (volatile int i = 0; i < 20000; i++)
+			;
+		*(volatile in_port_t *)&shared.sin_port = htons((uint16_t)race_in);
+		for (volatile int i = 0; i < 20000; i++)
+			;
 	}
 	return NULL;
 }
