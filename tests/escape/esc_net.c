@@ -11,6 +11,11 @@
  *   udp 4|6 ADDR PORT N     N datagrams "PWN" by sendto
  *   sendmmsg P1 P2          one sendmmsg of a datagram to 127.0.0.1:P1 and
  *                           one to 127.0.0.1:P2
+ *   udp_shm IN OUT N        a UDP socket connected to 127.0.0.1:IN sends N
+ *                           datagrams by sendmsg with no name, its msghdr in
+ *                           memory shared with a second process that flips
+ *                           msg_name to 127.0.0.1:OUT and back (the caller
+ *                           itself is single-threaded)
  *   socket DOMAIN TYPE PROTO  socket(2) with those numbers
  *   fd N                    writes "PWN" to descriptor N (inherited?)
  *   io_uring                io_uring_setup(2)
@@ -26,7 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static socklen_t mkaddr(int fam, const char *addr, int port, struct sockaddr_storage *ss)
@@ -181,6 +188,65 @@ static int mmsg(int p1, int p2)
 	return 0;
 }
 
+/* What the two processes share: the message header and its parts. */
+struct shm {
+	struct msghdr mh;
+	struct sockaddr_in out;
+	struct iovec iov;
+	char data[4];
+	atomic_int stop;
+};
+
+static int udp_shm(int in, int out, int n)
+{
+	struct shm *m =
+		mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return 2;
+	memset(m, 0, sizeof(*m));
+	memcpy(m->data, "PWN", 3);
+	m->iov.iov_base = m->data;
+	m->iov.iov_len = 3;
+	m->mh.msg_iov = &m->iov;
+	m->mh.msg_iovlen = 1;
+	m->out.sin_family = AF_INET;
+	m->out.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	m->out.sin_port = htons((uint16_t)out);
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)in)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		printf("REFUSED errno=%d\n", errno);
+		return 1;
+	}
+	pid_t child = fork();
+	if (child == 0) {
+		/* Another process, not a thread: the caller stays single-threaded. */
+		while (!atomic_load(&m->stop)) {
+			*(void *volatile *)&m->mh.msg_name = &m->out;
+			*(volatile socklen_t *)&m->mh.msg_namelen = sizeof(m->out);
+			for (volatile int i = 0; i < 20000; i++)
+				;
+			*(volatile socklen_t *)&m->mh.msg_namelen = 0;
+			*(void *volatile *)&m->mh.msg_name = NULL;
+			for (volatile int i = 0; i < 20000; i++)
+				;
+		}
+		_exit(0);
+	}
+	int sent = 0, refused = 0;
+	for (int i = 0; i < n; i++) {
+		if (sendmsg(s, &m->mh, 0) == 3)
+			sent++;
+		else
+			refused++;
+	}
+	atomic_store(&m->stop, 1);
+	waitpid(child, NULL, 0);
+	printf("UDP_SHM sent=%d refused=%d\n", sent, refused);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -195,6 +261,8 @@ int main(int argc, char **argv)
 		return race(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (strcmp(m, "udp") == 0 && argc == 6)
 		return udp(atoi(argv[2]), argv[3], atoi(argv[4]), atoi(argv[5]));
+	if (strcmp(m, "udp_shm") == 0 && argc == 5)
+		return udp_shm(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (strcmp(m, "sendmmsg") == 0 && argc == 4)
 		return mmsg(atoi(argv[2]), atoi(argv[3]));
 	if (strcmp(m, "socket") == 0 && argc == 5) {

@@ -458,6 +458,35 @@ static void test_esc_net_udp(void **state)
 	wt_result_free(&r);
 }
 
+/* A single-threaded caller sends on a connected UDP socket with no name,
+ * while another process sharing the message header's memory puts a name
+ * in it and takes it out: what warden read (a name, decided; or none, the
+ * connected peer) is what is sent, so the other listener gets nothing. A
+ * call is let through unread only when the kernel ignores the name
+ * whatever memory says (a TCP send). */
+static void test_esc_net_udp_shared_memory(void **state)
+{
+	struct fx *f = *state;
+	int in_port, out_port;
+	int in = listener(AF_INET, "127.0.0.1", SOCK_DGRAM, &in_port);
+	int out = listener(AF_INET, "127.0.0.1", SOCK_DGRAM, &out_port);
+	char pi[16], po[16], entry[64];
+	snprintf(pi, sizeof(pi), "%d", in_port);
+	snprintf(po, sizeof(po), "%d", out_port);
+	snprintf(entry, sizeof(entry), "\"127.0.0.1:%d\"", in_port);
+	allow(f, entry);
+	struct wt_result r;
+	run(f, &r, "passive", "udp_shm", pi, po, "300", NULL);
+	assert_non_null(strstr(r.out, "UDP_SHM sent="));
+	int got = datagrams(out);
+	if (got)
+		fail_msg("ESCAPE FOUND: the refused UDP listener got %d datagram(s)", got);
+	assert_true(datagrams(in) > 0);
+	close(in);
+	close(out);
+	wt_result_free(&r);
+}
+
 /* One sendmmsg to two destinations, the second refused: the whole call is
  * refused, and neither listener gets a datagram. */
 static void test_esc_net_sendmmsg(void **state)
@@ -643,6 +672,7 @@ int main(void)
 		T(nonblocking),
 		T(race),
 		T(udp),
+		T(udp_shared_memory),
 		T(sendmmsg),
 		T(dev_tcp),
 		T(python),
