@@ -16,6 +16,8 @@
  *                           memory shared with a second process that flips
  *                           msg_name to 127.0.0.1:OUT and back (the caller
  *                           itself is single-threaded)
+ *   fastopen ADDR PORT      sendto with MSG_FASTOPEN on a fresh TCP socket
+ *                           (the kernel connects to the address it names)
  *   socket DOMAIN TYPE PROTO  socket(2) with those numbers
  *   fd N                    writes "PWN" to descriptor N (inherited?)
  *   io_uring                io_uring_setup(2)
@@ -263,6 +265,14 @@ int main(int argc, char **argv)
 		return udp(atoi(argv[2]), argv[3], atoi(argv[4]), atoi(argv[5]));
 	if (strcmp(m, "udp_shm") == 0 && argc == 5)
 		return udp_shm(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+	if (strcmp(m, "fastopen") == 0 && argc == 4) {
+		struct sockaddr_storage ss;
+		socklen_t sl = mkaddr(4, argv[2], atoi(argv[3]), &ss);
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		ssize_t n = sendto(s, "PWN", 3, MSG_FASTOPEN, (struct sockaddr *)&ss, sl);
+		printf("FASTOPEN rc=%zd errno=%d\n", n, n < 0 ? errno : 0);
+		return 0;
+	}
 	if (strcmp(m, "sendmmsg") == 0 && argc == 4)
 		return mmsg(atoi(argv[2]), atoi(argv[3]));
 	if (strcmp(m, "socket") == 0 && argc == 5) {

@@ -28,8 +28,10 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 struct fx {
@@ -418,6 +420,38 @@ static void test_esc_net_race(void **state)
 	wt_result_free(&r);
 }
 
+/* A TCP send with MSG_FASTOPEN connects to the address it names: decided
+ * like a connect, never passed on because a TCP send's address is
+ * otherwise ignored. */
+static void test_esc_net_fastopen(void **state)
+{
+	struct fx *f = *state;
+	int port;
+	int l = listener(AF_INET, "127.0.0.1", SOCK_STREAM, &port);
+	char p[16];
+	snprintf(p, sizeof(p), "%d", port);
+	allow(f, NULL);
+	struct wt_result r;
+	run(f, &r, "aggressive", "fastopen", "127.0.0.1", p, NULL);
+	wd_autofree char *dest = wd_asprintf("127.0.0.1:%d", port);
+	assert_unreached(l, dest);
+	assert_refused(f, &r, dest);
+	wt_result_free(&r);
+	/* Listed: the data arrives with the connection. */
+	l = listener(AF_INET, "127.0.0.1", SOCK_STREAM, &port);
+	snprintf(p, sizeof(p), "%d", port);
+	char entry[64];
+	snprintf(entry, sizeof(entry), "\"127.0.0.1:%d\"", port);
+	allow(f, entry);
+	run(f, &r, "passive", "fastopen", "127.0.0.1", p, NULL);
+	assert_non_null(strstr(r.out, "FASTOPEN rc=3"));
+	int pwn;
+	assert_int_equal(accepted(l, &pwn), 1);
+	assert_int_equal(pwn, 1);
+	close(l);
+	wt_result_free(&r);
+}
+
 /* ---- datagrams ---------------------------------------------------------- */
 
 /* A listed UDP destination gets every datagram, with one row for the
@@ -647,6 +681,81 @@ static void test_esc_net_inherited(void **state)
 	wt_result_free(&r);
 }
 
+/* ---- what the tier decides ------------------------------------------------ */
+
+/* warden runs in a network namespace of its own with nothing but its
+ * loopback (up, so that the kernel has its table of local addresses): an
+ * address no rule names (a documentation address) is not the host's own,
+ * and a connection that is let through fails with ENETUNREACH without a
+ * packet leaving. */
+static int netns_prep(const void *arg)
+{
+	(void)arg;
+	if (unshare(CLONE_NEWNET) < 0)
+		return -errno;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr = {0};
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		return -errno;
+	ifr.ifr_flags |= IFF_UP;
+	int rc = ioctl(s, SIOCSIFFLAGS, &ifr) < 0 ? -errno : 0;
+	close(s);
+	return rc;
+}
+
+static void run_netns(const struct fx *f, struct wt_result *r, const char *tier, bool review)
+{
+	wd_autofree char *prog = esc();
+	char *argv[20] = {"run", "--tier", (char *)tier, "--prompt", "none"};
+	size_t n = 5;
+	if (review) {
+		argv[n++] = "--role";
+		argv[n++] = "review";
+	}
+	argv[n++] = "--";
+	argv[n++] = prog;
+	argv[n++] = "connect";
+	argv[n++] = "4";
+	argv[n++] = "198.51.100.77";
+	argv[n++] = "443";
+	argv[n] = NULL;
+	wt_wardenv_prep(f->proj, argv, netns_prep, NULL, 60000, r);
+	print_message("status %d\nout: %.1500s\nerr: %.1500s\n", r->status, r->out, r->err);
+}
+
+/* A destination policy leaves undecided goes to the tier: aggressive lets
+ * it through, standard with nobody to ask and passive refuse it; a review
+ * run refuses it whatever the tier (never the judge, never a person). */
+static void test_esc_net_tiers_and_review(void **state)
+{
+	struct fx *f = *state;
+	allow(f, NULL);
+	struct wt_result r;
+	run_netns(f, &r, "aggressive", false);
+	assert_non_null(strstr(r.out, "REFUSED errno=101")); /* ENETUNREACH: let through */
+	assert_int_equal(wt_audit_count(f->db, "allow", "tier", "198.51.100.77:443", NULL), 1);
+	wt_result_free(&r);
+	static const char *const refusing[] = {"standard", "passive"};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(refusing); i++) {
+		run_netns(f, &r, refusing[i], false);
+		assert_refused(f, &r, "198.51.100.77:443");
+		wt_result_free(&r);
+	}
+	int before = wt_audit_count(f->db, "deny", NULL, "198.51.100.77:443", NULL);
+	run_netns(f, &r, "aggressive", true);
+	assert_refused(f, &r, "198.51.100.77:443");
+	assert_int_equal(wt_audit_count(f->db, "deny", NULL, "198.51.100.77:443", NULL),
+			 before + 1);
+	assert_non_null(strstr(r.err, "review run"));
+	wt_result_free(&r);
+	/* Listed, a review run lets it through. */
+	allow(f, "\"198.51.100.0/24:443\"");
+	run_netns(f, &r, "passive", true);
+	assert_non_null(strstr(r.out, "REFUSED errno=101"));
+	wt_result_free(&r);
+}
+
 /* io_uring would connect and send without a syscall the filter sees. */
 static void test_esc_net_io_uring(void **state)
 {
@@ -671,6 +780,7 @@ int main(void)
 		T(ipv6),
 		T(nonblocking),
 		T(race),
+		T(fastopen),
 		T(udp),
 		T(udp_shared_memory),
 		T(sendmmsg),
@@ -679,6 +789,7 @@ int main(void)
 		T(socket_families),
 		T(inherited),
 		T(io_uring),
+		T(tiers_and_review),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
