@@ -893,6 +893,22 @@ void sup_open_answer_free(struct sup_open_answer *a);
 /* What tier |t| does with an undecided request ("passive: refused"). */
 const char *sup_tier_outcome(enum pol_tier t);
 
+/* ---- the host's own addresses (netaddr.c) ---------------------------------- */
+
+/* Whether the kernel routes |addr| (network order: 4 bytes for AF_INET,
+ * 16 for AF_INET6; an IPv4-mapped IPv6 address is taken as its IPv4
+ * address) to this host, in the calling thread's network namespace (which
+ * must be the agent's): loopback (127.0.0.0/8, ::1), unspecified (0.0.0.0/8,
+ * ::), or an address the kernel accepts as its own (a fresh UDP socket of
+ * that family binds to addr:0; an IPv6 link-local address is tried with
+ * each interface's scope). What it fails to ask (no socket, another
+ * family) counts as local: the safe side, refused unless listed. Also
+ * broadcast and multicast IPv4 addresses, which a UDP socket may bind,
+ * count as local. Opens and closes one descriptor (O_CLOEXEC) per try;
+ * safe from any thread; never blocks. The answer holds until the host's
+ * addresses change, which the agent cannot do (no CAP_NET_ADMIN). */
+bool sup_addr_local(int family, const uint8_t *addr);
+
 /* ---- project grants (grant_write.c) ---------------------------------------- */
 
 /* Adds a persistent grant for |req| (by |who|, at |at_us|) to the config
