@@ -659,9 +659,6 @@ void sup_connect_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t
  * environment, or the harness's defaults) to the config, and records the
  * names of the endpoints it resolves. */
 void sup_connect_harness_endpoints(struct sup_run *r, char *const *envp);
-/* Whether the kernel routes |d| to this host: loopback, unspecified, or an
- * address of one of its interfaces (a bind to it succeeds). */
-bool sup_connect_local(const struct sbx_inet *d);
 void sup_connect_free(struct sup_run *r);
 
 /* The per-run cache of datagram destinations a process was allowed:

@@ -1,9 +1,8 @@
 /*
  * test_sup_connect.c: the supervisor's side of IP destinations that needs
  * no run (supervisor/connect.c, stats.c): the datagram cache (per process,
- * per destination and protocol, gone with its process), the kernel's
- * answer to "is this address the host's own", and the connects line of
- * --stats.
+ * per destination and protocol, gone with its process) and the connects
+ * line of --stats.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -102,30 +101,6 @@ static void test_dgrams_bounded(void **state)
 	sup_dgrams_free(c);
 }
 
-/* The host's own addresses, by the kernel's answer. */
-static void test_local(void **state)
-{
-	(void)state;
-	struct sbx_inet d = dest(AF_INET, "127.0.0.1", 80);
-	assert_true(sup_connect_local(&d));
-	d = dest(AF_INET, "127.45.6.7", 80);
-	assert_true(sup_connect_local(&d));
-	d = dest(AF_INET, "0.0.0.0", 80);
-	assert_true(sup_connect_local(&d));
-	d = dest(AF_INET6, "::1", 80);
-	assert_true(sup_connect_local(&d));
-	d = dest(AF_INET6, "::", 80);
-	assert_true(sup_connect_local(&d));
-	/* Documentation addresses no host here has. */
-	d = dest(AF_INET, "198.51.100.77", 80);
-	assert_false(sup_connect_local(&d));
-	d = dest(AF_INET6, "2001:db8::77", 80);
-	assert_false(sup_connect_local(&d));
-	/* Another family is never taken for a remote one. */
-	struct sbx_inet odd = {.family = AF_UNIX};
-	assert_true(sup_connect_local(&odd));
-}
-
 static void test_stats_line(void **state)
 {
 	(void)state;
@@ -157,8 +132,9 @@ static void test_stats_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dgrams),	       cmocka_unit_test(test_dgrams_process_gone),
-		cmocka_unit_test(test_dgrams_bounded), cmocka_unit_test(test_local),
+		cmocka_unit_test(test_dgrams),
+		cmocka_unit_test(test_dgrams_process_gone),
+		cmocka_unit_test(test_dgrams_bounded),
 		cmocka_unit_test(test_stats_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
