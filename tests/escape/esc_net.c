@@ -5,6 +5,7 @@
  *
  *   connect 4|6 ADDR PORT   a TCP connect on an AF_INET (4) or AF_INET6 (6)
  *                           socket; on success sends "PWN"
+ *   connect2 ADDR PORT      two TCP connects (AF_INET) in a row, one process
  *   nonblock ADDR PORT      the same, non-blocking: EINPROGRESS, then poll
  *   race IN OUT N           N connects to 127.0.0.1:IN while a thread flips
  *                           the port in the address to OUT
@@ -257,6 +258,10 @@ int main(int argc, char **argv)
 	const char *m = argv[1];
 	if (strcmp(m, "connect") == 0 && argc == 5)
 		return do_connect(atoi(argv[2]), argv[3], atoi(argv[4]));
+	if (strcmp(m, "connect2") == 0 && argc == 4) {
+		do_connect(4, argv[2], atoi(argv[3]));
+		return do_connect(4, argv[2], atoi(argv[3]));
+	}
 	if (strcmp(m, "nonblock") == 0 && argc == 4)
 		return nonblock(argv[2], atoi(argv[3]));
 	if (strcmp(m, "race") == 0 && argc == 5)

@@ -28,6 +28,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -756,6 +757,77 @@ static void test_esc_net_tiers_and_review(void **state)
 	wt_result_free(&r);
 }
 
+struct bg_run {
+	const struct fx *f;
+	char **argv;
+	struct wt_result r;
+};
+
+static void *bg_netns(void *arg)
+{
+	struct bg_run *b = arg;
+	wt_wardenv_prep(b->f->proj, b->argv, netns_prep, NULL, 60000, &b->r);
+	return NULL;
+}
+
+/* The desk's id of this project's pending connect, or NULL. */
+static char *pending_connect(const struct fx *f, int ms)
+{
+	for (int waited = 0; waited < ms; waited += 100) {
+		struct wt_result a;
+		wt_warden(f->proj, &a, "approvals", "--format", "json", NULL);
+		const char *k = strstr(a.out, "\"kind\":\"connect\"");
+		const char *id = a.out;
+		char *found = NULL;
+		/* The id of the object the kind is in: the last one before it. */
+		for (const char *p = a.out; k && (p = strstr(p, "\"id\":\"")) && p < k; p++)
+			id = p;
+		if (k && id != a.out) {
+			id += 6;
+			found = wd_strndup(id, strcspn(id, "\""));
+			assert_non_null(strstr(k, "198.51.100.77:443"));
+		}
+		wt_result_free(&a);
+		if (found)
+			return found;
+		usleep(100000);
+	}
+	return NULL;
+}
+
+/* Standard tier with the desk: the person sees the destination and
+ * approves it "always" (for the host): the connect goes through, and the
+ * same process's next connect there is allowed by the session grant
+ * without asking again. */
+static void test_esc_net_person_always(void **state)
+{
+	struct fx *f = *state;
+	allow(f, NULL);
+	wd_autofree char *prog = esc();
+	char *argv[] = {"run", "--tier",   "standard",	    "--prompt", "desk", "--",
+			prog,  "connect2", "198.51.100.77", "443",	NULL};
+	struct bg_run b = {.f = f, .argv = argv};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, bg_netns, &b), 0);
+	wd_autofree char *id = pending_connect(f, 20000);
+	assert_non_null(id);
+	struct wt_result a;
+	wt_warden(f->proj, &a, "approve", id, "--always", NULL);
+	assert_int_equal(a.status, 0);
+	wt_result_free(&a);
+	pthread_join(t, NULL);
+	print_message("status %d\nout: %.1500s\nerr: %.1500s\n", b.r.status, b.r.out, b.r.err);
+	/* Both let through (the kernel then finds no route). */
+	const char *first = strstr(b.r.out, "REFUSED errno=101");
+	assert_non_null(first);
+	assert_non_null(strstr(first + 1, "REFUSED errno=101"));
+	assert_null(strstr(b.r.out, "errno=13"));
+	assert_non_null(strstr(b.r.err, "approved by"));
+	assert_int_equal(wt_audit_count(f->db, "allow", "user", "198.51.100.77:443", NULL), 1);
+	assert_int_equal(wt_audit_count(f->db, "allow", NULL, "198.51.100.77:443", NULL), 2);
+	wt_result_free(&b.r);
+}
+
 /* io_uring would connect and send without a syscall the filter sees. */
 static void test_esc_net_io_uring(void **state)
 {
@@ -790,6 +862,7 @@ int main(void)
 		T(inherited),
 		T(io_uring),
 		T(tiers_and_review),
+		T(person_always),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
