@@ -19,6 +19,10 @@
  *                           itself is single-threaded)
  *   fastopen ADDR PORT      sendto with MSG_FASTOPEN on a fresh TCP socket
  *                           (the kernel connects to the address it names)
+ *   route PORT              source routes: setsockopt(IP_OPTIONS) with a loose
+ *                           source route, setsockopt(IPV6_RTHDR) with a type 2
+ *                           header, and a UDP sendmsg to 127.0.0.1:PORT with
+ *                           an IP_RETOPTS control message
  *   socket DOMAIN TYPE PROTO  socket(2) with those numbers
  *   fd N                    writes "PWN" to descriptor N (inherited?)
  *   io_uring                io_uring_setup(2)
@@ -250,6 +254,47 @@ static int udp_shm(int in, int out, int n)
 	return 0;
 }
 
+static int route(int port)
+{
+	/* LSRR (131) of one hop, 127.0.0.2, then the end of the options. */
+	unsigned char lsrr[8] = {131, 7, 4, 127, 0, 0, 2, 0};
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	int rc = setsockopt(s, IPPROTO_IP, IP_OPTIONS, lsrr, sizeof(lsrr));
+	printf("IP_OPTIONS rc=%d errno=%d\n", rc, rc < 0 ? errno : 0);
+	close(s);
+	/* A type 2 routing header: next header, length 2, type 2, one segment
+	 * left, reserved, one address (::1). */
+	unsigned char rthdr[24] = {0, 2, 2, 1};
+	rthdr[23] = 1;
+	s = socket(AF_INET6, SOCK_STREAM, 0);
+	rc = setsockopt(s, IPPROTO_IPV6, IPV6_RTHDR, rthdr, sizeof(rthdr));
+	printf("IPV6_RTHDR rc=%d errno=%d\n", rc, rc < 0 ? errno : 0);
+	close(s);
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	union {
+		char buf[CMSG_SPACE(sizeof(lsrr))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct iovec iov = {.iov_base = "PWN", .iov_len = 3};
+	struct msghdr mh = {.msg_name = &a,
+			    .msg_namelen = sizeof(a),
+			    .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = IPPROTO_IP;
+	c->cmsg_type = IP_RETOPTS;
+	c->cmsg_len = CMSG_LEN(sizeof(lsrr));
+	memcpy(CMSG_DATA(c), lsrr, sizeof(lsrr));
+	ssize_t n = sendmsg(s, &mh, 0);
+	printf("IP_RETOPTS rc=%zd errno=%d\n", n, n < 0 ? errno : 0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -278,6 +323,8 @@ int main(int argc, char **argv)
 		printf("FASTOPEN rc=%zd errno=%d\n", n, n < 0 ? errno : 0);
 		return 0;
 	}
+	if (strcmp(m, "route") == 0 && argc == 3)
+		return route(atoi(argv[2]));
 	if (strcmp(m, "sendmmsg") == 0 && argc == 4)
 		return mmsg(atoi(argv[2]), atoi(argv[3]));
 	if (strcmp(m, "socket") == 0 && argc == 5) {

@@ -627,9 +627,13 @@ static void test_esc_net_socket_families(void **state)
 		{"17", "2", "768", "SOCKET errno=97"},	/* AF_PACKET, SOCK_DGRAM */
 		{"40", "1", "0", "SOCKET errno=97"},	/* AF_VSOCK */
 		{"2", "1", "132", "SOCKET errno=93"},	/* SCTP: connects through setsockopt */
-		{"2", "1", "0", "SOCKET ok"},		/* TCP */
-		{"10", "2", "0", "SOCKET ok"},		/* UDP over IPv6 */
-		{"1", "1", "0", "SOCKET ok"},		/* Unix */
+		{"2", "1", "262", "SOCKET errno=93"},	/* MPTCP: paths of its own */
+		{"10", "1", "262", "SOCKET errno=93"},
+		{"2", "5", "0", "SOCKET errno=94"}, /* SOCK_SEQPACKET: SCTP's, when loaded */
+		{"2", "2", "136", "SOCKET ok"},	    /* UDP-Lite: decided like UDP */
+		{"2", "1", "0", "SOCKET ok"},	    /* TCP */
+		{"10", "2", "0", "SOCKET ok"},	    /* UDP over IPv6 */
+		{"1", "1", "0", "SOCKET ok"},	    /* Unix */
 	};
 	for (size_t i = 0; i < WD_ARRAY_SIZE(cases); i++) {
 		struct wt_result r;
@@ -642,6 +646,28 @@ static void test_esc_net_socket_families(void **state)
 				cases[i].type, cases[i].proto, r.out, cases[i].want);
 		wt_result_free(&r);
 	}
+}
+
+/* Source routes send packets to their first hop, not to the destination
+ * decided: refused as socket options and as a datagram's control message
+ * (which is refused even when its destination is allowed). */
+static void test_esc_net_source_route(void **state)
+{
+	struct fx *f = *state;
+	int port;
+	int l = listener(AF_INET, "127.0.0.1", SOCK_DGRAM, &port);
+	char p[16], entry[64];
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(entry, sizeof(entry), "\"127.0.0.1:%d\"", port);
+	allow(f, entry);
+	struct wt_result r;
+	run(f, &r, "aggressive", "route", p, NULL);
+	assert_non_null(strstr(r.out, "IP_OPTIONS rc=-1 errno=1"));
+	assert_non_null(strstr(r.out, "IPV6_RTHDR rc=-1 errno=1"));
+	assert_non_null(strstr(r.out, "IP_RETOPTS rc=-1 errno=1"));
+	assert_int_equal(datagrams(l), 0);
+	close(l);
+	wt_result_free(&r);
 }
 
 /* An open TCP socket inherited from whoever started warden (as fd 7) is
@@ -859,6 +885,7 @@ int main(void)
 		T(dev_tcp),
 		T(python),
 		T(socket_families),
+		T(source_route),
 		T(inherited),
 		T(io_uring),
 		T(tiers_and_review),
