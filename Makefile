@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PKGS := build-essential cmake pkg-config git python3 \
 	libseccomp-dev libfuse3-dev fuse3 libcurl4-openssl-dev libcjson-dev \
 	libsqlite3-dev sqlite3 libcmocka-dev \
-	clang libclang-rt-14-dev clang-format bubblewrap
+	clang libclang-rt-14-dev clang-format bubblewrap iproute2
 
 PREFIX ?= /usr/local
 
