@@ -73,7 +73,7 @@ test-asan: deps
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	cmake --preset fuzz >/dev/null
-	cmake --build --preset fuzz -j$(JOBS) --target fuzz_config fuzz_classify fuzz_verdict fuzz_argv
+	cmake --build --preset fuzz -j$(JOBS) --target fuzz_config fuzz_classify fuzz_verdict fuzz_argv fuzz_dns
 	@for t in build/fuzz/fuzz/fuzz_*; do \
 		[ -x "$$t" ] || continue; \
 		name=$$(basename $$t); seeds=fuzz/corpus/$${name#fuzz_}; \
