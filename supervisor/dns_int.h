@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct sup_run;
 
@@ -76,23 +77,26 @@ bool sup_dns_metadata_name(const char *name);
 
 /* ---- the session's resolver (resolver.c) -------------------------------- */
 
-/* Root runs, before the sandbox is made: binds the resolver's address
- * (port 53, UDP and TCP, on 127.0.0.0/8), reads the host's nameservers,
- * writes the sandbox's resolv.conf in the session's directory and adds its
- * bind over /etc/resolv.conf to r->binds. Sets r->resolver_on. Without it
- * the run goes on with no resolver, and |why| (caller frees, may be NULL)
- * says why. 0 when running, else -errno. */
-int sup_resolver_setup(struct sup_run *r, char **why);
-/* Starts serving (a thread), once the sandbox exists. 0 or -errno. */
-int sup_resolver_start(struct sup_run *r);
-/* Stops serving and closes everything; safe when never set up. */
+/* Before the sandbox is made (after the private temporary directories):
+ * binds the resolver's address (port 53, UDP and TCP, on 127.0.0.0/8),
+ * reads the host's nameservers, writes the sandbox's resolv.conf in the
+ * session's directory, adds its bind over the sandbox's /etc/resolv.conf
+ * to r->binds and starts serving (a thread). Sets r->resolver_on. 0, or
+ * -errno with *why (caller frees) saying why the run goes on without it. */
+int sup_resolver_start(struct sup_run *r, char **why);
+/* Stops serving and frees it; nothing when it never started. */
 void sup_resolver_stop(struct sup_run *r);
-/* Queries answered, names recorded (for --stats). */
-void sup_resolver_counts(const struct sup_run *r, uint64_t *queries, uint64_t *recorded,
-			 uint64_t *refused);
+/* The --stats line on names: how many addresses are named, what the
+ * resolver did, or why there is none. */
+void sup_resolver_print_stats(const struct sup_run *r, FILE *out);
+/* For warden doctor: whether a run here would have the resolver (the same
+ * steps, undone). 0, or -errno with *why (caller frees). On success *why
+ * names the host's nameservers. */
+int sup_resolver_probe(char **why);
 
-/* Reads the host's /etc/hosts-format file |path| into the session's names
- * (every address under each of its names). Returns how many entries. */
-size_t sup_hosts_load(struct sup_run *r, const char *path);
+/* Adds the entries of the hosts file |path| (/etc/hosts) to |t|: every
+ * name of a line under its address. Returns how many names. */
+struct sup_names;
+size_t sup_hosts_load(struct sup_names *t, const char *path);
 
 #endif

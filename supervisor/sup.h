@@ -206,6 +206,8 @@ struct sup_run {
 	bool resolver_on;
 	int resolver_family; /* AF_INET or AF_INET6 */
 	uint8_t resolver_addr[16];
+	struct sup_resolver *resolver; /* NULL: none */
+	char *resolver_why;	       /* why there is none, or NULL */
 };
 
 /* ---- warden run's set-up (run_opts.c, agent.c, markers.c) --------------- */

@@ -137,3 +137,9 @@ wd_test(test_esc_cwd SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_cwd.c
 	${CMAKE_SOURCE_DIR}/tests/escape/escape_fx.c
 	LIBS ${esc_libs} LABELS escape TIMEOUT 600)
 add_dependencies(test_esc_cwd warden esc_cwd)
+
+# Names for the network decisions: the session's resolver and the names it
+# records, in a network namespace of the test's own (tests/helpers/netns.c).
+wd_test(test_esc_names SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_names.c
+	LIBS wt LABELS escape TIMEOUT 600)
+add_dependencies(test_esc_names warden)

@@ -536,7 +536,16 @@ static int read_question(const uint8_t *q, size_t len, char *name, size_t cap, i
 	return 0;
 }
 
-/* The answer to query |q| into |o|. */
+/* Whether |name| is what |pattern| ("a.test", "*.test") names. */
+static bool name_is(const char *pattern, const char *name)
+{
+	if (strncmp(pattern, "*.", 2) != 0)
+		return strcasecmp(pattern, name) == 0;
+	size_t k = strlen(pattern + 1), n = strlen(name);
+	return n > k && strcasecmp(name + n - k, pattern + 1) == 0;
+}
+
+/* The answer to query |q| into |o| (o->len 0: none). */
 static void dns_answer(struct wt_netns *n, const uint8_t *q, size_t len, bool tcp,
 		       struct dns_out *o)
 {
@@ -551,11 +560,13 @@ static void dns_answer(struct wt_netns *n, const uint8_t *q, size_t len, bool tc
 	if (tcp)
 		__atomic_add_fetch(&n->sh->dns_tcp_queries, 1, __ATOMIC_SEQ_CST);
 	size_t e = 0;
-	while (e < n->ndns && strcasecmp(n->dns[e].qname, name) != 0)
+	while (e < n->ndns && !name_is(n->dns[e].qname, name))
 		e++;
 	bool known = e < n->ndns;
 	int slot = qtype == 1 ? 0 : qtype == 28 ? 1 : 2;
 	int nth = known ? __atomic_fetch_add(&n->sh->dns_hits[e][slot], 1, __ATOMIC_SEQ_CST) : 0;
+	if (known && n->dns[e].silent)
+		return;
 	bool tc = known && n->dns[e].tc && !tcp;
 	put(o, q, 2); /* the id */
 	uint8_t flags[2] = {(uint8_t)(0x84 | (q[2] & 0x01) | (tc ? 0x02 : 0)),

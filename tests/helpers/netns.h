@@ -57,10 +57,11 @@ struct wt_netns_shared {
  * knows gets NXDOMAIN.
  */
 struct wt_dns_entry {
-	const char *qname;
+	const char *qname; /* "*.suffix": every name below suffix */
 	const char *answer;
 	const char *additional;
 	bool tc;
+	bool silent; /* never answers (a server that times out) */
 };
 
 struct wt_netns {

@@ -1,0 +1,308 @@
+/*
+ * test_esc_names: the names warden gives to the sandbox's connections,
+ * under the real `warden run`, in a network namespace of the test's own
+ * (tests/helpers/netns.h): a "remote" host 10.77.0.2 (and 10.77.0.3,
+ * 169.254.169.254) behind a veth pair, whose DNS server is the nameserver
+ * of the test's /etc/resolv.conf, so that the warden the test runs
+ * forwards the sandbox's queries there.
+ *
+ * The session's resolver: the sandbox's /etc/resolv.conf names it, it
+ * forwards and records what the sandbox resolved under the name asked,
+ * refuses metadata names, and a flood of queries does not grow warden.
+ *
+ * Safety: no packet leaves the test's namespaces (nothing routes out of
+ * them); the files over /etc are binds in the test's private mount
+ * namespace.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common.h"
+#include "netns.h"
+#include "wt.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PY "/usr/bin/python3"
+
+static struct wt_netns ns;
+
+enum {
+	DNS_ALLOWED,
+	DNS_EVIL,
+	DNS_CNAME,
+	DNS_LIAR,
+	DNS_META,
+	DNS_REBIND,
+	DNS_SILENT,
+	DNS_SIX,
+	DNS_BIG,
+};
+
+static const struct wt_dns_entry dns[] = {
+	[DNS_ALLOWED] = {"allowed.test", "A allowed.test 10.77.0.2", NULL, false, false},
+	[DNS_EVIL] = {"evil.test", "A evil.test 10.77.0.3", NULL, false, false},
+	/* A CNAME to a name the rules know: the address is the alias's. */
+	[DNS_CNAME] = {"alias.test", "CNAME alias.test trusted.test; A trusted.test 10.77.0.3",
+		       NULL, false, false},
+	/* An answer that adds records for other names in its sections. */
+	[DNS_LIAR] = {"liar.test", "A liar.test 10.77.0.3; A trusted.test 10.77.0.9",
+		      "A trusted.test 10.77.0.8; A liar.test 10.77.0.7", false, false},
+	[DNS_META] = {"metadata.google.internal", "A metadata.google.internal 169.254.169.254",
+		      NULL, false, false},
+	[DNS_REBIND] = {"rebind.test",
+			"A rebind.test 10.77.0.2 | A rebind.test 127.0.0.1 | "
+			"A rebind.test 169.254.169.254 | A rebind.test 10.77.0.1",
+			NULL, false, false},
+	[DNS_SILENT] = {"*.silent.test", NULL, NULL, false, true},
+	[DNS_SIX] = {"six.test", "AAAA six.test fd77::2", NULL, false, false},
+	/* Too large for UDP: the answer comes over TCP. */
+	[DNS_BIG] = {"big.test", "A big.test 10.77.0.3", NULL, true, false},
+};
+
+struct fx {
+	char *proj, *db;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = wd_calloc(1, sizeof(*f));
+	f->proj = wt_project();
+	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
+	wt_write(f->proj, "README.md", "# names\n");
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	wt_rmtree(f->proj);
+	free(f->proj);
+	free(f->db);
+	free(f);
+	return 0;
+}
+
+/* `warden run --stats --tier TIER -- /bin/sh -c SCRIPT` in the project. */
+static void run_sh(struct fx *f, const char *tier, const char *script, struct wt_result *r)
+{
+	char *argv[] = {"run",	   "--stats", "--tier",	      (char *)tier, "--",
+			"/bin/sh", "-c",      (char *)script, NULL};
+	wt_wardenv_prep(f->proj, argv, NULL, NULL, 120000, r);
+}
+
+/* ---- the session's resolver ---------------------------------------------- */
+
+static void test_names_resolver_answers_and_records(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	int before = wt_netns_dns_hits(&ns, DNS_ALLOWED, 0);
+	run_sh(f, "aggressive",
+	       "cat /etc/resolv.conf; getent ahostsv4 allowed.test; "
+	       "(echo nameserver 10.77.0.9 > /etc/resolv.conf) 2>/dev/null; echo write=$?",
+	       &r);
+	print_message("%s%s", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	/* The sandbox's resolv.conf names the session's resolver on
+	 * loopback, with the host's search and options lines. */
+	assert_non_null(strstr(r.out, "nameserver 127."));
+	assert_null(strstr(r.out, "nameserver 10.77.0.2"));
+	assert_non_null(strstr(r.out, "search corp.test"));
+	assert_non_null(strstr(r.out, "options ndots:1"));
+	/* Read-only for the agent; the test's own file is untouched. */
+	assert_null(strstr(r.out, "write=0"));
+	char *mine = wt_slurp("/etc/resolv.conf");
+	assert_string_equal(mine, "nameserver 10.77.0.2\nsearch corp.test\noptions ndots:1\n");
+	free(mine);
+	/* The answer came from the host's nameserver, through warden. */
+	assert_non_null(strstr(r.out, "10.77.0.2"));
+	assert_true(wt_netns_dns_hits(&ns, DNS_ALLOWED, 0) > before);
+	assert_non_null(strstr(r.err, "names: "));
+	assert_non_null(strstr(r.err, "resolver: "));
+	assert_null(strstr(r.err, " 0 addresses recorded"));
+	wt_result_free(&r);
+}
+
+static void test_names_resolver_tcp_and_aaaa(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	int tcp_before = ns.sh->dns_tcp_queries;
+	run_sh(f, "aggressive", "getent ahostsv4 big.test; getent ahostsv6 six.test", &r);
+	print_message("%s%s", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	/* TC over UDP: the client asks again over TCP, and so does warden. */
+	assert_non_null(strstr(r.out, "10.77.0.3"));
+	assert_true(ns.sh->dns_tcp_queries > tcp_before);
+	assert_non_null(strstr(r.out, "fd77::2"));
+	wt_result_free(&r);
+}
+
+static void test_names_metadata_name_refused(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	int before = wt_netns_dns_hits(&ns, DNS_META, 0) + wt_netns_dns_hits(&ns, DNS_META, 1);
+	run_sh(f, "aggressive",
+	       "getent hosts metadata.google.internal; echo getent=$?; " PY " -c 'import socket\n"
+	       "for n in (\"METADATA.Google.Internal.\", \"metadata.google.internal\"):\n"
+	       "  try:\n"
+	       "    print(\"got\", socket.getaddrinfo(n, 80))\n"
+	       "  except socket.gaierror as e:\n"
+	       "    print(\"refused\", e.errno)\n'",
+	       &r);
+	print_message("%s%s", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "getent=2"));
+	assert_null(strstr(r.out, "got"));
+	assert_null(strstr(r.out, "169.254.169.254"));
+	/* Never forwarded: the nameserver that would answer saw nothing. */
+	assert_int_equal(wt_netns_dns_hits(&ns, DNS_META, 0) + wt_netns_dns_hits(&ns, DNS_META, 1),
+			 before);
+	assert_non_null(strstr(r.err, "refused"));
+	wt_result_free(&r);
+}
+
+static int count_fds(pid_t pid)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/fd", pid);
+	DIR *d = opendir(p);
+	if (!d)
+		return -1;
+	int n = 0;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static long vm_rss_kb(pid_t pid)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/status", pid);
+	char *buf = NULL;
+	long kb = -1;
+	if (wd_read_file(p, 16384, &buf, NULL) == 0) {
+		char *t = strstr(buf, "VmRSS:");
+		if (t)
+			kb = strtol(t + 6, NULL, 10);
+	}
+	free(buf);
+	return kb;
+}
+
+/* 20,000 queries as fast as a script sends them, to a nameserver that
+ * never answers: warden holds at most its bound of queries in flight and
+ * answers the rest SERVFAIL at once; its descriptors and memory stay
+ * where they were, and it resolves again once the flood is over. */
+static void test_names_query_flood_bounded(void **state)
+{
+	struct fx *f = *state;
+	const char *script =
+		PY " -c 'import socket, struct, os, time\n"
+		   "ns = [l.split()[1] for l in open(\"/etc/resolv.conf\") if "
+		   "l.startswith(\"nameserver\")][0]\n"
+		   "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+		   "s.setblocking(False)\n"
+		   "print(\"ready\", flush=True)\n"
+		   "time.sleep(1)\n"
+		   "fails = 0\n"
+		   "for i in range(20000):\n"
+		   "  name = b\"\".join(bytes([len(p)]) + p for p in (b\"q%d\" % i, b\"silent\", "
+		   "b\"test\")) + b\"\\0\"\n"
+		   "  q = struct.pack(\">HHHHHH\", i & 0xffff, 0x100, 1, 0, 0, 0) + name + "
+		   "struct.pack(\">HH\", 1, 1)\n"
+		   "  try:\n"
+		   "    s.sendto(q, (ns, 53))\n"
+		   "  except BlockingIOError:\n"
+		   "    time.sleep(0.001)\n"
+		   "  try:\n"
+		   "    while True:\n"
+		   "      a = s.recv(4096)\n"
+		   "      fails += (a[3] & 15) == 2\n"
+		   "  except BlockingIOError:\n"
+		   "    pass\n"
+		   "time.sleep(1)\n"
+		   "try:\n"
+		   "  while True:\n"
+		   "    a = s.recv(4096)\n"
+		   "    fails += (a[3] & 15) == 2\n"
+		   "except BlockingIOError:\n"
+		   "  pass\n"
+		   "print(\"flood-done servfail=%d\" % fails, flush=True)\n"
+		   "time.sleep(7)\n"
+		   "print(\"after\", socket.gethostbyname(\"allowed.test\"), flush=True)\n'";
+	char *argv[] = {"run",	   "--stats", "--tier",	      "aggressive", "--",
+			"/bin/sh", "-c",      (char *)script, NULL};
+	struct wt_bg bg;
+	wt_warden_bg(f->proj, argv, &bg);
+	int fds0 = -1, fds_max = 0;
+	long rss0 = -1, rss_max = 0;
+	char *out = NULL;
+	for (int i = 0; i < 300; i++) {
+		free(out);
+		out = wt_bg_out(&bg);
+		if (strstr(out, "after "))
+			break;
+		if (strstr(out, "ready") && fds0 < 0) {
+			fds0 = count_fds(bg.pid);
+			rss0 = vm_rss_kb(bg.pid);
+		}
+		if (fds0 >= 0) {
+			int k = count_fds(bg.pid);
+			long kb = vm_rss_kb(bg.pid);
+			fds_max = k > fds_max ? k : fds_max;
+			rss_max = kb > rss_max ? kb : rss_max;
+		}
+		usleep(50000);
+	}
+	struct wt_result r;
+	wt_bg_wait(&bg, 30000, &r);
+	print_message("%s%s", r.out, r.err);
+	print_message("warden: fds %d -> max %d, VmRSS %ld kB -> max %ld kB\n", fds0, fds_max, rss0,
+		      rss_max);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "flood-done servfail="));
+	assert_null(strstr(r.out, "flood-done servfail=0\n"));
+	assert_non_null(strstr(r.out, "after 10.77.0.2"));
+	assert_true(fds0 > 0);
+	/* At most the queries in flight (64) and TCP clients (16) more. */
+	assert_true(fds_max <= fds0 + 64 + 16 + 8);
+	assert_true(rss_max - rss0 < 32 * 1024);
+	free(out);
+	wt_result_free(&r);
+}
+
+int main(void)
+{
+	wt_require_sandbox();
+	wt_netns_require(&ns);
+	wt_netns_remote_addr(&ns, "10.77.0.3");
+	wt_netns_remote_addr(&ns, "169.254.169.254");
+	wt_netns_etc(&ns, "/etc/resolv.conf",
+		     "nameserver 10.77.0.2\nsearch corp.test\noptions ndots:1\n");
+	wt_netns_dns(&ns, dns, sizeof(dns) / sizeof(dns[0]));
+	const struct CMUnitTest tests[] = {
+#define T(n) cmocka_unit_test_setup_teardown(test_names_##n, setup, teardown)
+		T(resolver_answers_and_records),
+		T(resolver_tcp_and_aaaa),
+		T(metadata_name_refused),
+		T(query_flood_bounded),
+#undef T
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	wt_netns_leave(&ns);
+	return rc;
+}
