@@ -26,10 +26,12 @@
 static struct wt_netns ns;
 
 static const struct wt_dns_entry dns[] = {
-	{"a.test", "A a.test 10.77.0.2; AAAA a.test fd77::2", NULL, false},
-	{"r.test", "A r.test 10.77.0.2 | A r.test 127.0.0.1", NULL, false},
-	{"tc.test", "A tc.test 10.77.0.3", NULL, true},
-	{"c.test", "CNAME c.test a.test; A a.test 10.77.0.2", "A x.test 10.77.0.9", false},
+	{.qname = "a.test", .answer = "A a.test 10.77.0.2; AAAA a.test fd77::2"},
+	{.qname = "r.test", .answer = "A r.test 10.77.0.2 | A r.test 127.0.0.1"},
+	{.qname = "tc.test", .answer = "A tc.test 10.77.0.3", .tc = true},
+	{.qname = "c.test",
+	 .answer = "CNAME c.test a.test; A a.test 10.77.0.2",
+	 .additional = "A x.test 10.77.0.9"},
 };
 
 static int tcp_to(const char *addr, int port)
