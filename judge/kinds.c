@@ -11,8 +11,11 @@
 static const struct jdg_kind_ops kinds[POL_KIND_COUNT] = {
 	[POL_EXEC] = {.stops = "every program the agent is about to run"},
 	[POL_OPEN] = {.stops = "every open of a sensitive file"},
-	[POL_CONNECT] = {.not_judged = "a Unix socket outside the sandbox is decided at the "
-				       "boundary by the config's list, never by the judge"},
+	/* An IP destination. A Unix socket outside the sandbox has this kind
+	 * in the audit too, but is decided at the boundary by the config's
+	 * "sockets" list and never reaches the judge. */
+	[POL_CONNECT] = {.stops = "every new network destination a process of the agent's tree "
+				  "connects or sends to"},
 };
 
 const struct jdg_kind_ops *jdg_kind_ops(enum pol_kind k)

@@ -125,14 +125,27 @@ static unsigned parse_access_value(struct parser *p, const cJSON *v, const char 
 
 static void parse_grant(struct parser *p, const cJSON *v, const char *path, struct pol_grant *g)
 {
-	if (!pol_cfg_check_object(p, v, path, "command program path access by at", "a grant"))
+	if (!pol_cfg_check_object(p, v, path, "command program path access host by at", "a grant"))
 		return;
 	const cJSON *cmd = pol_cfg_get(v, "command");
 	const cJSON *pth = pol_cfg_get(v, "path");
-	if (cmd && pth)
-		pol_cfg_error(p, path, 0, "a grant has either \"command\" or \"path\", not both");
-	else if (!cmd && !pth)
-		pol_cfg_error(p, path, 0, "a grant needs \"command\" (an exact argv) or \"path\"");
+	const cJSON *host = pol_cfg_get(v, "host");
+	if ((cmd != NULL) + (pth != NULL) + (host != NULL) > 1)
+		pol_cfg_error(p, path, 0,
+			      "a grant has one of \"command\", \"path\" or \"host\"; split it");
+	else if (!cmd && !pth && !host)
+		pol_cfg_error(p, path, 0,
+			      "a grant needs \"command\" (an exact argv), \"path\" or \"host\" "
+			      "(a destination's name or address)");
+	if (host) {
+		const char *h = pol_cfg_string(p, v, path, "host", true);
+		wd_autofree char *hp = pol_cfg_child_path(path, "host");
+		if (h && pol_net_host_canon(h, &g->host) < 0)
+			pol_cfg_error(p, hp, 0,
+				      "\"%.60s\" is not a host; write a name (github.com) or an "
+				      "address (140.82.112.3, 2001:db8::1), without a port",
+				      h);
+	}
 	if (cmd) {
 		wd_autofree char *kp = pol_cfg_child_path(path, "command");
 		size_t n;
@@ -543,7 +556,7 @@ static void parse_top(struct parser *p, const cJSON *root)
 {
 	static const char *const keys = "rules grants sensitive_resources write_protected writable "
 					"outside accepted_rules tier judge tmp control_files "
-					"sockets env";
+					"sockets env network";
 	if (!pol_cfg_check_object(p, root, "", keys, "the config"))
 		return;
 	struct pol_config *c = p->c;
@@ -597,6 +610,8 @@ static void parse_top(struct parser *p, const cJSON *root)
 			parse_sockets(p, k, key);
 		} else if (strcmp(key, "env") == 0) {
 			parse_env(p, k, key);
+		} else if (strcmp(key, "network") == 0) {
+			pol_cfg_parse_network(p, k, key);
 		}
 	}
 }

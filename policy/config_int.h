@@ -60,4 +60,7 @@ char **pol_cfg_list(struct parser *p, const cJSON *v, const char *kp, const char
 char **pol_cfg_strings(struct parser *p, const cJSON *v, const char *kp, size_t *n, bool drop_blank,
 		       bool glob, bool absolute);
 
+/* "network": {"allow": [...], "deny": [...]} (network.c). */
+void pol_cfg_parse_network(struct parser *p, const cJSON *v, const char *kp);
+
 #endif

@@ -191,6 +191,7 @@ static void grant_free(struct pol_grant *g)
 	wd_strv_free(g->argv);
 	free(g->program);
 	free(g->path);
+	free(g->host);
 	free(g->by);
 }
 
@@ -213,6 +214,9 @@ void pol_config_free(struct pol_config *c)
 	wd_strv_free(c->tmp_share);
 	wd_strv_free(c->sock_allow);
 	wd_strv_free(c->env_keep);
+	wd_strv_free(c->net_allow);
+	wd_strv_free(c->net_deny);
+	wd_strv_free(c->harness_ep);
 	for (size_t i = 0; i < c->noutside; i++)
 		free(c->outside[i].path);
 	free(c->outside);
@@ -379,6 +383,8 @@ static cJSON *grants_json(const struct pol_config *c)
 			cJSON_AddItemToObject(o, "command", strv_json(g->argv, n));
 			if (g->program)
 				cJSON_AddStringToObject(o, "program", g->program);
+		} else if (g->host) {
+			cJSON_AddStringToObject(o, "host", g->host);
 		} else {
 			cJSON_AddStringToObject(o, "path", g->path);
 			cJSON_AddItemToObject(o, "access", access_json(g->access));
@@ -419,6 +425,14 @@ char *pol_config_to_json(const struct pol_config *c)
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddItemToObject(o, "keep", strv_json(c->env_keep, c->nenv_keep));
 		cJSON_AddItemToObject(root, "env", o);
+	}
+	if (c->nnet_allow || c->nnet_deny) {
+		cJSON *o = cJSON_CreateObject();
+		if (c->nnet_allow)
+			cJSON_AddItemToObject(o, "allow", strv_json(c->net_allow, c->nnet_allow));
+		if (c->nnet_deny)
+			cJSON_AddItemToObject(o, "deny", strv_json(c->net_deny, c->nnet_deny));
+		cJSON_AddItemToObject(root, "network", o);
 	}
 	if (c->noutside) {
 		cJSON *a = cJSON_CreateArray();

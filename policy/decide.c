@@ -140,6 +140,15 @@ static bool same_request(const struct pol_request *a, const struct pol_request *
 	return k && k->same && k->same(a, b);
 }
 
+const struct pol_request *pol_session_covering(const struct pol_session *s,
+					       const struct pol_request *r)
+{
+	for (size_t i = 0; s && r && i < s->n; i++)
+		if (same_request(s->grants[i], r))
+			return s->grants[i];
+	return NULL;
+}
+
 void pol_session_grant(struct pol_session *s, const struct pol_request *r)
 {
 	if (!s || !r)
@@ -157,6 +166,8 @@ void pol_session_grant(struct pol_session *s, const struct pol_request *r)
 	c->opath = r->opath ? wd_strdup(r->opath) : NULL;
 	c->opath2 = r->opath2 ? wd_strdup(r->opath2) : NULL;
 	c->access = r->access;
+	if (r->kind == POL_CONNECT)
+		pol_connect_copy(c, r);
 	s->grants = wd_realloc(s->grants, (s->n + 1) * sizeof(*s->grants));
 	s->grants[s->n++] = c;
 }

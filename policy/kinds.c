@@ -2,7 +2,8 @@
  * kinds.c: the request kinds' table: for each enum pol_kind, the audit's
  * word for it and the functions that show, match, decide, grant and
  * remember its requests. A new kind is one entry here; its functions
- * live with their part (request.c, decide.c, config_out.c, memory.c).
+ * live with their part (request.c, decide.c, config_out.c, memory.c;
+ * network.c has all of connect's).
  *
  * See docs/design.md, sections "Requests" and "Where to add things".
  */
@@ -39,12 +40,23 @@ static const struct pol_kind_ops kinds[POL_KIND_COUNT] = {
 			/* An open's allow rule names the file it allows. */
 			.sensitive_voids_allow_rules = false,
 		},
+	/* An IP destination (network.c). A Unix socket outside the sandbox
+	 * has this kind in the audit too, but no pol_request: the supervisor
+	 * decides it at the boundary (sockets.c) by the config's
+	 * "sockets": {"allow"} list, with no rule, grant, judge or person. */
 	[POL_CONNECT] =
 		{
 			.name = "connect",
-			.no_request = "a Unix socket outside the sandbox is decided at the "
-				      "boundary by the supervisor (sockets.c), with no rule, "
-				      "grant, judge or person; only its audit row has this kind",
+			.json = pol_connect_json,
+			.summary = pol_connect_summary,
+			.same = pol_connect_same,
+			.grant_matches = pol_connect_grant_matches,
+			.rule_matches = pol_connect_rule_matches,
+			.decide = pol_connect_decide,
+			.to_grant = pol_connect_to_grant,
+			.mem_args = pol_mem_connect_args,
+			/* No allow rule matches a connect. */
+			.sensitive_voids_allow_rules = false,
 		},
 };
 

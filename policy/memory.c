@@ -166,6 +166,8 @@ cJSON *pol_mem_args_from_request(const char *request_json, char **tool)
 	const struct pol_kind_ops *ops = NULL;
 	if (cJSON_IsString(kind) && pol_kind_parse(kind->valuestring, &k) == 0)
 		ops = pol_kind_ops(k);
+	else if (pol_net_json_is_connect(root))
+		ops = pol_kind_ops(POL_CONNECT);
 	if (ops && ops->mem_args)
 		a = ops->mem_args(root, tool);
 	cJSON_Delete(root);

@@ -58,6 +58,17 @@ struct pol_request {
 	 * otherwise. */
 	char *wrap_dir;
 	char *wrap_quoted;
+	/* connect (network.c); |cmdline| and |cwd_abs| are the caller's */
+	char *net_syscall;
+	int net_family; /* AF_INET (an IPv4-mapped IPv6 address too) or AF_INET6 */
+	uint8_t net_addr[16];
+	uint16_t net_port;
+	enum pol_net_proto net_proto;
+	char **net_names; /* valid DNS names, lower case, newest first; never NULL */
+	bool net_local;	  /* the kernel's word, or loopback / unspecified */
+	bool net_harness;
+	char *net_address; /* the address as text ("140.82.112.3", "::1") */
+	char *net_dest;	   /* pol_request_destination() */
 };
 
 /* True when the environment variable |name| (no "=") changes what a program
@@ -96,6 +107,9 @@ struct pol_grant {
 	char **argv;   /* exact argv; NULL for a path grant */
 	char *program; /* exact program path, or NULL when not recorded */
 	char *path;    /* exact path of an open grant */
+	/* A connect grant's host: a name (lower case, no final dot) or an
+	 * address as inet_ntop() writes it; any port (network.c). */
+	char *host;
 	unsigned access;
 	char *by;
 	int64_t at_us;
@@ -125,6 +139,14 @@ struct pol_config {
 	size_t nsock_allow;
 	char **env_keep; /* "env": {"keep": [...]}: variable names */
 	size_t nenv_keep;
+	char **net_allow; /* "network": {"allow": [...]}: valid entries as written */
+	size_t nnet_allow;
+	char **net_deny; /* "network": {"deny": [...]} */
+	size_t nnet_deny;
+	/* The harness's own API endpoints (pol_config_add_harness_endpoint()),
+	 * each HOST:PORT; not part of the JSON config. */
+	char **harness_ep;
+	size_t nharness_ep;
 	struct pol_outside *outside; /* the config's "outside", as written */
 	size_t noutside;
 	struct pol_outside *merged; /* built-in + config, "~/" expanded */
@@ -217,6 +239,39 @@ int pol_exec_to_grant(const struct pol_request *r, struct pol_grant *g);
 int pol_open_to_grant(const struct pol_request *r, struct pol_grant *g);
 struct cJSON *pol_mem_exec_args(const struct cJSON *root, char **tool);
 struct cJSON *pol_mem_open_args(const struct cJSON *root, char **tool);
+/* The connect kind's (network.c). */
+void pol_connect_json(struct wd_sb *sb, const struct pol_request *r);
+void pol_connect_summary(struct wd_sb *sb, const struct pol_request *r);
+bool pol_connect_same(const struct pol_request *a, const struct pol_request *b);
+bool pol_connect_grant_matches(const struct pol_grant *g, const struct pol_request *r);
+bool pol_connect_rule_matches(const struct pol_rule *ru, const struct pol_request *r,
+			      const struct pol_config *c, bool deep);
+void pol_connect_decide(const struct pol_request *r, const struct pol_config *c,
+			const struct pol_session *s, const struct pol_context *ctx, int64_t now_us,
+			struct pol_decision *out);
+int pol_connect_to_grant(const struct pol_request *r, struct pol_grant *g);
+struct cJSON *pol_mem_connect_args(const struct cJSON *root, char **tool);
+
+/* The session grant that covers |r| by its kind's measure (decide.c), or
+ * NULL. Pointer valid while |s| lives. */
+const struct pol_request *pol_session_covering(const struct pol_session *s,
+					       const struct pol_request *r);
+/* Copies the connect fields of |r| into |c| (a session grant). */
+void pol_connect_copy(struct pol_request *c, const struct pol_request *r);
+/* A connect grant's host as it is kept: a DNS name (lower case, final dot
+ * dropped) or an IPv4 or IPv6 address (an IPv4-mapped one as IPv4), as
+ * inet_ntop() writes it. 0 and *out (caller frees), or -EINVAL. */
+int pol_net_host_canon(const char *s, char **out);
+/* The request JSON of a connect has no "kind": its keys are the socket
+ * rows' ("syscall" first). True when |root| (a parsed request JSON) is
+ * one with a "destination" (an IP connect, not a Unix socket's row). */
+bool pol_net_json_is_connect(const struct cJSON *root);
+
+/* A JSON string of |s| (null when NULL); bytes that are not UTF-8 are
+ * shown as the text \xNN (request.c). */
+void pol_json_str(struct wd_sb *sb, const char *s);
+/* The same of pol_redact_text(|s|). */
+void pol_json_redacted(struct wd_sb *sb, const char *s);
 
 /* ---- approval memory (memory.c, memory_int.h) -------------------------- */
 

@@ -1,7 +1,8 @@
 /*
- * request.c: the request model (exec and open), its stable redacted JSON and
- * its one-line summary, each kind's own in its pol_<kind>_json() and
- * pol_<kind>_summary() (named in kinds.c's table).
+ * request.c: the request model (exec and open; connect is network.c's),
+ * its stable redacted JSON and its one-line summary, each kind's own in
+ * its pol_<kind>_json() and pol_<kind>_summary() (named in kinds.c's
+ * table).
  *
  * Everything a request shows is redacted (redact.c): argv, the parent's
  * and the requester's command lines, and the run-changing environment.
@@ -161,6 +162,10 @@ void pol_request_free(struct pol_request *r)
 	free(r->opath2);
 	free(r->cmdline);
 	free(r->inner);
+	free(r->net_syscall);
+	wd_strv_free(r->net_names);
+	free(r->net_address);
+	free(r->net_dest);
 	free(r);
 }
 
@@ -256,6 +261,16 @@ static void json_redacted(struct wd_sb *sb, const char *s)
 	char *red = pol_redact_text(s);
 	json_str(sb, red);
 	free(red);
+}
+
+void pol_json_str(struct wd_sb *sb, const char *s)
+{
+	json_str(sb, s);
+}
+
+void pol_json_redacted(struct wd_sb *sb, const char *s)
+{
+	json_redacted(sb, s);
 }
 
 /* The redacted argv, as a NULL-terminated vector. Caller frees. */

@@ -4,7 +4,8 @@
  * libseccomp 2.5 does not know).
  *
  * Execs and the socket calls that can name an address notify the supervisor;
- * other architectures and the x32 ABI kill the process; the side doors
+ * sockets of a family other than Unix and IP, raw IP sockets, and the socket
+ * options that route IP packets elsewhere are refused; other architectures and the x32 ABI kill the process; the side doors
  * (io_uring, ptrace, the mount family, namespaces, a listener of its own, a
  * parent other than the creator, ...) fail with EPERM, clone3 with ENOSYS;
  * everything else is an argument-free ALLOW. It decides nothing. The full
@@ -19,6 +20,8 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stddef.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -36,6 +39,9 @@
 #endif
 #ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
 #define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+#ifndef IPV6_FLOWLABEL_MGR
+#define IPV6_FLOWLABEL_MGR 32 /* linux/in6.h */
 #endif
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -196,6 +202,82 @@ static const struct sock_filter personality_prefix[] = {
 	/* 12: libseccomp's program */
 };
 
+/*
+ * socket() and socketpair() are checked by a second prefix, for the same
+ * reason (one argument compared with several values). The domain, type and
+ * protocol are the call's registers, compared on their low 32 bits, which
+ * are what the kernel reads (int arguments). Allowed: AF_UNIX with any
+ * type, and AF_INET/AF_INET6 stream or datagram sockets of TCP, UDP,
+ * UDP-Lite or ICMP echo (ping sockets), whose destinations the socket
+ * decoder reads at connect and send. Refused: every other family
+ * (EAFNOSUPPORT: netlink, packet, vsock, ...: no address warden decides
+ * could stop them), raw and SOCK_PACKET IP sockets (EPERM: they send
+ * packets without a connect; AF_INET with SOCK_PACKET is AF_PACKET), other
+ * IP socket types (ESOCKTNOSUPPORT: SOCK_SEQPACKET with protocol 0 is SCTP
+ * when its module is loaded) and other IP protocols (EPROTONOSUPPORT: SCTP
+ * connects through setsockopt and sends to addresses in control messages,
+ * MPTCP adds paths of its own). Jumps are relative and forward.
+ */
+#define SOCK_END 26 /* the next program */
+static const struct sock_filter socket_prefix[] = {
+	/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, SOCK_END - 2),
+	/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
+	/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socketpair, 0, SOCK_END - 5),
+	/* 5 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+	/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, SOCK_END - 7, 0),
+	/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 1, 0),
+	/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 25 - 9),
+	/* 9 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+	/* 10 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf), /* SOCK_TYPE_MASK */
+	/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 15 - 12, 0),
+	/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_DGRAM, 15 - 13, 0),
+	/* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_RAW, 22 - 14, 0),
+	/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_PACKET, 22 - 15, 23 - 15),
+	/* 15 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+	/* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, SOCK_END - 17, 0),
+	/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_TCP, SOCK_END - 18, 0),
+	/* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, SOCK_END - 19, 0),
+	/* 19 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_ICMP, SOCK_END - 20, 0),
+	/* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_ICMPV6, SOCK_END - 21, 0),
+	/* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDPLITE, SOCK_END - 22, 24 - 22),
+	/* 22 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+	/* 23 */
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ESOCKTNOSUPPORT & SECCOMP_RET_DATA)),
+	/* 24 */
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPROTONOSUPPORT & SECCOMP_RET_DATA)),
+	/* 25 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EAFNOSUPPORT & SECCOMP_RET_DATA)),
+	/* 26: the next program */
+};
+_Static_assert(WD_ARRAY_SIZE(socket_prefix) == SOCK_END, "socket_prefix's jumps");
+
+/* Socket options that send an IP socket's packets elsewhere than the
+ * destination decided: an IPv4 source route (IP_OPTIONS with LSRR/SSRR:
+ * the packets go to its first hop), an IPv6 routing header (the packets go
+ * to its first address; type 2 needs no privilege), and the IPv6 ways of
+ * setting one (the RFC 2292 options, a flow label carrying options).
+ * Refused with EPERM whatever the socket; sock.c refuses the same control
+ * messages on a send. {level, optname}. */
+static const int ip_route_opts[][2] = {
+	{IPPROTO_IP, IP_OPTIONS},	    {IPPROTO_IPV6, IPV6_RTHDR},
+	{IPPROTO_IPV6, IPV6_2292RTHDR},	    {IPPROTO_IPV6, IPV6_2292PKTOPTIONS},
+	{IPPROTO_IPV6, IPV6_FLOWLABEL_MGR},
+};
+
+static int add_socket_refusals(scmp_filter_ctx ctx)
+{
+	for (size_t i = 0; i < WD_ARRAY_SIZE(ip_route_opts); i++) {
+		int rc = seccomp_rule_add(
+			ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsockopt), 2,
+			SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, (unsigned)ip_route_opts[i][0]),
+			SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, (unsigned)ip_route_opts[i][1]));
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* Exports |ctx| as classic BPF into |prog| (caller frees prog->filter). */
 static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *prog)
 {
@@ -213,11 +295,12 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *prog)
 		free(f);
 		return -EIO;
 	}
-	/* Our prefix, then libseccomp's program. */
+	/* Our prefixes, then libseccomp's program. */
 	size_t n = (size_t)len / sizeof(struct sock_filter);
-	size_t pre = WD_ARRAY_SIZE(personality_prefix);
+	size_t pre = WD_ARRAY_SIZE(personality_prefix) + WD_ARRAY_SIZE(socket_prefix);
 	struct sock_filter *all = wd_calloc(pre + n, sizeof(*all));
 	memcpy(all, personality_prefix, sizeof(personality_prefix));
+	memcpy(all + WD_ARRAY_SIZE(personality_prefix), socket_prefix, sizeof(socket_prefix));
 	memcpy(all + pre, f, (size_t)len);
 	free(f);
 	prog->filter = all;
@@ -248,6 +331,8 @@ int sbx_filter_load(void)
 				      SCMP_A4(SCMP_CMP_NE, 0, 0));
 	if (rc == 0)
 		rc = add_refusals(ctx);
+	if (rc == 0)
+		rc = add_socket_refusals(ctx);
 	struct sock_fprog prog = {0};
 	if (rc == 0)
 		rc = export_bpf(ctx, &prog);

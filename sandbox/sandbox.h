@@ -454,7 +454,37 @@ enum sbx_addr_kind {
 	SBX_ADDR_PATH,	   /* an AF_UNIX pathname: |path| */
 	SBX_ADDR_ABSTRACT, /* an AF_UNIX abstract name (sun_path[0] == 0) */
 	SBX_ADDR_RAW,	   /* anything else: passed to the kernel byte for byte */
+	/* An AF_INET/AF_INET6 destination: |inet|, decided; the call passes
+	 * the caller's bytes (raw) as copied, which name that destination. */
+	SBX_ADDR_INET,
 };
+
+/* An IP destination as the kernel will read it from the copied bytes. An
+ * IPv4 address mapped into IPv6 (::ffff:a.b.c.d) is given as AF_INET:
+ * that is where the kernel sends it. */
+struct sbx_inet {
+	int family;	  /* AF_INET or AF_INET6 */
+	uint8_t addr[16]; /* network order; AF_INET: the first 4 bytes */
+	uint16_t port;	  /* host order */
+	uint32_t scope;	  /* AF_INET6: sin6_scope_id (a link-local address's interface) */
+};
+
+/* What the kernel reads from the address of a call on an IP socket. */
+enum sbx_inet_use {
+	SBX_INET_CONNECT, /* connect(2), or a TCP send with MSG_FASTOPEN */
+	SBX_INET_SEND,	  /* a datagram's destination (sendto, sendmsg) */
+	SBX_INET_IGNORED, /* a TCP send without MSG_FASTOPEN: the kernel ignores it */
+};
+
+/* Reads the |len| address bytes |raw| given to a call of kind |use| on a
+ * socket of family |sfamily| (AF_INET/AF_INET6) and type |stype| as the
+ * kernel's inet code would (tcp_v4_connect, tcp_v6_connect,
+ * ip4/ip6_datagram_connect, udp_sendmsg, udpv6_sendmsg). Returns 1 and
+ * *out for a destination; 0 when the bytes name none (a disconnect, an
+ * ignored address, AF_UNSPEC for the connected peer); or a positive errno
+ * the kernel would fail the call with. Pure: unit-tested. */
+int sbx_sock_inet_dest(int sfamily, int stype, enum sbx_inet_use use, const void *raw, size_t len,
+		       struct sbx_inet *out);
 
 struct sbx_sock_msg {
 	enum sbx_addr_kind kind;
@@ -468,7 +498,9 @@ struct sbx_sock_msg {
 	size_t controllen;
 	int *fds; /* our copies of the descriptors SCM_RIGHTS passes */
 	size_t nfds;
-	uint64_t len_at; /* sendmmsg: where msg_len goes in the caller */
+	uint64_t len_at;      /* sendmmsg: where msg_len goes in the caller */
+	struct sbx_inet inet; /* SBX_ADDR_INET: the destination decided */
+	bool decided;	      /* SBX_ADDR_INET: the supervisor allowed it */
 };
 
 /* A process's credentials, from /proc/PID/status (in warden's user
@@ -491,7 +523,8 @@ struct sbx_sock_event {
 	int sockfd; /* our copy of the caller's socket (the same open file), or -1 */
 	int family; /* SO_DOMAIN, SO_TYPE of that socket */
 	int type;
-	int flags; /* the send flags */
+	int protocol; /* SO_PROTOCOL (IPPROTO_TCP, IPPROTO_UDP, ...) */
+	int flags;    /* the send flags */
 	/* Nothing to decide: the kernel may run the call as it is (see sock.c
 	 * for why that cannot be raced). */
 	bool pass;

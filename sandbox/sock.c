@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <netinet/in.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -114,6 +115,142 @@ static int copy_addr(pid_t pid, struct sbx_sock_msg *m, uint64_t addr, uint64_t 
 	if (peek(pid, addr, m->raw, m->rawlen) < 0)
 		return EFAULT;
 	classify(m, family);
+	return 0;
+}
+
+/* ---- IP destinations ------------------------------------------------------ */
+
+static void inet_set(struct sbx_inet *out, int family, const void *addr, uint16_t nport)
+{
+	memset(out, 0, sizeof(*out));
+	out->family = family;
+	memcpy(out->addr, addr, family == AF_INET ? 4 : 16);
+	out->port = ntohs(nport);
+}
+
+int sbx_sock_inet_dest(int sfamily, int stype, enum sbx_inet_use use, const void *raw, size_t len,
+		       struct sbx_inet *out)
+{
+	if (use == SBX_INET_IGNORED)
+		return 0;
+	sa_family_t fam;
+	if (len < sizeof(fam))
+		return EINVAL;
+	memcpy(&fam, raw, sizeof(fam));
+	/* connect(AF_UNSPEC) dissolves the association (inet_dgram_connect,
+	 * __inet_stream_connect): it reaches nobody. */
+	if (use == SBX_INET_CONNECT && fam == AF_UNSPEC)
+		return 0;
+	struct sockaddr_in sin;
+	if (sfamily == AF_INET) {
+		if (len < sizeof(sin))
+			return EINVAL;
+		/* udp_sendmsg() takes sin_addr under AF_UNSPEC as well. */
+		if (fam != AF_INET && !(use == SBX_INET_SEND && fam == AF_UNSPEC))
+			return EAFNOSUPPORT;
+		memcpy(&sin, raw, sizeof(sin));
+		inet_set(out, AF_INET, &sin.sin_addr, sin.sin_port);
+		return 1;
+	}
+	if (sfamily != AF_INET6)
+		return EAFNOSUPPORT;
+	if (fam == AF_INET) {
+		/* An IPv6 datagram socket sends to and connects IPv4
+		 * addresses given as such (udpv6_sendmsg,
+		 * __ip6_datagram_connect); tcp_v6_connect refuses them. */
+		if (stype == SOCK_STREAM)
+			return EAFNOSUPPORT;
+		if (len < sizeof(sin))
+			return EINVAL;
+		memcpy(&sin, raw, sizeof(sin));
+		inet_set(out, AF_INET, &sin.sin_addr, sin.sin_port);
+		return 1;
+	}
+	if (fam == AF_UNSPEC)
+		return 0; /* udpv6_sendmsg: the connected peer, as with no address */
+	if (fam != AF_INET6)
+		return use == SBX_INET_SEND ? EINVAL : EAFNOSUPPORT;
+	struct sockaddr_in6 sin6;
+	if (len < 24) /* SIN6_LEN_RFC2133: sin6_scope_id may be left out */
+		return EINVAL;
+	memset(&sin6, 0, sizeof(sin6));
+	memcpy(&sin6, raw, len < sizeof(sin6) ? len : sizeof(sin6));
+	const uint8_t *a = sin6.sin6_addr.s6_addr;
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	if (memcmp(a, mapped, sizeof(mapped)) == 0) {
+		inet_set(out, AF_INET, a + 12, sin6.sin6_port); /* sent as IPv4 */
+	} else {
+		inet_set(out, AF_INET6, a, sin6.sin6_port);
+		out->scope = sin6.sin6_scope_id;
+	}
+	return 1;
+}
+
+static bool inet_family(int family)
+{
+	return family == AF_INET || family == AF_INET6;
+}
+
+/* What the kernel does with an address of a call on an IP socket. */
+static enum sbx_inet_use inet_use(const struct sbx_sock_event *ev)
+{
+	if (ev->op == SBX_SOCK_CONNECT)
+		return SBX_INET_CONNECT;
+	if (ev->type != SOCK_STREAM)
+		return SBX_INET_SEND;
+	if (ev->protocol != IPPROTO_TCP)
+		return SBX_INET_CONNECT; /* another stream protocol may connect on a send */
+	/* tcp_sendmsg() reads msg_name only to connect with MSG_FASTOPEN
+	 * (tcp_sendmsg_fastopen); the flags are the call's register
+	 * argument, never memory. A socket whose connect was deferred
+	 * (TCP_FASTOPEN_CONNECT) goes there too, but its destination is
+	 * the one its connect gave, decided then. */
+	return (ev->flags & MSG_FASTOPEN) ? SBX_INET_CONNECT : SBX_INET_IGNORED;
+}
+
+/* Control messages that make an IP datagram go elsewhere than its
+ * destination: a source route (IP_RETOPTS: LSRR/SSRR options send the
+ * packet to their first hop) or an IPv6 routing header (sent to its first
+ * address). The filter refuses the same through setsockopt. */
+static int inet_control_ok(const struct sbx_sock_msg *m)
+{
+	if (!m->control)
+		return 0;
+	struct msghdr mh = {.msg_control = m->control, .msg_controllen = m->controllen};
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RETOPTS)
+			return EPERM;
+		if (c->cmsg_level == IPPROTO_IPV6 &&
+		    (c->cmsg_type == IPV6_RTHDR || c->cmsg_type == IPV6_2292RTHDR))
+			return EPERM;
+	}
+	return 0;
+}
+
+/* Reads the IP destination of each message of |ev|. 0 or a positive errno. */
+static int inet_decode(struct sbx_sock_event *ev)
+{
+	enum sbx_inet_use use = inet_use(ev);
+	for (size_t i = 0; i < ev->nmsgs; i++) {
+		struct sbx_sock_msg *m = &ev->msgs[i];
+		int err = inet_control_ok(m);
+		if (err)
+			return err;
+		if (m->kind == SBX_ADDR_NONE)
+			continue;
+		int rc = sbx_sock_inet_dest(ev->family, ev->type, use, m->raw, m->rawlen, &m->inet);
+		if (rc < 0 || rc > 1)
+			return rc < 0 ? EINVAL : rc;
+		if (rc == 1) {
+			m->kind = SBX_ADDR_INET;
+		} else if (use == SBX_INET_IGNORED) {
+			/* Sent without the address the kernel would ignore. */
+			m->kind = SBX_ADDR_NONE;
+			m->rawlen = 0;
+		} else {
+			m->kind = SBX_ADDR_RAW; /* AF_UNSPEC: nobody new is reached */
+		}
+	}
 	return 0;
 }
 
@@ -223,7 +360,9 @@ static int copy_msghdr(struct sbx_sock_event *ev, int pidfd, struct sbx_sock_msg
 	struct user_msghdr h;
 	if (peek(ev->pid, at, &h, sizeof(h)) < 0)
 		return EFAULT;
-	int err = copy_addr(ev->pid, m, h.name, h.name ? h.namelen : 0, true, ev->family);
+	/* A zero msg_namelen is no name (____sys_sendmsg). */
+	int err = copy_addr(ev->pid, m, h.namelen ? h.name : 0, h.name ? h.namelen : 0, true,
+			    ev->family);
 	if (!err)
 		err = copy_iov(ev, m, h.iov, h.iovlen);
 	if (!err && h.controllen > INT32_MAX)
@@ -253,7 +392,6 @@ static void copy_call(struct sbx_sock_event *ev, int pidfd, const uint64_t *a)
 		break;
 	case SBX_SOCK_SENDTO: {
 		struct sbx_sock_msg *m = add_msg(ev);
-		ev->flags = (int)a[3];
 		err = copy_addr(ev->pid, m, a[4], (uint32_t)a[5], false, ev->family);
 		uint64_t len = a[2];
 		if (!err && len > SBX_SOCK_DATA_MAX) {
@@ -271,13 +409,11 @@ static void copy_call(struct sbx_sock_event *ev, int pidfd, const uint64_t *a)
 		break;
 	}
 	case SBX_SOCK_SENDMSG:
-		ev->flags = (int)a[2];
 		err = copy_msghdr(ev, pidfd, add_msg(ev), a[1]);
 		break;
 	case SBX_SOCK_SENDMMSG: {
 		/* A caller may get fewer messages sent than it asked, as from
 		 * the kernel (which stops at UIO_MAXIOV). */
-		ev->flags = (int)a[3];
 		uint64_t n = (uint32_t)a[2];
 		if (n > SBX_SOCK_MSGS_MAX)
 			n = SBX_SOCK_MSGS_MAX;
@@ -342,15 +478,50 @@ int sbx_sock_decode(int nfd, const struct seccomp_notif *req, struct sbx_sock_ev
 		ev->err = EPERM;
 		goto check;
 	}
-	/* Why these are safe as they are: docs/design.md, section "The
-	 * sandbox: the socket decoder". */
-	bool no_path =
-		ev->family != AF_UNIX || (ev->op != SBX_SOCK_CONNECT && ev->type != SOCK_DGRAM);
-	if (no_path && threads == 1) {
+	l = sizeof(int);
+	if (getsockopt(ev->sockfd, SOL_SOCKET, SO_PROTOCOL, &ev->protocol, &l) < 0)
+		ev->protocol = 0;
+	/* The send flags are the call's register argument, never memory. */
+	ev->flags = ev->op == SBX_SOCK_SENDMSG	 ? (int)a[2]
+		    : ev->op == SBX_SOCK_CONNECT ? 0
+						 : (int)a[3];
+	bool inet = inet_family(ev->family);
+	if (ev->family != AF_UNIX && !inet) {
+		/* The filter lets the agent make no socket of another family;
+		 * one received from outside (SCM_RIGHTS) reaches nothing. */
+		ev->err = EAFNOSUPPORT;
+		goto check;
+	}
+	/*
+	 * When the kernel may run the call as it is: only when what the
+	 * caller's memory says cannot matter, since another thread, or a
+	 * process sharing the pages, can rewrite it after it was read. That
+	 * is a facts-of-the-socket question (family, type: the socket's own,
+	 * read from our copy of it) and of the flags (a register):
+	 *  - an AF_UNIX stream or seqpacket send: the kernel ignores or
+	 *    refuses the address; a Unix socket reaches no IP destination;
+	 *  - a TCP send without MSG_FASTOPEN: tcp_sendmsg() never reads
+	 *    msg_name (nor any control message that could route it).
+	 * A connect, a datagram send (with a name or not: a name can appear
+	 * in memory after we read none) and a TCP send with MSG_FASTOPEN
+	 * are never let through: their bytes are copied once and warden does
+	 * the call itself with that copy (sbx_sock_perform). And only a
+	 * single-threaded caller: the descriptor number cannot then be made
+	 * to name another socket meanwhile (the filter refuses
+	 * clone(CLONE_FILES) without CLONE_THREAD, so nobody else shares the
+	 * descriptor table). docs/design.md, "The sandbox: the socket
+	 * decoder".
+	 */
+	bool ignored =
+		ev->op != SBX_SOCK_CONNECT && ((ev->family == AF_UNIX && ev->type != SOCK_DGRAM) ||
+					       (inet && inet_use(ev) == SBX_INET_IGNORED));
+	if (ignored && threads == 1) {
 		ev->pass = true;
 		goto check;
 	}
 	copy_call(ev, pidfd, a);
+	if (!ev->err && inet)
+		ev->err = inet_decode(ev);
 	for (size_t i = 0; i < ev->nmsgs && ev->cwd_fd < 0; i++)
 		if (ev->msgs[i].kind == SBX_ADDR_PATH && ev->msgs[i].path[0] != '/') {
 			ev->cwd_fd = sbx_proc_open(ev->pid, "cwd");

@@ -14,6 +14,8 @@ static void request_free(struct sup_request *rq)
 	if (!rq)
 		return;
 	sbx_exec_event_free(rq->ev);
+	sbx_sock_event_free(rq->sock);
+	free(rq->told);
 	free(rq->judge_json);
 	free(rq->judge_reason);
 	pol_request_free(rq->req);
@@ -96,6 +98,13 @@ static int64_t write_row(struct sup_run *r, const struct sup_request *rq, struct
 	return row.id;
 }
 
+/* What the caller of |rq| is told it asked for: its summary, quoted, or
+ * the kind's own words (rq->told). Caller frees. */
+static char *told(const struct sup_request *rq)
+{
+	return rq->told ? wd_strdup(rq->told) : wd_asprintf("\"%s\"", rq->summary);
+}
+
 /* Answers the refused |rq|, audited as row |row_id|, and frees it. */
 static void answer_refusal(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
 			   const struct sup_outcome *o, int64_t row_id)
@@ -109,12 +118,12 @@ static void answer_refusal(struct sup_run *r, struct sup_request *rq, struct sup
 	 * write to a pid that is not the one that asked. */
 	const struct sup_kind_ops *k = sup_kind_ops(rq->kind);
 	if (rq->tgid > 0) {
+		wd_autofree char *what = told(rq);
 		if (o->source == POL_SRC_USER)
-			sup_tell(r, rq->tgid, "refused by %s: %s (%s\"%s\")", o->decided_by,
-				 o->note ? o->note : "no note", k->told_as, rq->summary);
+			sup_tell(r, rq->tgid, "refused by %s: %s (%s%s)", o->decided_by,
+				 o->note ? o->note : "no note", k->told_as, what);
 		else
-			sup_tell(r, rq->tgid, "refused %s\"%s\": %s", k->told_as, rq->summary,
-				 o->reason);
+			sup_tell(r, rq->tgid, "refused %s%s: %s", k->told_as, what, o->reason);
 	}
 	k->refuse(r, rq, p, o->err ? o->err : EACCES);
 	request_free(rq);
@@ -181,9 +190,10 @@ void sup_finish(struct sup_run *r, struct sup_request *rq, struct sup_outcome o)
 	 * knows a person saw what it asked. */
 	if (o.note && *o.note && rq->tgid > 0)
 		sup_tell(r, rq->tgid, "approved by %s with note: %s", o.decided_by, o.note);
-	else if (rq->tgid > 0 && o.source == POL_SRC_USER)
-		sup_tell(r, rq->tgid, "approved by %s (%s\"%s\")", o.decided_by, k->told_as,
-			 rq->summary);
+	else if (rq->tgid > 0 && o.source == POL_SRC_USER) {
+		wd_autofree char *what = told(rq);
+		sup_tell(r, rq->tgid, "approved by %s (%s%s)", o.decided_by, k->told_as, what);
+	}
 	k->allow(r, rq, p, &o, covers_next, row_id);
 	request_free(rq);
 }

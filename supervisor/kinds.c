@@ -43,9 +43,20 @@ static const struct sup_kind_ops kinds[POL_KIND_COUNT] = {
 		},
 	[POL_CONNECT] =
 		{
-			.no_pipeline = "a Unix socket outside the sandbox is decided at the "
-				       "boundary (sockets.c): refused unless the config lists it, "
-				       "audited, never judged, asked or remembered",
+			/* An IP destination (connect.c); a Unix socket outside
+			 * the sandbox is decided at the boundary (sockets.c)
+			 * and only audited with this kind. */
+			.traced = false,
+			.no_fast_path = false,
+			.told_as = "connect to ",
+			.verb = sup_connect_verb,
+			.machinery = sup_connect_machinery,
+			.waits = sup_connect_waits,
+			.allow = sup_connect_allow,
+			.refuse = sup_connect_refuse,
+			.cwd = sup_connect_cwd,
+			.command = sup_connect_command,
+			.prompt = sup_connect_prompt,
 		},
 };
 

@@ -587,6 +587,8 @@ static void after_spawn(struct sup_run *r, struct launch *L)
 static int spawn_agent(struct sup_run *r, struct launch *L)
 {
 	L->env = sup_agent_environ(r->session_id, r->config, r->opts.agent);
+	/* The harness reaches its own API from its own process only. */
+	sup_connect_harness_endpoints(r, L->env);
 	int rc = prepare_views(r, L);
 	if (rc < 0)
 		return rc;
@@ -730,6 +732,7 @@ static void free_run(struct sup_run *r)
 	pol_session_free(r->grants);
 	sup_resolver_stop(r);
 	free(r->resolver_why);
+	sup_connect_free(r);
 	sup_names_free(r->names);
 	pol_config_free(r->config);
 	free(r->person);

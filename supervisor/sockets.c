@@ -9,7 +9,8 @@
  * refusal fails with EACCES (EPERM for an abstract name), is told on the
  * caller's stderr and audited with kind "connect"; an allowed call is done
  * on the caller's behalf on a thread of its own. docs/design.md, section
- * "Socket calls".
+ * "Socket calls". An IP destination is a request of the pipeline:
+ * connect.c.
  */
 #include "sup.h"
 
@@ -230,7 +231,7 @@ static void *worker(void *arg)
 }
 
 /* Hands |ev| (taken) to a thread that does the call and answers it. */
-static void perform(struct sup_run *r, struct sbx_sock_event *ev)
+void sup_sock_do(struct sup_run *r, struct sbx_sock_event *ev)
 {
 	struct job *j = wd_calloc(1, sizeof(*j));
 	j->ev = ev;
@@ -284,7 +285,12 @@ void sup_sock_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0
 		sbx_sock_event_free(ev);
 		return;
 	}
-	perform(r, ev);
+	if (ev->family == AF_INET || ev->family == AF_INET6) {
+		/* IP destinations are requests (connect.c). */
+		sup_connect_on_notify(r, ev, t0);
+		return;
+	}
+	sup_sock_do(r, ev);
 }
 
 void sup_sockets_describe(const struct pol_config *c, FILE *out)

@@ -119,11 +119,27 @@ void sup_stats_print(const struct sup_stats *s, FILE *out)
 			s->journal ? "one write to the journal before the answer, committed to "
 				     "SQLite in batches"
 				   : "WAL, synchronous=NORMAL, one transaction per row");
+	uint64_t decided = s->connects_allowed + s->connects_refused;
+	if (decided && s->nconn_lat) {
+		int64_t *v = wd_malloc(s->nconn_lat * sizeof(int64_t));
+		memcpy(v, s->conn_lat_ns, s->nconn_lat * sizeof(int64_t));
+		qsort(v, s->nconn_lat, sizeof(int64_t), cmp_i64);
+		fprintf(out,
+			"  connects: %llu decided, %llu allowed, %llu refused; decision p50 %.1f "
+			"µs, p99 %.1f µs\n",
+			(unsigned long long)decided, (unsigned long long)s->connects_allowed,
+			(unsigned long long)s->connects_refused, pct(v, s->nconn_lat, 0.50),
+			pct(v, s->nconn_lat, 0.99));
+		free(v);
+	} else {
+		fprintf(out, "  connects: none decided\n");
+	}
 }
 
 void sup_stats_free(struct sup_stats *s)
 {
 	for (int i = 0; i < 16; i++)
 		free(s->lat_ns[i]);
+	free(s->conn_lat_ns);
 	memset(s, 0, sizeof(*s));
 }

@@ -84,6 +84,11 @@ struct sup_stats {
 	uint64_t rows;
 	int64_t rows_ns;
 	bool journal; /* rows went to the audit's journal before each answer */
+	/* Connections decided (connect.c): allowed, refused, and their
+	 * decision latency. */
+	uint64_t connects_allowed, connects_refused;
+	int64_t *conn_lat_ns;
+	size_t nconn_lat, capconn_lat;
 };
 
 /* One markers view: a place outside the project in which the sensitive
@@ -208,6 +213,8 @@ struct sup_run {
 	uint8_t resolver_addr[16];
 	struct sup_resolver *resolver; /* NULL: none */
 	char *resolver_why;	       /* why there is none, or NULL */
+	/* The datagram destinations each process was allowed (connect.c). */
+	struct sup_dgrams *dgrams;
 };
 
 /* ---- warden run's set-up (run_opts.c, agent.c, markers.c) --------------- */
@@ -431,6 +438,13 @@ struct sup_request {
 	struct sup_request *next_follower; /* in sup_pending.followers */
 	char *judge_json;		   /* the judge's verdict for the audit, or NULL */
 	char *judge_reason;		   /* shown to the person when it escalated */
+	/* connect: the socket call (owned) and the message whose destination
+	 * this request decides. */
+	struct sbx_sock_event *sock;
+	size_t sock_msg;
+	/* What the caller is told the request was (owned), or NULL: the
+	 * summary, quoted. */
+	char *told;
 };
 
 /* A request waiting for a person. */
@@ -596,6 +610,16 @@ char *sup_exec_command(const struct sup_request *rq);
 char *sup_open_command(const struct sup_request *rq);
 void sup_exec_prompt(struct wd_sb *sb, const struct sup_request *rq, const char *code);
 void sup_open_prompt(struct wd_sb *sb, const struct sup_request *rq, const char *code);
+const char *sup_connect_verb(const struct sup_request *rq);
+bool sup_connect_machinery(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+			   bool *startup);
+bool sup_connect_waits(struct sup_run *r, const struct sup_request *rq);
+void sup_connect_allow(struct sup_run *r, struct sup_request *rq, struct sup_proc *p,
+		       const struct sup_outcome *o, bool covers_next, int64_t row_id);
+void sup_connect_refuse(struct sup_run *r, struct sup_request *rq, struct sup_proc *p, int err);
+char *sup_connect_cwd(const struct sup_request *rq);
+char *sup_connect_command(const struct sup_request *rq);
+void sup_connect_prompt(struct wd_sb *sb, const struct sup_request *rq, const char *code);
 
 /* ---- the approvals desk (desk.c) ------------------------------------------ */
 
@@ -623,6 +647,37 @@ void sup_tell_skip(struct sup_run *r, const char *place);
 
 /* Decides and answers the socket call |ev| (taken), received at |t0|. */
 void sup_sock_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0);
+/* Does the decided call |ev| (taken) on a thread of its own, which answers
+ * it. */
+void sup_sock_do(struct sup_run *r, struct sbx_sock_event *ev);
+
+/* ---- IP destinations (connect.c) ----------------------------------------- */
+
+/* Decides the IP destinations of |ev| (taken; an AF_INET/AF_INET6 socket's
+ * call, received at |t0|) one at a time through the pipeline, then does
+ * the call (sup_sock_do) or refuses it at the first refusal. */
+void sup_connect_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0);
+/* Adds the agent harness's own API endpoints (from |envp|, the agent's
+ * environment, or the harness's defaults) to the config, and records the
+ * names of the endpoints it resolves. */
+void sup_connect_harness_endpoints(struct sup_run *r, char *const *envp);
+/* Whether the kernel routes |d| to this host: loopback, unspecified, or an
+ * address of one of its interfaces (a bind to it succeeds). */
+bool sup_connect_local(const struct sbx_inet *d);
+void sup_connect_free(struct sup_run *r);
+
+/* The per-run cache of datagram destinations a process was allowed:
+ * later sends from that process (tgid) to one of them go without a new
+ * row. An entry lives as long as its process (checked by its pidfd). */
+struct sup_dgrams;
+struct sup_dgrams *sup_dgrams_new(void);
+void sup_dgrams_free(struct sup_dgrams *c);
+/* Whether process |tgid| was allowed to send to |d| by |proto|. */
+bool sup_dgrams_has(struct sup_dgrams *c, pid_t tgid, const struct sbx_inet *d, int proto);
+/* Records it; |pidfd| (taken) names the process, opened while it was known
+ * to be alive. */
+void sup_dgrams_add(struct sup_dgrams *c, pid_t tgid, int pidfd, const struct sbx_inet *d,
+		    int proto);
 /* Says which outside sockets (and secret-looking variables) the config
  * lets the agent have, for warden doctor. */
 void sup_sockets_describe(const struct pol_config *c, FILE *out);

@@ -762,10 +762,11 @@ static void test_system_prompt_lists_kinds(void **state)
 {
 	(void)state;
 	const char *s = jdg_system_prompt();
-	find(s, "on Linux and stops every program the agent is about to run (action \"exec\") "
-		"and every open of a sensitive file (action \"open\") until it is decided. The "
-		"calls you see were left undecided by warden's fixed policy");
-	assert_null(strstr(s, "(action \"connect\")"));
+	find(s, "on Linux and stops every program the agent is about to run (action \"exec\"), "
+		"every open of a sensitive file (action \"open\") and every new network "
+		"destination a process of the agent's tree connects or sends to (action "
+		"\"connect\") until it is decided. The calls you see were left undecided by "
+		"warden's fixed policy");
 	for (unsigned k = 0; k < POL_KIND_COUNT; k++) {
 		const struct jdg_kind_ops *o = jdg_kind_ops((enum pol_kind)k);
 		assert_non_null(o);

@@ -39,7 +39,8 @@ static void fill(enum pol_kind k, struct kinds_fx_entry *e)
 static void test_pol_kind_ops_complete(void **state)
 {
 	(void)state;
-	assert_int_equal(kinds_fx_check_all(fill), 2); /* exec and open build requests */
+	/* exec, open and connect build requests */
+	assert_int_equal(kinds_fx_check_all(fill), 3);
 	assert_null(pol_kind_ops(POL_KIND_COUNT));
 	assert_null(pol_kind_ops((enum pol_kind)99));
 }

@@ -38,7 +38,7 @@ static void fill(enum pol_kind k, struct kinds_fx_entry *e)
 static void test_sup_kind_ops_complete(void **state)
 {
 	(void)state;
-	assert_int_equal(kinds_fx_check_all(fill), 2); /* exec and open are decided */
+	assert_int_equal(kinds_fx_check_all(fill), 3); /* exec, open and connect are decided */
 	assert_null(sup_kind_ops(POL_KIND_COUNT));
 	assert_null(sup_kind_ops((enum pol_kind)99));
 }
@@ -76,7 +76,7 @@ static void test_sup_kind_ops_match_policy(void **state)
 	struct pol_request *open = pol_request_open(".env", NULL, POL_ACC_READ, NULL);
 	assert_null(sup_kind_ops(pol_request_kind(exec))->no_pipeline);
 	assert_null(sup_kind_ops(pol_request_kind(open))->no_pipeline);
-	assert_non_null(sup_kind_ops(POL_CONNECT)->no_pipeline);
+	assert_null(sup_kind_ops(POL_CONNECT)->no_pipeline);
 	pol_request_free(exec);
 	pol_request_free(open);
 	/* The judge may see every kind the pipeline decides, and no other. */
