@@ -1,7 +1,7 @@
 /*
  * dns_msg.c: reads the DNS messages the session's resolver relays (RFC
  * 1035 section 4). Pure: bytes in, a question or a list of addresses out;
- * no I/O, no allocation.
+ * no I/O, no allocation. The metadata names are the policy's.
  *
  * Both sides are untrusted: the query comes from the agent, the response
  * from whatever answers the host's nameserver address. Every read is
@@ -18,6 +18,7 @@
  * github.com A 1.2.3.4" names 1.2.3.4 "evil.test", never "github.com".
  */
 #include "dns_int.h"
+#include "policy.h"
 
 #include <errno.h>
 #include <string.h>
@@ -270,17 +271,7 @@ size_t sup_dns_error(const uint8_t *msg, const struct sup_dns_question *q, int r
 	return q->end;
 }
 
-/* Until the policy's list (pol_net_metadata_name) is in this tree: the
- * same names, compared the same way (the caller gives lower-case text
- * without the final dot). */
 bool sup_dns_metadata_name(const char *name)
 {
-	static const char *const names[] = {
-		"metadata.google.internal",   "metadata.goog", "metadata", "instance-data",
-		"instance-data.ec2.internal",
-	};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(name, names[i]) == 0)
-			return true;
-	return false;
+	return pol_net_metadata_name(name);
 }
