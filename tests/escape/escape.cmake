@@ -141,5 +141,5 @@ add_dependencies(test_esc_cwd warden esc_cwd)
 # Names for the network decisions: the session's resolver and the names it
 # records, in a network namespace of the test's own (tests/helpers/netns.c).
 wd_test(test_esc_names SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_names.c
-	LIBS wt LABELS escape TIMEOUT 600)
+	LIBS wt judge_server LABELS escape TIMEOUT 600)
 add_dependencies(test_esc_names warden)

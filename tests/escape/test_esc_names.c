@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "common.h"
+#include "judge_server.h"
 #include "netns.h"
 #include "wt.h"
 
@@ -36,6 +37,22 @@
 
 static struct wt_netns ns;
 
+/* The listeners: port 8080 on the remote's addresses and on the local
+ * host's own (loopback, its veth address), each counting connections. */
+#define PORT	 "8080"
+#define PORT_NUM 8080
+enum {
+	L_ALLOWED, /* 10.77.0.2 */
+	L_EVIL,	   /* 10.77.0.3 */
+	L_LIE8,	   /* 10.77.0.8 */
+	L_LIE9,	   /* 10.77.0.9 */
+	L_META,	   /* 169.254.169.254 */
+	L_LOOP,	   /* 127.0.0.1, local */
+	L_OWN,	   /* 10.77.0.1, local */
+	L_COUNT,
+};
+static int lst[L_COUNT];
+
 enum {
 	DNS_ALLOWED,
 	DNS_EVIL,
@@ -46,6 +63,7 @@ enum {
 	DNS_SILENT,
 	DNS_SIX,
 	DNS_BIG,
+	DNS_JUDGED,
 };
 
 static const struct wt_dns_entry dns[] = {
@@ -67,6 +85,7 @@ static const struct wt_dns_entry dns[] = {
 	[DNS_SIX] = {"six.test", "AAAA six.test fd77::2", NULL, false, false},
 	/* Too large for UDP: the answer comes over TCP. */
 	[DNS_BIG] = {"big.test", "A big.test 10.77.0.3", NULL, true, false},
+	[DNS_JUDGED] = {"judged.test", "A judged.test 10.77.0.3", NULL, false, false},
 };
 
 struct fx {
@@ -101,6 +120,47 @@ static void run_sh(struct fx *f, const char *tier, const char *script, struct wt
 	wt_wardenv_prep(f->proj, argv, NULL, NULL, 120000, r);
 }
 
+/* The agent: python3 running |body| after a prelude defining
+ * conn(host, port) -> "ok" or "errN" (connect, send a byte, read the
+ * answer) and look(name) -> the IPv4 addresses it resolves to. */
+static const char prelude[] = "import socket, sys\n"
+			      "def conn(host, port):\n"
+			      "  try:\n"
+			      "    s = socket.create_connection((host, port), timeout=5)\n"
+			      "    s.sendall(b'x'); s.recv(16); s.close()\n"
+			      "    return 'ok'\n"
+			      "  except OSError as e:\n"
+			      "    return 'err%d' % (e.errno or 0)\n"
+			      "def look(name):\n"
+			      "  try:\n"
+			      "    return socket.gethostbyname(name)\n"
+			      "  except OSError as e:\n"
+			      "    return 'none'\n";
+
+/* `warden run --tier TIER -- python3 -c PRELUDE+BODY` with |config| as the
+ * project's permissions.json (NULL: none). */
+static void run_py(struct fx *f, const char *tier, const char *config, const char *body,
+		   struct wt_result *r)
+{
+	if (config)
+		wt_write(f->proj, ".warden/permissions.json", config);
+	char *code = wd_asprintf("%s%s", prelude, body);
+	char *argv[] = {"run", "--stats", "--tier", (char *)tier, "--", PY, "-c", code, NULL};
+	wt_wardenv_prep(f->proj, argv, NULL, NULL, 120000, r);
+	print_message("%s%s", r->out, r->err);
+	free(code);
+}
+
+static int rows(struct fx *f, const char *decision, const char *source, const char *summary,
+		const char *request)
+{
+	struct wt_audit_q q = {.decision = decision,
+			       .source = source,
+			       .summary_sub = summary,
+			       .request_sub = request};
+	return wt_audit_match(f->db, &q);
+}
+
 /* ---- the session's resolver ---------------------------------------------- */
 
 static void test_names_resolver_answers_and_records(void **state)
@@ -109,8 +169,12 @@ static void test_names_resolver_answers_and_records(void **state)
 	struct wt_result r;
 	int before = wt_netns_dns_hits(&ns, DNS_ALLOWED, 0);
 	run_sh(f, "aggressive",
-	       "cat /etc/resolv.conf; getent ahostsv4 allowed.test; "
-	       "(echo nameserver 10.77.0.9 > /etc/resolv.conf) 2>/dev/null; echo write=$?",
+	       "cat /etc/resolv.conf; getent ahostsv4 allowed.test; " PY " -c 'import sys\n"
+	       "try:\n"
+	       "  open(\"/etc/resolv.conf\", \"w\").write(\"nameserver 10.77.0.9\\n\")\n"
+	       "  print(\"write=0\")\n"
+	       "except OSError as e:\n"
+	       "  print(\"write=\", e.errno)\n'",
 	       &r);
 	print_message("%s%s", r.out, r.err);
 	assert_int_equal(r.status, 0);
@@ -146,6 +210,10 @@ static void test_names_resolver_tcp_and_aaaa(void **state)
 	assert_non_null(strstr(r.out, "10.77.0.3"));
 	assert_true(ns.sh->dns_tcp_queries > tcp_before);
 	assert_non_null(strstr(r.out, "fd77::2"));
+	/* All of it through the session's resolver: no query went to the
+	 * nameserver from the sandbox (it would be a decided datagram). */
+	assert_int_equal(rows(f, NULL, NULL, NULL, "\"port\":53"), 0);
+	assert_non_null(strstr(r.err, "resolver: "));
 	wt_result_free(&r);
 }
 
@@ -171,6 +239,203 @@ static void test_names_metadata_name_refused(void **state)
 	assert_int_equal(wt_netns_dns_hits(&ns, DNS_META, 0) + wt_netns_dns_hits(&ns, DNS_META, 1),
 			 before);
 	assert_non_null(strstr(r.err, "refused"));
+	wt_result_free(&r);
+}
+
+/* ---- names in the decisions --------------------------------------------- */
+
+/* A name the sandbox resolved is the destination's name in the audit, and
+ * an allow entry by name lets the connection through. */
+static void test_names_resolved_name_in_the_audit(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	int hits = wt_netns_hits(&ns, lst[L_ALLOWED]);
+	run_py(f, "passive", "{\"network\": {\"allow\": [\"allowed.test\"]}}\n",
+	       "print('c1', conn('allowed.test', " PORT "))\n"
+	       "print('c2', conn(look('allowed.test'), " PORT "))\n",
+	       &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "c1 ok"));
+	assert_non_null(strstr(r.out, "c2 ok"));
+	assert_int_equal(wt_netns_hits(&ns, lst[L_ALLOWED]), hits + 2);
+	assert_int_equal(rows(f, "allow", "fast_path", "allowed.test:" PORT " (10.77.0.2)",
+			      "\"names\":[\"allowed.test\"]"),
+			 2);
+	wt_result_free(&r);
+}
+
+/* The same name with curl and getent in a shell (execs decided by the
+ * tier): the name the resolver recorded is the row's. */
+static void test_names_resolved_by_curl(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	wt_write(f->proj, ".warden/permissions.json",
+		 "{\"network\": {\"allow\": [\"allowed.test:" PORT "\"]}}\n");
+	run_sh(f, "aggressive",
+	       "getent hosts allowed.test; curl -s --http0.9 -m 5 http://allowed.test:" PORT "/ ; "
+	       "echo curl=$?",
+	       &r);
+	print_message("%s%s", r.out, r.err);
+	assert_non_null(strstr(r.out, "curl=0"));
+	assert_int_equal(rows(f, "allow", "fast_path", "allowed.test:" PORT " (10.77.0.2)", NULL),
+			 1);
+	wt_result_free(&r);
+}
+
+/* A deny entry by name refuses the connection, by its name and, once the
+ * name was resolved, by its address: the agent cannot dodge the rule by
+ * connecting to the address it learned. */
+static void test_names_deny_by_name_and_by_its_address(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	int hits = wt_netns_hits(&ns, lst[L_EVIL]);
+	run_py(f, "aggressive", "{\"network\": {\"deny\": [\"evil.test\"]}}\n",
+	       "print('byname', conn('evil.test', " PORT "))\n"
+	       "a = look('evil.test')\n"
+	       "print('addr', a)\n"
+	       "print('byaddr', conn(a, " PORT "))\n",
+	       &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "addr 10.77.0.3"));
+	assert_non_null(strstr(r.out, "byname err13"));
+	assert_non_null(strstr(r.out, "byaddr err13"));
+	assert_int_equal(wt_netns_hits(&ns, lst[L_EVIL]), hits);
+	assert_int_equal(rows(f, "deny", "rule", "evil.test:" PORT " (10.77.0.3)", NULL), 2);
+	assert_non_null(strstr(r.err, "refused connect to evil.test:" PORT));
+	wt_result_free(&r);
+}
+
+/* Never resolved in the session: the address has no name, the
+ * connection is undecided and the passive tier refuses it; the row says
+ * no name was resolved. */
+static void test_names_unresolved_address_is_unnamed(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	int hits = wt_netns_hits(&ns, lst[L_EVIL]);
+	run_py(f, "passive", "{\"network\": {\"deny\": [\"evil.test\"]}}\n",
+	       "print('byaddr', conn('10.77.0.3', " PORT "))\n", &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "byaddr err13"));
+	assert_int_equal(wt_netns_hits(&ns, lst[L_EVIL]), hits);
+	assert_int_equal(
+		rows(f, "deny", "tier", "10.77.0.3:" PORT " (no name resolved)", "\"names\":[]"),
+		1);
+	wt_result_free(&r);
+}
+
+/* The addresses are recorded under the name asked, and only those the
+ * answer gives for it (the addresses its client uses): not those of
+ * another record of the answer section, nor of the additional section,
+ * whatever names they carry. An allow entry for the name asked or for
+ * the other name does not reach them. A CNAME's target gives its address
+ * to the name asked, never its own name. */
+static void test_names_only_the_queried_name(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	int h8 = wt_netns_hits(&ns, lst[L_LIE8]), h9 = wt_netns_hits(&ns, lst[L_LIE9]);
+	int h3 = wt_netns_hits(&ns, lst[L_EVIL]);
+	run_py(f, "passive",
+	       "{\"network\": {\"allow\": [\"trusted.test\", \"alias.test\", "
+	       "\"liar.test\"]}}\n",
+	       "print('liar', look('liar.test'))\n"
+	       "print('c8', conn('10.77.0.8', " PORT "))\n"
+	       "print('c9', conn('10.77.0.9', " PORT "))\n"
+	       "print('alias', conn('alias.test', " PORT "))\n",
+	       &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "liar 10.77.0.3"));
+	/* 10.77.0.8 and .9 were "trusted.test" in the liar's answer. */
+	assert_non_null(strstr(r.out, "c8 err13"));
+	assert_non_null(strstr(r.out, "c9 err13"));
+	assert_int_equal(wt_netns_hits(&ns, lst[L_LIE8]), h8);
+	assert_int_equal(wt_netns_hits(&ns, lst[L_LIE9]), h9);
+	assert_int_equal(rows(f, "deny", "tier", "10.77.0.8:" PORT " (no name resolved)", NULL), 1);
+	assert_int_equal(rows(f, "deny", "tier", "10.77.0.9:" PORT " (no name resolved)", NULL), 1);
+	/* alias.test CNAME trusted.test: the address is alias.test's. */
+	assert_non_null(strstr(r.out, "alias ok"));
+	assert_int_equal(wt_netns_hits(&ns, lst[L_EVIL]), h3 + 1);
+	assert_int_equal(rows(f, "allow", "fast_path", "alias.test:" PORT " (10.77.0.3)",
+			      "\"names\":[\"alias.test\",\"liar.test\"]"),
+			 1);
+	assert_int_equal(rows(f, NULL, NULL, NULL, "trusted.test\""), 0);
+	wt_result_free(&r);
+}
+
+/* DNS rebinding: an allowed name answers a remote address, then loopback,
+ * the metadata address and the host's own address. The name is allowed;
+ * each address is decided as what it is, whatever its name. */
+static void test_names_rebinding_refused_by_address(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	int remote = wt_netns_hits(&ns, lst[L_ALLOWED]), loop = wt_netns_hits(&ns, lst[L_LOOP]);
+	int meta = wt_netns_hits(&ns, lst[L_META]), own = wt_netns_hits(&ns, lst[L_OWN]);
+	run_py(f, "aggressive", "{\"network\": {\"allow\": [\"rebind.test\"]}}\n",
+	       "for i in range(4):\n"
+	       "  a = look('rebind.test')\n"
+	       "  print('step', i, a, conn(a, " PORT "))\n",
+	       &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "step 0 10.77.0.2 ok"));
+	assert_non_null(strstr(r.out, "step 1 127.0.0.1 err13"));
+	assert_non_null(strstr(r.out, "step 2 169.254.169.254 err13"));
+	assert_non_null(strstr(r.out, "step 3 10.77.0.1 err13"));
+	assert_int_equal(wt_netns_hits(&ns, lst[L_ALLOWED]), remote + 1);
+	assert_int_equal(wt_netns_hits(&ns, lst[L_LOOP]), loop);
+	assert_int_equal(wt_netns_hits(&ns, lst[L_META]), meta);
+	assert_int_equal(wt_netns_hits(&ns, lst[L_OWN]), own);
+	assert_int_equal(rows(f, "deny", "hard_deny", "rebind.test:" PORT, NULL), 3);
+	wt_result_free(&r);
+}
+
+/* A host only the judge allows: it sees the destination by its name, with
+ * the command line; its allow lets the connection through, its deny
+ * refuses it. */
+static void test_names_judge_sees_the_name(void **state)
+{
+	struct fx *f = *state;
+	struct js_server *js = js_start();
+	assert_non_null(js);
+	char *url = js_url(js, "/v1/chat/completions");
+	setenv("WARDEN_JUDGE_URL", url, 1);
+	setenv("WARDEN_JUDGE_MODEL", "test-model", 1);
+	setenv("WARDEN_JUDGE_API_KEY", "test-key", 1);
+	free(url);
+	struct js_reply allow = {
+		.content = "{\"decision\":\"allow\",\"risk_level\":\"low\",\"reason\":\"ok\"}"};
+	struct js_reply deny = {
+		.content = "{\"decision\":\"deny\",\"risk_level\":\"high\",\"reason\":\"no\"}"};
+	int hits = wt_netns_hits(&ns, lst[L_EVIL]);
+	js_push(js, &allow);
+	js_push(js, &deny);
+	js_push(js, &deny);
+	struct wt_result r;
+	run_py(f, "passive", NULL,
+	       "print('first', conn('judged.test', " PORT "))\n"
+	       "print('second', conn('judged.test', 8081))\n",
+	       &r);
+	unsetenv("WARDEN_JUDGE_URL");
+	unsetenv("WARDEN_JUDGE_MODEL");
+	unsetenv("WARDEN_JUDGE_API_KEY");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "first ok"));
+	assert_non_null(strstr(r.out, "second err13"));
+	assert_int_equal(wt_netns_hits(&ns, lst[L_EVIL]), hits + 1);
+	bool named = false;
+	for (size_t i = 0; i < js_count(js); i++) {
+		char *body = NULL;
+		js_request(js, i, &body, NULL, NULL);
+		named |= body && strstr(body, "judged.test:" PORT) != NULL;
+		free(body);
+	}
+	assert_true(named);
+	assert_int_equal(rows(f, "allow", "judge", "judged.test:" PORT " (10.77.0.3)", NULL), 1);
+	js_stop(js);
 	wt_result_free(&r);
 }
 
@@ -294,11 +559,27 @@ int main(void)
 	wt_netns_etc(&ns, "/etc/resolv.conf",
 		     "nameserver 10.77.0.2\nsearch corp.test\noptions ndots:1\n");
 	wt_netns_dns(&ns, dns, sizeof(dns) / sizeof(dns[0]));
+	wt_netns_remote_addr(&ns, "10.77.0.8");
+	wt_netns_remote_addr(&ns, "10.77.0.9");
+	lst[L_ALLOWED] = wt_netns_listen(&ns, true, false, "10.77.0.2", PORT_NUM);
+	lst[L_EVIL] = wt_netns_listen(&ns, true, false, "10.77.0.3", PORT_NUM);
+	lst[L_LIE8] = wt_netns_listen(&ns, true, false, "10.77.0.8", PORT_NUM);
+	lst[L_LIE9] = wt_netns_listen(&ns, true, false, "10.77.0.9", PORT_NUM);
+	lst[L_META] = wt_netns_listen(&ns, true, false, "169.254.169.254", PORT_NUM);
+	lst[L_LOOP] = wt_netns_listen(&ns, false, false, "127.0.0.1", PORT_NUM);
+	lst[L_OWN] = wt_netns_listen(&ns, false, false, "10.77.0.1", PORT_NUM);
 	const struct CMUnitTest tests[] = {
 #define T(n) cmocka_unit_test_setup_teardown(test_names_##n, setup, teardown)
 		T(resolver_answers_and_records),
 		T(resolver_tcp_and_aaaa),
 		T(metadata_name_refused),
+		T(resolved_name_in_the_audit),
+		T(resolved_by_curl),
+		T(deny_by_name_and_by_its_address),
+		T(unresolved_address_is_unnamed),
+		T(only_the_queried_name),
+		T(rebinding_refused_by_address),
+		T(judge_sees_the_name),
 		T(query_flood_bounded),
 #undef T
 	};
