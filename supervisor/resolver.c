@@ -648,6 +648,9 @@ static int write_conf(struct sup_run *r, const struct sockaddr_in *at, const cha
 
 static int setup(struct sup_run *r, struct sup_resolver *rs, char **why)
 {
+	wd_autofree char *dst = conf_target(r, why);
+	if (!dst)
+		return -ENOENT;
 	struct wd_sb keep = {0};
 	read_host_conf(rs, "/etc/resolv.conf", &keep);
 	wd_autofree char *kept = wd_sb_steal(&keep);
@@ -655,9 +658,6 @@ static int setup(struct sup_run *r, struct sup_resolver *rs, char **why)
 		*why = wd_strdup("the host's /etc/resolv.conf names no nameserver");
 		return -ENOENT;
 	}
-	wd_autofree char *dst = conf_target(r, why);
-	if (!dst)
-		return -ENOENT;
 	if (r->tmp_fd < 0) {
 		*why = wd_strdup("the session has no private directory for its resolv.conf");
 		return -ENOENT;

@@ -26,10 +26,15 @@
 #include "wt.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -242,7 +247,192 @@ static void test_names_metadata_name_refused(void **state)
 	wt_result_free(&r);
 }
 
+/* ---- where the sandbox's resolv.conf is --------------------------------- */
+
+/* In warden's process: /etc as an overlay of the host's (in a mount
+ * namespace of its own: the host's /etc is untouched) whose resolv.conf is
+ * a symlink to |arg|. */
+struct etc_link {
+	const char *dir; /* upper/ and work/ are made here */
+	const char *target;
+};
+
+static int etc_with_link(const void *arg)
+{
+	const struct etc_link *e = arg;
+	char upper[512], work[512], opts[1200];
+	snprintf(upper, sizeof(upper), "%s/upper", e->dir);
+	snprintf(work, sizeof(work), "%s/work", e->dir);
+	snprintf(opts, sizeof(opts), "lowerdir=/etc,upperdir=%s,workdir=%s", upper, work);
+	if ((mkdir(upper, 0755) < 0 && errno != EEXIST) ||
+	    (mkdir(work, 0755) < 0 && errno != EEXIST))
+		return -errno;
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	if (mount("overlay", "/etc", "overlay", 0, opts) < 0)
+		return -errno;
+	if (unlink("/etc/resolv.conf") < 0 || symlink(e->target, "/etc/resolv.conf") < 0)
+		return -errno;
+	return 0;
+}
+
+static void run_linked(struct fx *f, const char *target, const char *script, struct wt_result *r)
+{
+	char tmpl[] = "/tmp/warden-names-etc-XXXXXX";
+	assert_non_null(mkdtemp(tmpl));
+	struct etc_link e = {tmpl, target};
+	char *argv[] = {"run",	   "--stats", "--tier",	      "aggressive", "--",
+			"/bin/sh", "-c",      (char *)script, NULL};
+	wt_wardenv_prep(f->proj, argv, etc_with_link, &e, 120000, r);
+	print_message("%s%s", r->out, r->err);
+	wt_rmtree(tmpl);
+}
+
+/* /etc/resolv.conf a symlink (systemd-resolved's stub file, say): the
+ * session's file is bound over what it leads to, in the sandbox only. */
+static void test_names_resolv_conf_symlink_followed(void **state)
+{
+	struct fx *f = *state;
+	char *dir = wt_outside_dir("names");
+	wt_write(dir, "stub-resolv.conf", "nameserver 10.77.0.2\n");
+	char *target = wd_asprintf("%s/stub-resolv.conf", dir);
+	struct wt_result r;
+	char *script =
+		wd_asprintf("cat /etc/resolv.conf; cat %s; getent hosts allowed.test", target);
+	run_linked(f, target, script, &r);
+	assert_int_equal(r.status, 0);
+	/* Both names of the file show the session's resolver... */
+	char *first = strstr(r.out, "nameserver 127.");
+	assert_non_null(first);
+	assert_non_null(strstr(first + 1, "nameserver 127."));
+	assert_non_null(strstr(r.out, "10.77.0.2       allowed.test"));
+	assert_non_null(strstr(r.err, "resolver: "));
+	/* ...and the host's file is as it was. */
+	char *host = wt_slurp(target);
+	assert_string_equal(host, "nameserver 10.77.0.2\n");
+	free(host);
+	free(script);
+	wt_result_free(&r);
+	/* A symlink to nothing: no file to bind over. The run goes on
+	 * without the resolver and says why. */
+	char *missing = wd_asprintf("%s/missing.conf", dir);
+	run_linked(f, missing, "echo ran", &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "ran"));
+	assert_non_null(strstr(r.err, "no session resolver (/etc/resolv.conf is not a file"));
+	wt_result_free(&r);
+	/* A symlink into /tmp, which is the session's own in the sandbox. */
+	char *in_tmp = wd_asprintf("%s/README.md", f->proj);
+	run_linked(f, in_tmp, "echo ran", &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "no session resolver (/etc/resolv.conf leads to"));
+	assert_non_null(strstr(r.err, "inside the sandbox's private /tmp"));
+	wt_result_free(&r);
+	free(in_tmp);
+	free(missing);
+	free(target);
+	wt_rmtree(dir);
+	free(dir);
+}
+
+/* /etc/hosts is the host's (root's: the agent cannot write it): its
+ * names are the session's from the start, so "localhost" names loopback
+ * in the audit. */
+static void test_names_etc_hosts(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	run_py(f, "aggressive", "{\"network\": {\"allow\": [\"localhost\"]}}\n",
+	       "print('local', conn('localhost', " PORT "))\n"
+	       "try:\n"
+	       "  open('/etc/hosts', 'a').write('10.77.0.3 allowed.test\\n')\n"
+	       "  print('hosts written')\n"
+	       "except OSError as e:\n"
+	       "  print('hosts', e.errno)\n",
+	       &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "local ok"));
+	assert_null(strstr(r.out, "hosts written"));
+	/* (glibc's getaddrinfo also sends to each address it sorts: rows
+	 * "send udp localhost:8080".) */
+	assert_int_equal(
+		rows(f, "allow", "fast_path", "=connect localhost:" PORT " (127.0.0.1)", NULL), 1);
+	wt_result_free(&r);
+}
+
+/* Not root: port 53 cannot be bound; warden doctor says what that means. */
+static int become_nobody(const void *arg)
+{
+	(void)arg;
+	if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+	    setresuid(65534, 65534, 65534) < 0)
+		return -errno;
+	return 0;
+}
+
+static void test_names_doctor_says_without_root(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	char *argv[] = {"doctor", NULL};
+	wt_wardenv_prep(f->proj, argv, NULL, NULL, 60000, &r);
+	print_message("%s", r.out);
+	assert_non_null(strstr(r.out, "ok    session resolver"));
+	wt_result_free(&r);
+	chmod(f->proj, 0755);
+	wt_wardenv_prep(f->proj, argv, become_nobody, NULL, 60000, &r);
+	print_message("%s", r.out);
+	assert_non_null(strstr(r.out, "warn  session resolver"));
+	assert_non_null(strstr(r.out, "needs root"));
+	wt_result_free(&r);
+}
+
 /* ---- names in the decisions --------------------------------------------- */
+
+/* A process that asks a nameserver itself, past the sandbox's resolv.conf:
+ * its query is a datagram like any other (decided, in the audit), and the
+ * address it learns stays unnamed for warden; in the passive tier both
+ * are refused. */
+static void test_names_bypass_gets_unnamed(void **state)
+{
+	struct fx *f = *state;
+	static const char body[] =
+		"import struct\n"
+		"def ask(server, name):\n"
+		"  q = struct.pack('>HHHHHH', 0x4242, 0x100, 1, 0, 0, 0)\n"
+		"  q += b''.join(bytes([len(p)]) + p.encode() for p in name.split('.')) + b'\\0'\n"
+		"  q += struct.pack('>HH', 1, 1)\n"
+		"  s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+		"  s.settimeout(3)\n"
+		"  try:\n"
+		"    s.sendto(q, (server, 53))\n"
+		"    a = s.recv(512)\n"
+		"  except OSError as e:\n"
+		"    return 'err%d' % (e.errno or 0)\n"
+		"  return socket.inet_ntoa(a[-4:])\n"
+		"a = ask('10.77.0.2', 'allowed.test')\n"
+		"print('asked', a)\n"
+		"if a[0].isdigit(): print('conn', conn(a, " PORT "))\n";
+	struct wt_result r;
+	int hits = wt_netns_hits(&ns, lst[L_ALLOWED]);
+	run_py(f, "aggressive", "{}\n", body, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "asked 10.77.0.2"));
+	assert_non_null(strstr(r.out, "conn ok"));
+	assert_int_equal(wt_netns_hits(&ns, lst[L_ALLOWED]), hits + 1);
+	assert_int_equal(rows(f, "allow", "tier", "send udp 10.77.0.2:53 (no name resolved)", NULL),
+			 1);
+	assert_int_equal(rows(f, "allow", "tier", "=connect 10.77.0.2:" PORT " (no name resolved)",
+			      "\"names\":[]"),
+			 1);
+	wt_result_free(&r);
+	run_py(f, "passive", NULL, body, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "asked err13"));
+	assert_int_equal(rows(f, "deny", "tier", "send udp 10.77.0.2:53 (no name resolved)", NULL),
+			 1);
+	wt_result_free(&r);
+}
 
 /* A name the sandbox resolved is the destination's name in the audit, and
  * an allow entry by name lets the connection through. */
@@ -580,7 +770,11 @@ int main(void)
 		T(only_the_queried_name),
 		T(rebinding_refused_by_address),
 		T(judge_sees_the_name),
+		T(bypass_gets_unnamed),
 		T(query_flood_bounded),
+		T(resolv_conf_symlink_followed),
+		T(etc_hosts),
+		T(doctor_says_without_root),
 #undef T
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

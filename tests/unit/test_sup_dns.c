@@ -4,6 +4,7 @@
  * messages, answers to another query, lying sections).
  */
 #include "dns_int.h"
+#include "sup.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -485,6 +487,51 @@ static void test_dns_error_answer(void **state)
 	assert_true(sup_dns_metadata_name("instance-data"));
 }
 
+/* The hosts file: every name of a line under its address, comments and
+ * malformed lines skipped, IPv6 too. */
+static void test_hosts_load(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/warden-test-hosts-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const char *text = "# comment 10.0.0.1 nope\n"
+			   "127.0.0.1\tlocalhost\n"
+			   "::1 localhost ip6-localhost # trailing comment\n"
+			   "10.77.0.5   Build.Test build   \n"
+			   "not-an-address name.test\n"
+			   "10.77.0.6\n";
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	struct sup_names *t = sup_names_new();
+	assert_int_equal(sup_hosts_load(t, path), 5);
+	uint8_t a[16];
+	inet_pton(AF_INET, "127.0.0.1", a);
+	char **n = sup_names_of(t, AF_INET, a);
+	assert_non_null(n);
+	assert_string_equal(n[0], "localhost");
+	wd_strv_free(n);
+	inet_pton(AF_INET6, "::1", a);
+	n = sup_names_of(t, AF_INET6, a);
+	assert_non_null(n);
+	assert_string_equal(n[0], "ip6-localhost");
+	assert_string_equal(n[1], "localhost");
+	wd_strv_free(n);
+	inet_pton(AF_INET, "10.77.0.5", a);
+	n = sup_names_of(t, AF_INET, a);
+	assert_non_null(n);
+	assert_string_equal(n[0], "build");
+	assert_string_equal(n[1], "build.test");
+	wd_strv_free(n);
+	inet_pton(AF_INET, "10.77.0.6", a);
+	assert_null(sup_names_of(t, AF_INET, a));
+	inet_pton(AF_INET, "10.0.0.1", a);
+	assert_null(sup_names_of(t, AF_INET, a));
+	assert_int_equal(sup_hosts_load(t, "/nonexistent/hosts"), 0);
+	sup_names_free(t);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -501,6 +548,7 @@ int main(void)
 		cmocka_unit_test(test_dns_answer_truncated),
 		cmocka_unit_test(test_dns_answer_many_records_bounded),
 		cmocka_unit_test(test_dns_error_answer),
+		cmocka_unit_test(test_hosts_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
