@@ -34,6 +34,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -708,7 +709,14 @@ int sup_resolver_start(struct sup_run *r, char **why)
 		rs->clients[i].fd = -1;
 	int rc = setup(r, rs, why);
 	if (rc == 0) {
+		/* Signals are the loop's (signalfd): the thread starts with
+		 * every signal blocked, so none is ever delivered to it, not
+		 * even before it could block them itself. */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		rc = -pthread_create(&rs->thread, NULL, serve, rs);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (rc < 0) {
 			*why = wd_asprintf("its thread could not start: %s", strerror(-rc));
 			/* Without it the sandbox keeps the host's file. */
