@@ -106,7 +106,7 @@ _warden()
 		return 0
 		;;
 	explain)
-		opts="--project --format --open --write --help --"
+		opts="--project --format --open --write --connect --help --"
 		;;
 	rules)
 		if [[ $COMP_CWORD -eq 2 ]]; then

@@ -145,6 +145,14 @@ static void parse_grant(struct parser *p, const cJSON *v, const char *path, stru
 				      "\"%.60s\" is not a host; write a name (github.com) or an "
 				      "address (140.82.112.3, 2001:db8::1), without a port",
 				      h);
+		/* A host grant is any port of the host, nothing else. */
+		static const char *const others[] = {"program", "access"};
+		for (size_t i = 0; !cmd && !pth && i < WD_ARRAY_SIZE(others); i++) {
+			wd_autofree char *op = pol_cfg_child_path(path, others[i]);
+			if (pol_cfg_get(v, others[i]))
+				pol_cfg_error(p, op, 0, "a host grant has no \"%s\"; remove it",
+					      others[i]);
+		}
 	}
 	if (cmd) {
 		wd_autofree char *kp = pol_cfg_child_path(path, "command");

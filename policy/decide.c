@@ -6,7 +6,8 @@
  * coverage; the fast path; otherwise undecided. Accepted rules come after
  * the ask rules, so that a person's "always ask" is never skipped by a rule
  * learned from history; like grants, they are never reached by a
- * hard-denied or deny-ruled request.
+ * hard-denied or deny-ruled request. A connection has its own order
+ * (network.c, pol_connect_decide()).
  *
  * See docs/design.md, section "Policy".
  */

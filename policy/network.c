@@ -87,6 +87,16 @@ static bool is_unspecified(int family, const uint8_t *a)
 	return family == AF_INET ? a[0] == 0 : memcmp(a, zero, 16) == 0;
 }
 
+/* Multicast (224.0.0.0/4, ff00::/8) and the broadcast address: what is
+ * sent there reaches this host's own listeners too. */
+static bool is_group(int family, const uint8_t *a)
+{
+	static const uint8_t bcast[4] = {255, 255, 255, 255};
+	if (family == AF_INET)
+		return (a[0] & 0xf0) == 0xe0 || memcmp(a, bcast, 4) == 0;
+	return a[0] == 0xff;
+}
+
 static void addr_text(int family, const uint8_t *a, char *buf, size_t n)
 {
 	if (!inet_ntop(family, a, buf, (socklen_t)n))
@@ -152,14 +162,22 @@ static const char *metadata_v4(const uint8_t *a)
  * or NULL; *embedded gets the IPv4 address a NAT64 one carries. */
 static const char *metadata_addr(int family, const uint8_t *a, const uint8_t **embedded)
 {
-	static const uint8_t aws6[16] = {0xfd, 0, 0x0e, 0xc2, [15] = 0x54, [14] = 0x02};
+	/* fd00:ec2::254 (AWS), fd20:ce::254 (Google Cloud), fd00:c1::a9fe:a9fe
+	 * (Oracle Cloud) */
+	static const uint8_t v6[][16] = {
+		{0xfd, 0, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54},
+		{0xfd, 0x20, 0, 0xce, [14] = 0x02, [15] = 0x54},
+		{0xfd, 0, 0, 0xc1, [12] = 0xa9, [13] = 0xfe, [14] = 0xa9, [15] = 0xfe},
+	};
 	static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b};
 	static const uint8_t nat64_local[6] = {0, 0x64, 0xff, 0x9b, 0, 1};
 	*embedded = NULL;
 	if (family == AF_INET)
 		return metadata_v4(a);
-	if (memcmp(a, aws6, 16) == 0)
-		return "AWS's IPv6 metadata address: it hands out the machine's credentials";
+	for (size_t i = 0; i < WD_ARRAY_SIZE(v6); i++)
+		if (memcmp(a, v6[i], 16) == 0)
+			return "a cloud's IPv6 metadata address: it hands out the machine's "
+			       "credentials";
 	/* NAT64 (64:ff9b::/96, and the local-use 64:ff9b:1::/48 with the
 	 * address in its last 32 bits): the gateway connects to the IPv4
 	 * address inside, its own metadata service among them. */
@@ -411,9 +429,10 @@ static const char *entry_matches(const struct net_entry *e, const struct pol_req
 {
 	if (!entry_port(e, r))
 		return NULL;
-	if (literal)
-		return (e->type != NE_ADDR || e->prefix > 0) && entry_literal(e, r) ? r->net_address
-										    : NULL;
+	if (literal) {
+		bool anywhere = e->type == NE_ADDR && e->prefix == 0;
+		return !anywhere && entry_literal(e, r) ? r->net_address : NULL;
+	}
 	if (entry_literal(e, r))
 		return r->net_address;
 	if (e->type == NE_ANY)
@@ -708,11 +727,10 @@ static const char *harness_endpoint(const struct pol_request *r, const struct po
 	return i < 0 ? NULL : c->harness_ep[i];
 }
 
-static bool hard_deny(const struct pol_request *r, const struct pol_config *c,
-		      struct pol_decision *out)
+/* Cloud metadata, by address or by any name. */
+static bool hard_deny_metadata(const struct pol_request *r, const char *ap,
+			       struct pol_decision *out)
 {
-	char ap[INET6_ADDRSTRLEN + 8];
-	addr_port_text(r->net_family, r->net_addr, r->net_port, ap, sizeof(ap));
 	const uint8_t *inner;
 	const char *why = metadata_addr(r->net_family, r->net_addr, &inner);
 	if (why && inner) {
@@ -736,6 +754,19 @@ static bool hard_deny(const struct pol_request *r, const struct pol_config *c,
 			return true;
 		}
 	}
+	return false;
+}
+
+/* Hard deny: cloud metadata; then this host's own services, unless an
+ * allow entry names the address literally or the harness's own process
+ * reaches its endpoint. */
+static bool hard_deny(const struct pol_request *r, const struct pol_config *c,
+		      struct pol_decision *out)
+{
+	char ap[INET6_ADDRSTRLEN + 8];
+	addr_port_text(r->net_family, r->net_addr, r->net_port, ap, sizeof(ap));
+	if (hard_deny_metadata(r, ap, out))
+		return true;
 	if (!r->net_local)
 		return false;
 	const char *what;
@@ -744,15 +775,15 @@ static bool hard_deny(const struct pol_request *r, const struct pol_config *c,
 	if (harness_endpoint(r, c, false))
 		return false;
 	const char *hint = "list it in network.allow of .warden/permissions.json to allow it";
-	if (is_loopback(r->net_family, r->net_addr))
-		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
-		    "%s is this host's own service on loopback; %s", ap, hint);
-	else if (is_unspecified(r->net_family, r->net_addr))
-		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
-		    "%s reaches this host's own services (an unspecified address); %s", ap, hint);
-	else
-		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
-		    "%s is this host's own address, where its own services listen; %s", ap, hint);
+	const char *is = is_loopback(r->net_family, r->net_addr)
+				 ? "is this host's own service on loopback"
+			 : is_group(r->net_family, r->net_addr)
+				 ? "is a multicast or broadcast address, which this host's own "
+				   "services hear too"
+			 : is_unspecified(r->net_family, r->net_addr)
+				 ? "reaches this host's own services (an unspecified address)"
+				 : "is this host's own address, where its own services listen";
+	set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address, "%s %s; %s", ap, is, hint);
 	return true;
 }
 

@@ -9,6 +9,16 @@
  * through: warden connects the file decided, on the caller's own socket) and
  * why no descriptor leaks: docs/design.md, section "The sandbox: the socket
  * decoder".
+ *
+ * An IP destination (AF_INET/AF_INET6: connect, a datagram's address, a
+ * TCP send with MSG_FASTOPEN) is read once from the caller's memory into
+ * msgs[i].raw, decided on that copy (msgs[i].inet), and connected or sent
+ * by sbx_sock_perform() with that copy on our descriptor of the caller's
+ * socket: a thread (or a process sharing the pages) that rewrites the
+ * sockaddr or the msghdr after the read changes memory nobody reads
+ * again, and one that swaps the descriptor number changes a table we no
+ * longer look at. Only a call whose outcome no memory can change (a TCP
+ * send without MSG_FASTOPEN) is left to the kernel, from a single thread.
  */
 #include "sandbox.h"
 #include "sock_int.h"

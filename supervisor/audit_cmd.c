@@ -99,6 +99,12 @@ static int collect_call(const struct sto_row *row, void *arg)
 		if (src == POL_SRC_HARNESS && row->reason &&
 		    strstr(row->reason, "setting up a tool call's process"))
 			return 0;
+		/* Nor is the harness's own connection to its API endpoint:
+		 * the agent talking to its model, row after row. */
+		enum pol_kind rk = POL_EXEC;
+		(void)pol_kind_parse(row->kind, &rk);
+		if (src == POL_SRC_HARNESS && rk == POL_CONNECT && !row->tool_call)
+			return 0;
 		if (c->n == c->cap) {
 			c->cap = c->cap ? c->cap * 2 : 64;
 			c->v = wd_realloc(c->v, c->cap * sizeof(*c->v));

@@ -5,10 +5,13 @@
  */
 #include "sup.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <netdb.h>
 #include <string.h>
+#include <sys/socket.h>
 
 static void json_str(FILE *out, const char *s)
 {
@@ -27,13 +30,18 @@ static void json_str(FILE *out, const char *s)
 static const char explain_usage[] =
 	"usage: warden explain [--project DIR] [--format text|json] -- CMD [ARGS...]\n"
 	"       warden explain [--project DIR] [--format text|json] --open PATH [--write]\n"
+	"       warden explain [--project DIR] [--format text|json] --connect HOST:PORT\n"
 	"\n"
 	"Prints what policy decides for the request in that project, without running\n"
 	"anything: the verdict, its source, the reason and what matched. \"undecided\"\n"
 	"goes to the judge, then the tier (the project's: what it does is shown).\n"
 	"With --open, first where the open goes in a session, by the rules the\n"
 	"running view applies: through without a decision, to warden (then the\n"
-	"verdict), refused by the kernel (write-protected, not writable) or hidden.\n";
+	"verdict), refused by the kernel (write-protected, not writable) or hidden.\n"
+	"With --connect, what a tool call's connection to HOST:PORT is decided as:\n"
+	"HOST is a name (looked up here, each address decided with that name), an\n"
+	"IPv4 address or a bracketed IPv6 address ([::1]:8080), used as it is; the\n"
+	"kernel says whether an address is this host's own.\n";
 
 /* The places any agent may write in a session of |project|. */
 static struct sbx_places *explain_places(const struct pol_config *cfg, const char *project)
@@ -260,6 +268,170 @@ static int explain_open(const struct pol_config *cfg, const char *dir, const cha
 	return 0;
 }
 
+/* ---- explain --connect --------------------------------------------------------- */
+
+/* HOST:PORT or [V6]:PORT into |host| (|n| bytes, brackets dropped) and
+ * *port. 0, or -EINVAL after saying what to write. */
+static int split_host_port(const char *s, char *host, size_t n, uint16_t *port)
+{
+	const char *colon, *h = s;
+	size_t hl;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		colon = close && close[1] == ':' ? close + 1 : NULL;
+		h = s + 1;
+		hl = close ? (size_t)(close - h) : 0;
+	} else {
+		colon = strrchr(s, ':');
+		hl = colon ? (size_t)(colon - s) : 0;
+		if (colon && memchr(s, ':', hl)) {
+			wd_err("--connect: write an IPv6 address in brackets, the port after them "
+			       "([::1]:8080), not \"%s\"",
+			       s);
+			return -EINVAL;
+		}
+	}
+	char *end = NULL;
+	unsigned long p = colon ? strtoul(colon + 1, &end, 10) : 0;
+	if (!colon || hl == 0 || hl >= n || !colon[1] || *end || p < 1 || p > 65535 ||
+	    colon[1] == '-' || colon[1] == '+') {
+		wd_err("--connect needs HOST:PORT (github.com:443, 10.0.0.1:5432, [::1]:8080), "
+		       "not \"%s\"",
+		       s);
+		return -EINVAL;
+	}
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	*port = (uint16_t)p;
+	return 0;
+}
+
+/* One address of the destination. */
+struct explain_addr {
+	int family;
+	uint8_t addr[16];
+};
+
+/* The addresses of |host|: itself when it is an address, else what
+ * getaddrinfo() answers (each once, in its order). *named: a name was
+ * looked up. 0, or -errno after saying why. */
+static int explain_addresses(const char *host, struct explain_addr **out, size_t *n, bool *named)
+{
+	*out = NULL;
+	*n = 0;
+	*named = false;
+	struct explain_addr a = {0};
+	if (inet_pton(AF_INET, host, a.addr) == 1 || inet_pton(AF_INET6, host, a.addr) == 1) {
+		a.family = strchr(host, ':') ? AF_INET6 : AF_INET;
+		*out = wd_calloc(1, sizeof(a));
+		(*out)[0] = a;
+		*n = 1;
+		return 0;
+	}
+	*named = true;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *res = NULL;
+	int rc = getaddrinfo(host, NULL, &hints, &res);
+	if (rc != 0) {
+		wd_err("--connect: %s does not resolve here: %s", host, gai_strerror(rc));
+		return -ENOENT;
+	}
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		struct explain_addr x = {.family = ai->ai_family};
+		if (ai->ai_family == AF_INET)
+			memcpy(x.addr, &((struct sockaddr_in *)(void *)ai->ai_addr)->sin_addr, 4);
+		else if (ai->ai_family == AF_INET6)
+			memcpy(x.addr, &((struct sockaddr_in6 *)(void *)ai->ai_addr)->sin6_addr,
+			       16);
+		else
+			continue;
+		bool seen = false;
+		for (size_t i = 0; i < *n; i++)
+			seen |= (*out)[i].family == x.family &&
+				memcmp((*out)[i].addr, x.addr, sizeof(x.addr)) == 0;
+		if (seen)
+			continue;
+		*out = wd_realloc(*out, (*n + 1) * sizeof(**out));
+		(*out)[(*n)++] = x;
+	}
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* One address of explain --connect, decided as a tool call's TCP
+ * connection (not the harness's own) to |port| named |names| (may be
+ * NULL) would be; |first|: the first one printed. */
+static void explain_connect_one(const struct pol_config *cfg, const struct explain_addr *a,
+				uint16_t port, const char *const *names, bool json, bool first)
+{
+	struct pol_connect_desc d = {
+		.syscall = "connect",
+		.family = a->family,
+		.port = port,
+		.proto = POL_NET_TCP,
+		.names = names,
+		.local = sup_addr_local(a->family, a->addr),
+	};
+	memcpy(d.addr, a->addr, sizeof(d.addr));
+	struct pol_request *req = pol_request_connect(&d);
+	if (!req)
+		return;
+	struct pol_decision dec;
+	struct pol_context ctx = {0};
+	pol_decide(req, cfg, NULL, &ctx, wd_now_real_us(), &dec);
+	enum pol_tier tier = pol_config_tier(cfg);
+	bool undecided = dec.verdict == POL_UNDECIDED;
+	if (json) {
+		wd_autofree char *rj = pol_request_json(req);
+		printf("%s{\"request\":%s,\"local\":%s", first ? "" : ",", rj,
+		       d.local ? "true" : "false");
+		json_decision(&dec, tier, false);
+		printf("%s}", undecided ? ",\"review\":\"refused\"" : "");
+	} else {
+		wd_autofree char *summary = pol_request_summary(req);
+		printf("%srequest:  %s\n", first ? "" : "\n", summary);
+		printf("local:    %s\n", d.local ? "yes: the kernel routes it to this host" : "no");
+		printf("verdict:  %s\n", verdict_word(dec.verdict));
+		printf("source:   %s\n", pol_source_name(dec.source));
+		printf("reason:   %s\n", dec.reason);
+		if (dec.matched[0])
+			printf("matched:  %s\n", dec.matched);
+		print_next(dec.verdict, tier);
+		if (undecided)
+			printf("review:   refused in a review run (no judge, no person)\n");
+	}
+	pol_request_free(req);
+}
+
+/* explain --connect: each address of the destination. */
+static int explain_connect(const struct pol_config *cfg, const char *dest, bool json)
+{
+	char host[256];
+	uint16_t port;
+	if (split_host_port(dest, host, sizeof(host), &port) < 0)
+		return SUP_EXIT_USAGE;
+	struct explain_addr *addrs;
+	size_t n;
+	bool named;
+	if (explain_addresses(host, &addrs, &n, &named) < 0)
+		return SUP_EXIT_USAGE;
+	const char *names[] = {host, NULL};
+	if (json) {
+		printf("{\"host\":");
+		json_str(stdout, host);
+		printf(",\"port\":%u,\"named\":%s,\"addresses\":[", port, named ? "true" : "false");
+	} else if (named) {
+		printf("lookup:   %s resolves here to %zu address%s\n", host, n,
+		       n == 1 ? "" : "es");
+	}
+	for (size_t i = 0; i < n; i++)
+		explain_connect_one(cfg, &addrs[i], port, named ? names : NULL, json, i == 0);
+	if (json)
+		printf("]}\n");
+	free(addrs);
+	return 0;
+}
+
 /* The project |project| (canonical, into |dir|, PATH_MAX bytes) and its
  * config, set up as warden run would. 0, or -errno after saying why. */
 static int explain_config(const char *project, char *dir, struct pol_config **cfg)
@@ -282,11 +454,15 @@ static int explain_config(const char *project, char *dir, struct pol_config **cf
 int sup_cmd_explain(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"project", required_argument, NULL, 'p'}, {"format", required_argument, NULL, 'f'},
-		{"open", required_argument, NULL, 'o'},	   {"write", no_argument, NULL, 'w'},
-		{"help", no_argument, NULL, 'h'},	   {NULL, 0, NULL, 0},
+		{"project", required_argument, NULL, 'p'},
+		{"format", required_argument, NULL, 'f'},
+		{"open", required_argument, NULL, 'o'},
+		{"write", no_argument, NULL, 'w'},
+		{"connect", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	const char *project = ".", *open_path = NULL;
+	const char *project = ".", *open_path = NULL, *connect = NULL;
 	bool json = false, write = false;
 	int c;
 	optind = 1;
@@ -308,6 +484,9 @@ int sup_cmd_explain(int argc, char **argv)
 		case 'w':
 			write = true;
 			break;
+		case 'c':
+			connect = optarg;
+			break;
 		case 'h':
 			fputs(explain_usage, stdout);
 			return 0;
@@ -316,7 +495,8 @@ int sup_cmd_explain(int argc, char **argv)
 			return SUP_EXIT_USAGE;
 		}
 	}
-	if (!open_path && optind >= argc) {
+	if ((!open_path && !connect && optind >= argc) ||
+	    (connect && (open_path || optind < argc))) {
 		fputs(explain_usage, stderr);
 		return SUP_EXIT_USAGE;
 	}
@@ -326,9 +506,10 @@ int sup_cmd_explain(int argc, char **argv)
 		return SUP_EXIT_USAGE;
 	struct pol_request *req;
 	wd_autofree char *identity = NULL; /* what explain says of the program */
-	if (open_path) {
-		int rc = explain_open(cfg, dir, open_path, write ? POL_ACC_WRITE : POL_ACC_READ,
-				      json);
+	if (open_path || connect) {
+		int rc = open_path ? explain_open(cfg, dir, open_path,
+						  write ? POL_ACC_WRITE : POL_ACC_READ, json)
+				   : explain_connect(cfg, connect, json);
 		pol_config_free(cfg);
 		return rc;
 	}

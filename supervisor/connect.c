@@ -15,9 +15,9 @@
  * caller's memory, on our descriptor of the socket (the same open file),
  * so neither another thread rewriting the address nor one swapping the
  * descriptor number changes where the packets go. Why no descriptor leaks:
- * the only descriptors made here (a probe socket, a pidfd for the datagram
- * cache) are O_CLOEXEC and never passed on; sockets.c says the same of the
- * call's.
+ * the only descriptor made here (a pidfd for the datagram cache; the
+ * local-address probe is netaddr.c's) is O_CLOEXEC and never passed on;
+ * sockets.c says the same of the call's.
  *
  * Datagrams: the first send from a process to a destination is decided
  * and audited; later ones from that process to an allowed destination go
@@ -177,50 +177,6 @@ void sup_dgrams_add(struct sup_dgrams *c, pid_t tgid, int pidfd, const struct sb
 
 /* ---- facts about a destination ------------------------------------------ */
 
-bool sup_connect_local(const struct sbx_inet *d)
-{
-	static const uint8_t zero[16] = {0};
-	if (d->family == AF_INET) {
-		if (d->addr[0] == 127 || memcmp(d->addr, zero, 4) == 0)
-			return true;
-	} else if (d->family == AF_INET6) {
-		static const uint8_t one[16] = {[15] = 1};
-		if (memcmp(d->addr, zero, 16) == 0 || memcmp(d->addr, one, 16) == 0)
-			return true;
-	} else {
-		return true;
-	}
-	/* The kernel's own answer: a bind to the address succeeds only when
-	 * it is one of this host's (or a broadcast or multicast address,
-	 * which reach this host too). */
-	int s = socket(d->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return true; /* fail closed: treated as the host's own */
-	struct sockaddr_storage ss;
-	memset(&ss, 0, sizeof(ss));
-	socklen_t sl;
-	if (d->family == AF_INET) {
-		struct sockaddr_in *a = (struct sockaddr_in *)(void *)&ss;
-		a->sin_family = AF_INET;
-		memcpy(&a->sin_addr, d->addr, 4);
-		sl = sizeof(*a);
-	} else {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)(void *)&ss;
-		a->sin6_family = AF_INET6;
-		memcpy(&a->sin6_addr, d->addr, 16);
-		a->sin6_scope_id = d->scope;
-		sl = sizeof(*a);
-	}
-	int rc = bind(s, (struct sockaddr *)&ss, sl);
-	int e = errno;
-	close(s);
-	if (rc == 0)
-		return true;
-	/* Not this host's, or (a link-local address without its interface)
-	 * an address the caller's call cannot reach either. */
-	return !(e == EADDRNOTAVAIL || e == EINVAL);
-}
-
 /* Whether |d| is the session's resolver (port 53): inside the boundary. */
 static bool resolver(const struct sup_run *r, const struct sbx_inet *d)
 {
@@ -321,7 +277,7 @@ static void ask(struct sup_run *r, struct sbx_sock_event *ev, size_t i, int64_t 
 		.port = m->inet.port,
 		.proto = proto_of(ev),
 		.names = (const char *const *)names,
-		.local = sup_connect_local(&m->inet),
+		.local = sup_addr_local(m->inet.family, m->inet.addr),
 		.harness = harness,
 		.cmdline = cmd,
 		.cwd = cwd,

@@ -661,9 +661,6 @@ void sup_connect_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t
  * environment, or the harness's defaults) to the config, and records the
  * names of the endpoints it resolves. */
 void sup_connect_harness_endpoints(struct sup_run *r, char *const *envp);
-/* Whether the kernel routes |d| to this host: loopback, unspecified, or an
- * address of one of its interfaces (a bind to it succeeds). */
-bool sup_connect_local(const struct sbx_inet *d);
 void sup_connect_free(struct sup_run *r);
 
 /* The per-run cache of datagram destinations a process was allowed:
@@ -894,6 +891,22 @@ int sup_open_question(const struct pol_config *cfg, const char *project, const c
 void sup_open_answer_free(struct sup_open_answer *a);
 /* What tier |t| does with an undecided request ("passive: refused"). */
 const char *sup_tier_outcome(enum pol_tier t);
+
+/* ---- the host's own addresses (netaddr.c) ---------------------------------- */
+
+/* Whether the kernel routes |addr| (network order: 4 bytes for AF_INET,
+ * 16 for AF_INET6; an IPv4-mapped IPv6 address is taken as its IPv4
+ * address) to this host, in the calling thread's network namespace (which
+ * must be the agent's): loopback (127.0.0.0/8, ::1), unspecified (0.0.0.0/8,
+ * ::), or an address the kernel accepts as its own (a fresh UDP socket of
+ * that family binds to addr:0; an IPv6 link-local address is tried with
+ * each interface's scope). What it fails to ask (no socket, another
+ * family) counts as local: the safe side, refused unless listed. Also
+ * broadcast and multicast IPv4 addresses, which a UDP socket may bind,
+ * count as local. Opens and closes one descriptor (O_CLOEXEC) per try;
+ * safe from any thread; never blocks. The answer holds until the host's
+ * addresses change, which the agent cannot do (no CAP_NET_ADMIN). */
+bool sup_addr_local(int family, const uint8_t *addr);
 
 /* ---- project grants (grant_write.c) ---------------------------------------- */
 

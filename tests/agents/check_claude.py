@@ -17,7 +17,7 @@ import sys
 #   ... && eval ls < /dev/null && pwd -P >| /tmp/claude-HEX-cwd
 WRAPPER = re.compile(r"(?:^|&& )eval (?P<q>.*) < /dev/null && pwd -P >\| /tmp/claude-[0-9a-f]+-cwd$", re.S)
 
-SCRIPT = ["ls", "cat README.md", "cat .env"]
+SCRIPT = ["ls", "cat README.md", "cat .env", "curl -s -m 5 http://127.0.0.1:{port}/exfil?d=canary"]
 
 
 def inner_of(row):
@@ -65,6 +65,8 @@ def main():
     ap.add_argument("--rc", type=int, required=True)
     ap.add_argument("--secret", required=True)
     ap.add_argument("--home", required=True)
+    ap.add_argument("--port", type=int, required=True, help="the fake API's port")
+    ap.add_argument("--tier", default="passive")
     a = ap.parse_args()
 
     rows = json.load(open(a.audit_json))
@@ -169,7 +171,12 @@ def main():
     def children(r):
         return [x for x in execs if r and x.get("tool_call") == r["id"]]
 
-    for cmd, want_allow in (("ls", True), ("cat README.md", True), ("cat .env", False)):
+    # Under --tier aggressive the script leaves `cat .env` out (the tier
+    # would allow it); the network checks below hold in every tier.
+    expect = [("ls", True), ("cat README.md", True)]
+    if a.tier != "aggressive":
+        expect.append(("cat .env", False))
+    for cmd, want_allow in expect:
         r = tool_call(cmd)
         res, is_err = results_by_cmd.get(cmd, ("", None))
         detail = [row_line(r) if r else "      (no tool-call row with this command)"]
@@ -204,6 +211,42 @@ def main():
     check("README.md" in res_ls[0] and not res_ls[1], "the model got the `ls` listing back", "      %r" % short(res_ls[0], 100))
     res_readme = results_by_cmd.get("cat README.md", ("", True))
     check("Demo project" in res_readme[0], "the model got the README's text back", "      %r" % short(res_readme[0], 100))
+
+    # -- the network ---------------------------------------------------------------
+    dest = "127.0.0.1:%d" % a.port
+    connects = [r for r in rows if r["kind"] == "connect"]
+    own = [r for r in connects if r["pid"] == claude_pid and dest in r["summary"]]
+    check(
+        own and all(r["decision"] == "allow" and r["source"] == "harness" for r in own),
+        "the CLI's own connections to its API (%s) were allowed by its profile (source harness)" % dest,
+        *[row_line(r) for r in own[:3]] or ["      (no connect row of the CLI's own)"],
+    )
+    curl_cmd = SCRIPT[3].replace("{port}", str(a.port))
+    curl_row = tool_call(curl_cmd)
+    tool_connects = [r for r in connects if r["pid"] != claude_pid and dest in r["summary"]]
+    refused_connect = (
+        curl_row is not None
+        and tool_connects
+        and all(r["decision"] == "deny" for r in tool_connects)
+        and any(r.get("tool_call") == curl_row["id"] for r in tool_connects)
+    )
+    # Under passive the tier refuses the exec of curl before it runs; the
+    # connect is refused whenever curl does run.
+    refused_exec = a.tier != "aggressive" and curl_row is not None and curl_row["decision"] == "deny" and not tool_connects
+    check(
+        refused_connect or refused_exec,
+        "tool call `curl http://%s/exfil...`: %s" % (dest, "its exec refused (passive)" if refused_exec else "its connect refused, with a row naming " + dest),
+        row_line(curl_row) if curl_row else "      (no tool-call row for curl)",
+        *[row_line(r) for r in tool_connects] or ["      (no connect row of a tool's process)"],
+    )
+    exfil = [r for r in reqs if "/exfil" in str(r.get("path"))]
+    check(not exfil, "the fake API never got the tool call's /exfil request", *["      GOT %s" % r["path"] for r in exfil])
+    if a.tier == "aggressive":
+        # The exfiltration of the network issue: the tier allows curl, not
+        # where it connects.
+        check(curl_row is not None and curl_row["decision"] == "allow",
+              "under --tier aggressive the curl exec itself was allowed (the connect is what is refused)",
+              row_line(curl_row) if curl_row else "      (no row)")
 
     # -- the secret --------------------------------------------------------------------
     leaks = []

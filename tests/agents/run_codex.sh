@@ -10,7 +10,8 @@
 #      binary started directly): starts tests/agents/fake_responses.py on
 #      127.0.0.1 (the Responses API over SSE, scripted: exec_command `ls`,
 #      `cat README.md`, `cat .env`; apply_patch of .env and of a new
-#      NOTES.md; exec_command `rm -r ~`; "done"), makes a throw-away project
+#      NOTES.md; exec_command `rm -r ~`; exec_command `curl` of the fake
+#      server itself, refused at its connect; "done"), makes a throw-away project
 #      (README.md, a .env holding a unique secret, git init) and a
 #      throw-away HOME whose ~/.codex/config.toml points at the server;
 #   3. runs Codex under warden; when root, inside a new network namespace
@@ -196,7 +197,7 @@ EOF
 	python3 "$HERE/check_codex.py" --tier "$tier" --launcher "$how" \
 		--audit-json "$dir/audit.json" --tool-calls "$dir/tool-calls.txt" \
 		--requests "$dir/requests.jsonl" --stdout "$dir/codex.out" --stderr "$dir/codex.err" \
-		--rc "$rc" --secret "$secret" --home "$home" --project "$proj"
+		--rc "$rc" --secret "$secret" --home "$home" --project "$proj" --port "$port"
 }
 
 T1=$(date +%s.%N)

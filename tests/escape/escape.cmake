@@ -143,3 +143,14 @@ add_dependencies(test_esc_cwd warden esc_cwd)
 wd_test(test_esc_names SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_names.c
 	LIBS wt judge_server LABELS escape TIMEOUT 600)
 add_dependencies(test_esc_names warden)
+
+# IP destinations: loopback, the host's own address, metadata, every
+# spelling of them, races, datagrams, inherited sockets and the sockets
+# that bypass connect (test_esc_net), with its agent esc_net.
+add_executable(esc_net ${CMAKE_SOURCE_DIR}/tests/escape/esc_net.c)
+set_target_properties(esc_net PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+target_link_libraries(esc_net PRIVATE Threads::Threads)
+wd_agent_program(esc_net)
+wd_test(test_esc_net SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_net.c
+	LIBS wt LABELS escape TIMEOUT 600)
+add_dependencies(test_esc_net warden esc_net)

@@ -363,6 +363,9 @@ static void test_esc_sock_fd_swap(void **state)
 	getsockname(t, (struct sockaddr *)&a, &al);
 	char port[16];
 	snprintf(port, sizeof(port), "%u", ntohs(a.sin_port));
+	/* The TCP side is allowed, so that warden does those connects. */
+	wd_autofree char *cfg = wd_asprintf("\"network\": {\"allow\": [\"127.0.0.1:%s\"]}", port);
+	share(f, cfg);
 	struct wt_result r;
 	run(f, &r, "fdswap", p, port, "1500", NULL);
 	assert_untouched(l, p);
@@ -433,8 +436,9 @@ static void test_esc_sock_allowed_nonblocking(void **state)
 	allowed(state, "connect_nb");
 }
 
-/* TCP is the network issue's: a loopback connect passes, from one thread
- * (the kernel runs it) and from a second one (warden runs it). */
+/* A loopback connect the config's network.allow lists passes, from one
+ * thread and from a second one (warden does both: an IP connect is
+ * decided, test_esc_net). */
 static void test_esc_sock_tcp_untouched(void **state)
 {
 	struct fx *f = *state;
@@ -447,6 +451,8 @@ static void test_esc_sock_tcp_untouched(void **state)
 	getsockname(l, (struct sockaddr *)&a, &al);
 	char port[16];
 	snprintf(port, sizeof(port), "%u", ntohs(a.sin_port));
+	wd_autofree char *cfg = wd_asprintf("\"network\": {\"allow\": [\"127.0.0.1:%s\"]}", port);
+	share(f, cfg);
 	struct wt_result r;
 	run(f, &r, "tcp", port, "threads", NULL);
 	const char *first = strstr(r.out, "TCP connected");

@@ -10,3 +10,10 @@ wd_test(test_sup_names
 	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_sup_names.c
 	LIBS wd_supervisor
 	LABELS unit)
+
+# supervisor/netaddr.c: whether an address is this host's own, in a
+# network namespace of the test's own.
+wd_test(test_sup_netaddr
+	SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_sup_netaddr.c
+	LIBS wd_supervisor
+	LABELS unit)

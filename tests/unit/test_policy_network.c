@@ -215,7 +215,7 @@ static void test_connect_hard_deny_metadata(void **state)
 		"169.254.169.254",	  "169.254.170.2",	  "169.254.1.1",
 		"100.100.100.200",	  "fd00:ec2::254",	  "64:ff9b::a9fe:a9fe",
 		"64:ff9b::169.254.170.2", "64:ff9b:1::a9fe:a9fe", "::ffff:169.254.169.254",
-		"64:ff9b::6464:64c8",
+		"64:ff9b::6464:64c8",	  "fd20:ce::254",	  "fd00:c1::a9fe:a9fe",
 	};
 	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
 		struct pol_request *r = to(addrs[i], 80, NULL);
@@ -284,6 +284,12 @@ static void test_connect_hard_deny_local(void **state)
 	struct want own = {.addr = "10.77.0.1", .port = 22, .local = true};
 	r = mk(&own);
 	expect(r, c, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, "10.77.0.1:22 is this host's own");
+	pol_request_free(r);
+	/* Group addresses the kernel calls local. */
+	struct want group = {.addr = "224.0.0.251", .port = 5353, .local = true};
+	r = mk(&group);
+	expect(r, c, POL_DENY_CRITICAL, POL_SRC_HARD_DENY,
+	       "224.0.0.251:5353 is a multicast or broadcast address");
 	pol_request_free(r);
 	pol_config_free(c);
 
@@ -714,6 +720,9 @@ static void test_connect_project_grant_round_trip(void **state)
 	cfg_error("{\"grants\": [{\"host\": \"a.test\", \"path\": \"x\", \"access\": \"read\", "
 		  "\"by\": \"a\", \"at\": \"2026-01-01T00:00:00Z\"}]}",
 		  "a grant has one of \"command\", \"path\" or \"host\"; split it");
+	cfg_error("{\"grants\": [{\"host\": \"a.test\", \"access\": \"read\", \"by\": \"a\", "
+		  "\"at\": \"2026-01-01T00:00:00Z\"}]}",
+		  "grants[0].access: a host grant has no \"access\"; remove it");
 	cfg_error("{\"grants\": [{\"host\": 5, \"by\": \"a\", \"at\": \"2026-01-01T00:00:00Z\"}]}",
 		  "grants[0].host: must be a string, not a number");
 }
