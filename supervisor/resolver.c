@@ -169,9 +169,16 @@ size_t sup_hosts_load(struct sup_names *t, const char *path)
 			if (inet_pton(AF_INET6, addr, a) != 1)
 				continue;
 		}
-		for (char *name = strtok_r(NULL, " \t", &save); name;
-		     name = strtok_r(NULL, " \t", &save)) {
-			sup_names_add(t, name, family, a);
+		/* The first name of a line is the canonical one, the rest
+		 * aliases: added last, it is the address's newest name, the
+		 * one a connection is shown by. */
+		char *names[32];
+		size_t k = 0;
+		for (char *name = strtok_r(NULL, " \t", &save); name && k < WD_ARRAY_SIZE(names);
+		     name = strtok_r(NULL, " \t", &save))
+			names[k++] = name;
+		while (k > 0) {
+			sup_names_add(t, names[--k], family, a);
 			n++;
 		}
 	}

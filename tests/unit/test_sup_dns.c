@@ -514,14 +514,14 @@ static void test_hosts_load(void **state)
 	inet_pton(AF_INET6, "::1", a);
 	n = sup_names_of(t, AF_INET6, a);
 	assert_non_null(n);
-	assert_string_equal(n[0], "ip6-localhost");
-	assert_string_equal(n[1], "localhost");
+	assert_string_equal(n[0], "localhost");
+	assert_string_equal(n[1], "ip6-localhost");
 	wd_strv_free(n);
 	inet_pton(AF_INET, "10.77.0.5", a);
 	n = sup_names_of(t, AF_INET, a);
 	assert_non_null(n);
-	assert_string_equal(n[0], "build");
-	assert_string_equal(n[1], "build.test");
+	assert_string_equal(n[0], "build.test");
+	assert_string_equal(n[1], "build");
 	wd_strv_free(n);
 	inet_pton(AF_INET, "10.77.0.6", a);
 	assert_null(sup_names_of(t, AF_INET, a));
