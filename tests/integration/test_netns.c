@@ -132,6 +132,25 @@ static void test_netns_etc_is_the_tests_only(void **state)
 	free(host);
 }
 
+/* Binds 10.77.0.2: possible only where that address is the host's. */
+static int bind_remote(void *arg)
+{
+	(void)arg;
+	struct sockaddr_in s = {.sin_family = AF_INET};
+	inet_pton(AF_INET, "10.77.0.2", &s.sin_addr);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int rc = fd >= 0 && bind(fd, (struct sockaddr *)&s, sizeof(s)) == 0 ? 0 : 1;
+	close(fd);
+	return rc;
+}
+
+static void test_netns_in_remote_runs_there(void **state)
+{
+	(void)state;
+	assert_int_equal(wt_netns_in_remote(&ns, bind_remote, NULL), 0);
+	assert_int_equal(bind_remote(NULL), 1);
+}
+
 int main(void)
 {
 	wt_netns_require(&ns);
@@ -142,6 +161,7 @@ int main(void)
 		cmocka_unit_test(test_netns_extra_addresses),
 		cmocka_unit_test(test_netns_dns_answers),
 		cmocka_unit_test(test_netns_etc_is_the_tests_only),
+		cmocka_unit_test(test_netns_in_remote_runs_there),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	wt_netns_leave(&ns);
