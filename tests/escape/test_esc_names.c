@@ -387,6 +387,48 @@ static void test_names_doctor_says_without_root(void **state)
 	wt_result_free(&r);
 }
 
+/* Without root warden runs the sandbox in a user namespace and cannot
+ * bind port 53: no resolver, the sandbox keeps the host's resolv.conf,
+ * and --stats says so. */
+static int nobody_home(const void *arg)
+{
+	setenv("HOME", (const char *)arg, 1);
+	return become_nobody(NULL);
+}
+
+static void test_names_userns_run_has_no_resolver(void **state)
+{
+	struct fx *f = *state;
+	char *saved = wd_strdup(wt_bin());
+	char *dir = wt_userns_warden("names");
+	assert_int_equal(chown(f->proj, 65534, 65534), 0);
+	char *home_before = getenv("HOME") ? wd_strdup(getenv("HOME")) : NULL;
+	char *home = wt_home("names");
+	assert_int_equal(chown(home, 65534, 65534), 0);
+	char *argv[] = {"run",	   "--no-view",	 "--stats",
+			"--tier",  "aggressive", "--",
+			"/bin/sh", "-c",	 "cat /etc/resolv.conf",
+			NULL};
+	struct wt_result r;
+	wt_wardenv_prep(f->proj, argv, nobody_home, home, 120000, &r);
+	print_message("%s%s", r.out, r.err);
+	setenv("WARDEN_BIN", saved, 1);
+	if (home_before)
+		setenv("HOME", home_before, 1);
+	free(home_before);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "nameserver 10.77.0.2"));
+	assert_null(strstr(r.out, "nameserver 127."));
+	assert_non_null(strstr(r.err, "no session resolver (port 53 of 127.0.0.0/8 could not be "
+				      "bound (Permission denied): it needs root"));
+	wt_result_free(&r);
+	wt_rmtree(home);
+	wt_rmtree(dir);
+	free(home);
+	free(dir);
+	free(saved);
+}
+
 /* ---- names in the decisions --------------------------------------------- */
 
 /* A process that asks a nameserver itself, past the sandbox's resolv.conf:
@@ -775,6 +817,7 @@ int main(void)
 		T(resolv_conf_symlink_followed),
 		T(etc_hosts),
 		T(doctor_says_without_root),
+		T(userns_run_has_no_resolver),
 #undef T
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
