@@ -69,7 +69,8 @@ int sup_dns_parse_query(const uint8_t *msg, size_t len, struct sup_dns_question 
 int sup_dns_parse_answer(const uint8_t *msg, size_t len, const struct sup_dns_question *q,
 			 struct sup_dns_answer *a);
 /* Writes into |out| (at least |q->end| bytes) the response to query
- * |msg| with rcode |rcode| and no records. Returns its length. */
+ * |msg| with rcode |rcode|, id |q->id| and no records. Returns its
+ * length. */
 size_t sup_dns_error(const uint8_t *msg, const struct sup_dns_question *q, int rcode, uint8_t *out);
 /* Whether |name| (text, as in sup_dns_question) is a cloud metadata
  * service's name (policy's list). */

@@ -265,6 +265,8 @@ int sup_dns_parse_answer(const uint8_t *msg, size_t len, const struct sup_dns_qu
 size_t sup_dns_error(const uint8_t *msg, const struct sup_dns_question *q, int rcode, uint8_t *out)
 {
 	memcpy(out, msg, q->end);
+	out[0] = (uint8_t)(q->id >> 8);
+	out[1] = (uint8_t)q->id;
 	out[2] = (uint8_t)(0x80 | (msg[2] & 0x79)); /* QR, the opcode, RD */
 	out[3] = (uint8_t)(0x80 | (rcode & 0xf));   /* RA */
 	memset(out + 6, 0, 6);			    /* no answer, authority, additional */

@@ -671,6 +671,32 @@ static void test_names_judge_sees_the_name(void **state)
 	wt_result_free(&r);
 }
 
+/* A nameserver that never answers: after its tries warden answers
+ * SERVFAIL, to the client's own id (the id sent upstream never comes
+ * back to the sandbox). */
+static void test_names_silent_server_servfail(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r;
+	run_py(f, "aggressive", NULL,
+	       "import struct, time\n"
+	       "ns = [l.split()[1] for l in open('/etc/resolv.conf') if "
+	       "l.startswith('nameserver')][0]\n"
+	       "q = struct.pack('>HHHHHH', 0x4242, 0x100, 1, 0, 0, 0)\n"
+	       "q += b'\\x01x\\x06silent\\x04test\\x00' + struct.pack('>HH', 1, 1)\n"
+	       "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+	       "s.settimeout(15)\n"
+	       "t = time.time()\n"
+	       "s.sendto(q, (ns, 53))\n"
+	       "a = s.recv(512)\n"
+	       "print('answer id=%x rcode=%d after=%d' % (struct.unpack('>H', a[:2])[0], "
+	       "a[3] & 15, time.time() - t))\n",
+	       &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "answer id=4242 rcode=2"));
+	wt_result_free(&r);
+}
+
 static int count_fds(pid_t pid)
 {
 	char p[64];
@@ -813,6 +839,7 @@ int main(void)
 		T(rebinding_refused_by_address),
 		T(judge_sees_the_name),
 		T(bypass_gets_unnamed),
+		T(silent_server_servfail),
 		T(query_flood_bounded),
 		T(resolv_conf_symlink_followed),
 		T(etc_hosts),

@@ -482,6 +482,14 @@ static void test_dns_error_answer(void **state)
 	assert_int_equal(a.rcode, SUP_DNS_REFUSED);
 	assert_int_equal(out[0], 0xbe);
 	assert_int_equal(out[11], 0); /* no additional record */
+	/* The id is the question's: the client's, whatever id the message
+	 * carries now (the resolver rewrote it for the nameserver). */
+	m.b[0] = 0x12;
+	m.b[1] = 0x34;
+	k = sup_dns_error(m.b, &q, SUP_DNS_SERVFAIL, out);
+	assert_int_equal(out[0], 0xbe);
+	assert_int_equal(out[1], 0xef);
+	assert_int_equal(out[3] & 0xf, SUP_DNS_SERVFAIL);
 	assert_false(sup_dns_metadata_name("metadata.google.internal.evil.test"));
 	assert_false(sup_dns_metadata_name("google.internal"));
 	assert_true(sup_dns_metadata_name("instance-data"));
