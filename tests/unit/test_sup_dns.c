@@ -234,7 +234,7 @@ static void test_dns_answer_cname_chain_too_long(void **state)
 	struct msg m;
 	header(&m, 3, 0x8180, 1, 21, 0, 0);
 	question(&m, "n0.test", SUP_DNS_T_A);
-	char from[16], to[16];
+	char from[32], to[32];
 	for (int i = 0; i < 20; i++) {
 		snprintf(from, sizeof(from), "n%d.test", i);
 		snprintf(to, sizeof(to), "n%d.test", i + 1);
