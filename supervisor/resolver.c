@@ -291,6 +291,15 @@ static bool answered(struct sup_resolver *rs, struct res_job *j, uint8_t *msg, s
 	struct sup_dns_answer a;
 	if (sup_dns_parse_answer(msg, len, &j->qq, &a) < 0)
 		return false;
+	if (a.tc) {
+		/* Truncated: its client asks again over TCP and uses that
+		 * answer; a truncated message may end inside a record, so it
+		 * is relayed as it is and nothing of it is recorded. */
+		msg[0] = (uint8_t)(j->client_id >> 8);
+		msg[1] = (uint8_t)j->client_id;
+		reply(rs, j, msg, len);
+		return true;
+	}
 	if (a.partial) {
 		/* The client could read addresses warden could not: not
 		 * relayed, so every address the sandbox learns from here is

@@ -578,7 +578,7 @@ static void dns_answer(struct wt_netns *n, const uint8_t *q, size_t len, bool tc
 	put16(o, 0);
 	put16(o, 0);
 	put(o, q + 12, qend - 12);
-	if (!known || tc)
+	if (!known)
 		return;
 	char *ans = variant(n->dns[e].answer, nth);
 	unsigned an = put_records(o, ans, qtype == 1 || qtype == 28 ? qtype : -1, name);
@@ -592,6 +592,10 @@ static void dns_answer(struct wt_netns *n, const uint8_t *q, size_t len, bool tc
 	o->b[counts + 1] = (uint8_t)an;
 	o->b[counts + 4] = (uint8_t)(ar >> 8);
 	o->b[counts + 5] = (uint8_t)ar;
+	/* Truncated as a server does it when the answer does not fit: cut
+	 * inside the last record, the counts left as they were. */
+	if (tc && o->len > qend + 3)
+		o->len -= 3;
 }
 
 static bool read_full(int fd, void *buf, size_t k)

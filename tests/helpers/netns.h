@@ -52,8 +52,9 @@ struct wt_netns_shared {
  * are given in turn, one per query of that type (the last one repeats): a
  * rebinding name, "A r.test 10.77.0.2 | A r.test 127.0.0.1".
  * |additional| is put in the additional section of every answer, as is,
- * whatever the type asked (a lying server). |tc|: a UDP query gets an empty
- * answer with TC set (the client must ask again over TCP). A name no entry
+ * whatever the type asked (a lying server). |tc|: a UDP query gets the
+ * answer cut inside its last record, with TC set (the client must ask
+ * again over TCP). A name no entry
  * knows gets NXDOMAIN.
  */
 struct wt_dns_entry {
