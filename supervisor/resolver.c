@@ -49,7 +49,7 @@
 #define RES_TRY_MS    2000  /* one upstream try */
 #define RES_TRIES     3	    /* tries per query, over the servers in turn */
 #define RES_CLIENT_MS 10000 /* a TCP client idle this long is closed */
-#define RES_QUERY_MAX 4096  /* a UDP query larger than this is dropped */
+#define RES_QUERY_MAX 4096  /* a query larger than this is dropped */
 #define RES_TCP_MAX   (SUP_DNS_MAX_MSG + 2)
 
 struct res_job {
@@ -57,7 +57,8 @@ struct res_job {
 	int client; /* index of the TCP client, -1 for UDP */
 	struct sockaddr_storage from;
 	socklen_t fromlen;
-	uint8_t *q; /* the client's query (owned) */
+	uint8_t *q; /* the client's query: |qbuf|, or the caller's before it is taken */
+	uint8_t qbuf[RES_QUERY_MAX];
 	size_t qlen;
 	struct sup_dns_question qq; /* its question, with the upstream id */
 	uint16_t client_id;
@@ -72,7 +73,7 @@ struct res_job {
 
 struct res_client {
 	int fd; /* -1: free */
-	uint8_t *buf;
+	uint8_t buf[RES_TCP_MAX];
 	size_t have;
 	bool busy; /* a job answers it; not read meanwhile */
 	int64_t deadline_ns;
@@ -226,8 +227,6 @@ static void client_close(struct sup_resolver *rs, int i)
 {
 	struct res_client *c = &rs->clients[i];
 	wd_close(&c->fd);
-	free(c->buf);
-	c->buf = NULL;
 	c->have = 0;
 	c->busy = false;
 	/* A job still answering it answers nobody. */
@@ -238,10 +237,11 @@ static void client_close(struct sup_resolver *rs, int i)
 
 static void job_free(struct res_job *j)
 {
+	/* The TCP answer's buffer stays with the slot, for the next job
+	 * (resolver_free frees it). */
+	uint8_t *in = j->in;
 	wd_close(&j->ufd);
-	free(j->q);
-	free(j->in);
-	*j = (struct res_job){.ufd = -1};
+	*j = (struct res_job){.ufd = -1, .in = in};
 }
 
 /* Sends |msg| (the client's id already in it) to the job's client. */
@@ -330,8 +330,6 @@ static bool answered(struct sup_resolver *rs, struct res_job *j, uint8_t *msg, s
 static bool job_try(struct sup_resolver *rs, struct res_job *j)
 {
 	wd_close(&j->ufd);
-	free(j->in);
-	j->in = NULL;
 	j->have = 0;
 	j->sent = false;
 	while (j->tries < RES_TRIES) {
@@ -386,8 +384,10 @@ static void take_query(struct sup_resolver *rs, const uint8_t *q, size_t len, in
 {
 	struct res_job *j = NULL;
 	struct res_job tmp = {.client = client, .ufd = -1};
-	if (sup_dns_parse_query(q, len, &tmp.qq) < 0)
-		return; /* not a query it can answer: dropped (UDP) or closed (TCP) */
+	/* Not a query it can answer: dropped (UDP) or closed (TCP). Real
+	 * queries are a few hundred bytes; a longer one is not forwarded. */
+	if (len > RES_QUERY_MAX || sup_dns_parse_query(q, len, &tmp.qq) < 0)
+		return;
 	atomic_fetch_add(&rs->queries, 1);
 	tmp.q = (uint8_t *)q;
 	tmp.qlen = len;
@@ -411,10 +411,13 @@ static void take_query(struct sup_resolver *rs, const uint8_t *q, size_t len, in
 		reply_error(rs, &tmp, SUP_DNS_SERVFAIL);
 		return;
 	}
+	uint8_t *in = j->in;
 	*j = tmp;
+	j->in = in;
 	j->used = true;
 	j->up_tcp = client >= 0;
-	j->q = wd_malloc(len);
+	/* A buffer of the job's own: a flood of queries allocates nothing. */
+	j->q = j->qbuf;
 	memcpy(j->q, q, len);
 	j->server = 0; /* the host's order, as its own resolver would */
 	if (!job_try(rs, j))
@@ -428,7 +431,9 @@ static void on_udp_query(struct sup_resolver *rs)
 	for (int k = 0; k < 32; k++) {
 		struct sockaddr_storage from;
 		socklen_t fl = sizeof(from);
-		ssize_t got = recvfrom(rs->udp_fd, rs->buf, RES_QUERY_MAX, MSG_DONTWAIT,
+		/* MSG_TRUNC: the datagram's own length, so that a longer one
+		 * is dropped rather than read cut. */
+		ssize_t got = recvfrom(rs->udp_fd, rs->buf, RES_QUERY_MAX, MSG_DONTWAIT | MSG_TRUNC,
 				       (struct sockaddr *)&from, &fl);
 		if (got < 0)
 			return;
@@ -445,11 +450,10 @@ static void on_accept(struct sup_resolver *rs)
 		struct res_client *c = &rs->clients[i];
 		if (c->fd >= 0)
 			continue;
-		*c = (struct res_client){
-			.fd = fd,
-			.buf = wd_malloc(RES_TCP_MAX),
-			.deadline_ns = wd_now_mono_ns() + (int64_t)RES_CLIENT_MS * 1000000,
-		};
+		c->fd = fd;
+		c->have = 0;
+		c->busy = false;
+		c->deadline_ns = wd_now_mono_ns() + (int64_t)RES_CLIENT_MS * 1000000;
 		return;
 	}
 	close(fd); /* too many clients: this one tries again */
@@ -497,7 +501,8 @@ static void on_upstream(struct sup_resolver *rs, struct res_job *j, short revent
 		if (sendmsg(j->ufd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(j->qlen + 2))
 			goto broken;
 		j->sent = true;
-		j->in = wd_malloc(RES_TCP_MAX);
+		if (!j->in)
+			j->in = wd_malloc(RES_TCP_MAX);
 		return;
 	}
 	size_t want = j->have < 2 ? 2 : 2 + (size_t)(j->in[0] << 8 | j->in[1]);
@@ -602,9 +607,11 @@ static void resolver_free(struct sup_resolver *rs)
 {
 	if (!rs)
 		return;
-	for (size_t k = 0; k < RES_JOBS; k++)
+	for (size_t k = 0; k < RES_JOBS; k++) {
 		if (rs->jobs[k].used)
 			job_free(&rs->jobs[k]);
+		free(rs->jobs[k].in);
+	}
 	for (int i = 0; i < RES_CLIENTS; i++)
 		if (rs->clients[i].fd >= 0)
 			client_close(rs, i);
