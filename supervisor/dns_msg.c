@@ -8,7 +8,8 @@
  * checked against the message's length; a compression pointer must point
  * strictly before the place it is read from, so a name's reading always
  * moves backwards through the message and ends (no pointer loop can be
- * written), and a name is at most 255 bytes on the wire like the RFC says.
+ * written), a name follows at most JUMPS_MAX pointers, and is at most 255
+ * bytes on the wire like the RFC says.
  *
  * What a response is believed for: only the addresses its answer section
  * gives for the question's own name, or for the names a CNAME chain from
@@ -27,6 +28,7 @@
 #define HDR	  12
 #define WIRE_NAME 255
 #define CHAIN_MAX 16 /* names a CNAME chain may reach, the question's included */
+#define JUMPS_MAX 32 /* compression pointers followed in one name */
 #define CLASS_IN  1
 #define OPCODE(f) (((f) >> 11) & 0xf)
 #define FLAG_QR	  0x8000
@@ -49,6 +51,7 @@ static int read_name(const uint8_t *msg, size_t len, size_t at, char *out, size_
 		     bool *plain)
 {
 	size_t pos = at, wire = 0, o = 0;
+	unsigned jumps = 0;
 	bool jumped = false;
 	*plain = true;
 	for (;;) {
@@ -60,8 +63,11 @@ static int read_name(const uint8_t *msg, size_t len, size_t at, char *out, size_
 				return -EINVAL;
 			size_t ptr = (size_t)((b & 0x3f) << 8 | msg[pos + 1]);
 			/* Strictly backwards: every jump lowers pos, so the
-			 * reading ends whatever the message says. */
-			if (ptr >= pos)
+			 * reading ends whatever the message says; and at most
+			 * JUMPS_MAX of them (a pointer to a pointer adds no
+			 * byte to the name, so the 255-byte bound alone would
+			 * let one name cost a walk through the whole message). */
+			if (ptr >= pos || ++jumps > JUMPS_MAX)
 				return -EINVAL;
 			if (!jumped)
 				*next = pos + 2;

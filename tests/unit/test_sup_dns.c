@@ -353,6 +353,37 @@ static size_t long_chain(const struct sup_dns_question *q, int labels)
 	return a.naddrs;
 }
 
+/* "a.test A 10.77.0.2" whose owner is reached through |jumps| pointers,
+ * each to the one before, the first to the question's name (held as the
+ * data of a record of another type before it). Returns how many
+ * addresses the answer gives. */
+static size_t pointer_chain(const struct sup_dns_question *q, int jumps)
+{
+	static struct msg r;
+	header(&r, 5, 0x8180, 1, 2, 0, 0);
+	question(&r, "a.test", SUP_DNS_T_A);
+	name(&r, "@12");
+	u16(&r, 16);
+	u16(&r, 1);
+	u16(&r, 0);
+	u16(&r, 60);
+	u16(&r, 0);
+	size_t data = r.n, last = 12;
+	for (int i = 0; i < jumps - 1; i++) {
+		size_t at = r.n;
+		u16(&r, 0xc000 | (unsigned)last);
+		last = at;
+	}
+	r.b[data - 2] = (uint8_t)((r.n - data) >> 8);
+	r.b[data - 1] = (uint8_t)(r.n - data);
+	char ptr[16];
+	snprintf(ptr, sizeof(ptr), "@%zu", last);
+	rr(&r, ptr, SUP_DNS_T_A, "10.77.0.2");
+	struct sup_dns_answer a;
+	assert_int_equal(sup_dns_parse_answer(r.b, r.n, q, &a), 0);
+	return a.naddrs;
+}
+
 static void test_dns_answer_pointer_loops(void **state)
 {
 	(void)state;
@@ -387,6 +418,11 @@ static void test_dns_answer_pointer_loops(void **state)
 	/* A name longer than 255 bytes through pointers to labels. */
 	assert_int_equal(long_chain(&q, 3), 1);
 	assert_int_equal(long_chain(&q, 5), 0);
+	/* Pointers to pointers: a few are followed, a walk of hundreds is
+	 * refused. */
+	assert_int_equal(pointer_chain(&q, 4), 1);
+	assert_int_equal(pointer_chain(&q, 32), 1);
+	assert_int_equal(pointer_chain(&q, 300), 0);
 }
 
 static void test_dns_answer_truncated(void **state)
