@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PKGS := build-essential cmake pkg-config git python3 \
 	libseccomp-dev libfuse3-dev fuse3 libcurl4-openssl-dev libcjson-dev \
 	libsqlite3-dev sqlite3 libcmocka-dev \
-	clang libclang-rt-14-dev clang-format bubblewrap
+	clang libclang-rt-14-dev clang-format bubblewrap iproute2
 
 PREFIX ?= /usr/local
 
@@ -73,7 +73,7 @@ test-asan: deps
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	cmake --preset fuzz >/dev/null
-	cmake --build --preset fuzz -j$(JOBS) --target fuzz_config fuzz_classify fuzz_verdict fuzz_argv
+	cmake --build --preset fuzz -j$(JOBS) --target fuzz_config fuzz_classify fuzz_verdict fuzz_argv fuzz_dns
 	@for t in build/fuzz/fuzz/fuzz_*; do \
 		[ -x "$$t" ] || continue; \
 		name=$$(basename $$t); seeds=fuzz/corpus/$${name#fuzz_}; \

@@ -4,6 +4,7 @@
  * plain `warden run` could not work here: the namespaces and the FUSE
  * device are probed the way run makes and opens them (sandbox/probe.c).
  */
+#include "dns_int.h"
 #include "sup.h"
 
 #include <errno.h>
@@ -249,6 +250,22 @@ int sup_cmd_doctor(int argc, char **argv)
 		print_check(&checks[i]);
 		if (checks[i].err && checks[i].required)
 			ok = false;
+	}
+	/* The session's resolver: optional (without it a connection is shown
+	 * by address unless warden resolved the name itself). */
+	wd_autofree char *res_why = NULL;
+	struct check res = {"session resolver", false, -sup_resolver_probe(&res_why), "",
+			    "run warden as root: the resolver listens on port 53 of "
+			    "127.0.0.0/8 in the host's network namespace"};
+	if (res.err) {
+		snprintf(res.detail, sizeof(res.detail), "%s", res_why ? res_why : "");
+		printf("warn  %-34s %s\n", res.name, res.detail);
+		printf("      -> connections are named only from /etc/hosts and warden's own "
+		       "lookups; %s\n",
+		       res.fix);
+	} else {
+		snprintf(res.detail, sizeof(res.detail), "%s", res_why ? res_why : "");
+		print_check(&res);
 	}
 	/* What the project's config lets through the boundary. */
 	wd_autofree char *cfg = wd_asprintf("%s/.warden/permissions.json", project);

@@ -5,6 +5,7 @@
  * the tree is killed (nothing the agent left behind outlives the
  * supervision) and warden exits with the agent's status.
  */
+#include "dns_int.h"
 #include "sup.h"
 
 #include <errno.h>
@@ -448,6 +449,12 @@ static int begin_session(struct sup_run *r, struct launch *L)
 	r->person = sup_person_name();
 	r->grants = pol_session_new();
 	r->names = sup_names_new();
+	/* The host's /etc/hosts (root's file: the agent cannot add to it)
+	 * names loopback "localhost"; the session's resolver names what the
+	 * sandbox resolves, and its bind must be in place before the spawn. */
+	sup_hosts_load(r->names, "/etc/hosts");
+	if (sup_resolver_start(r, &r->resolver_why) < 0)
+		wd_debug("no session resolver: %s", r->resolver_why);
 	settle_defaults(r);
 	bool asks = r->opts.tier == POL_TIER_STANDARD && !r->opts.review;
 	if (asks && r->opts.prompt == SUP_PROMPT_TTY && sup_tty_open(r) < 0) {
@@ -621,6 +628,7 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 static void print_stats(const struct sup_run *r)
 {
 	sup_stats_print(&r->stats, stderr);
+	sup_resolver_print_stats(r, stderr);
 	if (!r->view)
 		return;
 	size_t nodes;
@@ -722,6 +730,8 @@ static void free_run(struct sup_run *r)
 	wd_close(&r->sigfd);
 	sup_loop_free(r->loop);
 	pol_session_free(r->grants);
+	sup_resolver_stop(r);
+	free(r->resolver_why);
 	sup_connect_free(r);
 	sup_names_free(r->names);
 	pol_config_free(r->config);

@@ -211,6 +211,8 @@ struct sup_run {
 	bool resolver_on;
 	int resolver_family; /* AF_INET or AF_INET6 */
 	uint8_t resolver_addr[16];
+	struct sup_resolver *resolver; /* NULL: none */
+	char *resolver_why;	       /* why there is none, or NULL */
 	/* The datagram destinations each process was allowed (connect.c). */
 	struct sup_dgrams *dgrams;
 };

@@ -56,6 +56,14 @@ def row_line(r):
     )
 
 
+def reaches(r, addr, port):
+    """Whether connect row |r| is to |addr|:|port|, by its request's
+    address: the summary shows loopback by its /etc/hosts name
+    ("connect localhost:PORT (127.0.0.1)")."""
+    req = r.get("request") or {}
+    return req.get("address") == addr and req.get("port") == port
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--audit-json", required=True)
@@ -215,7 +223,7 @@ def main():
     # -- the network ---------------------------------------------------------------
     dest = "127.0.0.1:%d" % a.port
     connects = [r for r in rows if r["kind"] == "connect"]
-    own = [r for r in connects if r["pid"] == claude_pid and dest in r["summary"]]
+    own = [r for r in connects if r["pid"] == claude_pid and reaches(r, "127.0.0.1", a.port)]
     check(
         own and all(r["decision"] == "allow" and r["source"] == "harness" for r in own),
         "the CLI's own connections to its API (%s) were allowed by its profile (source harness)" % dest,
@@ -223,7 +231,7 @@ def main():
     )
     curl_cmd = SCRIPT[3].replace("{port}", str(a.port))
     curl_row = tool_call(curl_cmd)
-    tool_connects = [r for r in connects if r["pid"] != claude_pid and dest in r["summary"]]
+    tool_connects = [r for r in connects if r["pid"] != claude_pid and reaches(r, "127.0.0.1", a.port)]
     refused_connect = (
         curl_row is not None
         and tool_connects

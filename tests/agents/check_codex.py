@@ -57,6 +57,14 @@ def tool_outputs(reqs):
     return out
 
 
+def reaches(r, addr, port):
+    """Whether connect row |r| is to |addr|:|port|, by its request's
+    address: the summary shows loopback by its /etc/hosts name
+    ("connect localhost:PORT (127.0.0.1)")."""
+    req = r.get("request") or {}
+    return req.get("address") == addr and req.get("port") == port
+
+
 def main():
     ap = argparse.ArgumentParser()
     for a in ("tier", "launcher", "audit-json", "tool-calls", "requests", "stdout", "stderr",
@@ -200,7 +208,7 @@ def main():
 
     # -- the network -----------------------------------------------------------------------
     dest = "127.0.0.1:%d" % a.port
-    connects = [r for r in rows if r["kind"] == "connect" and dest in r["summary"]]
+    connects = [r for r in rows if r["kind"] == "connect" and reaches(r, "127.0.0.1", a.port)]
     own = [r for r in connects if r["decision"] == "allow"]
     check(
         own and all(r["source"] == "harness" for r in own),
@@ -211,7 +219,7 @@ def main():
     curl = call_rows(curl_cmd)
     curl_under = [x for r in curl for x in under(r)]
     refused_connects = [x for x in curl_under if x["kind"] == "connect" and x["decision"] == "deny"
-                        and dest in x["summary"]]
+                        and reaches(x, "127.0.0.1", a.port)]
     allowed_connects = [x for x in curl_under if x["kind"] == "connect" and x["decision"] == "allow"]
     refused_exec = refusing and any(x["kind"] == "exec" and x["decision"] == "deny" for x in curl_under)
     check(

@@ -1,6 +1,7 @@
 # The integration tests' helper library and the small programs they run
 # under warden (each a real process doing one thing an agent might do).
-add_library(wt STATIC ${CMAKE_SOURCE_DIR}/tests/helpers/wt.c)
+add_library(wt STATIC ${CMAKE_SOURCE_DIR}/tests/helpers/wt.c
+	${CMAKE_SOURCE_DIR}/tests/helpers/netns.c)
 target_include_directories(wt PUBLIC ${CMAKE_SOURCE_DIR}/tests/helpers)
 target_link_libraries(wt PUBLIC wd_store wd_common)
 
