@@ -21,7 +21,7 @@
  * interfaces) open only to an entry naming the address literally: a name
  * that resolves to 127.0.0.1 opens nothing.
  *
- * See docs/design.md, section "Policy".
+ * See docs/design.md, section "The network".
  */
 #include "config_int.h"
 #include "memory_int.h"

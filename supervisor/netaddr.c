@@ -12,7 +12,7 @@
  * (a host with net.ipv4.ip_nonlocal_bind=1 makes every address local:
  * everything is refused unless listed, the safe side).
  *
- * See docs/design.md, section "Socket calls".
+ * See docs/design.md, section "The network".
  */
 #include "sup.h"
 
