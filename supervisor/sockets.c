@@ -300,6 +300,16 @@ void sup_sockets_describe(const struct pol_config *c, FILE *out)
 		n ? "" : " none (\"sockets\": {\"allow\": [...]} in .warden/permissions.json)");
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, "      %s\n", pol_config_socket_allow(c, i));
+	size_t na = pol_config_net_allow_count(c), nd = pol_config_net_deny_count(c);
+	fprintf(out, "Network destinations reached without asking:%s\n",
+		na ? "" : " none (\"network\": {\"allow\": [...]} in .warden/permissions.json)");
+	for (size_t i = 0; i < na; i++)
+		fprintf(out, "      %s\n", pol_config_net_allow(c, i));
+	if (nd) {
+		fprintf(out, "Network destinations never reached (\"network\": {\"deny\"}):\n");
+		for (size_t i = 0; i < nd; i++)
+			fprintf(out, "      %s\n", pol_config_net_deny(c, i));
+	}
 	size_t k = pol_config_env_keep_count(c);
 	if (k) {
 		fprintf(out, "Secret-looking variables the agent keeps (\"env\": {\"keep\"}):\n");

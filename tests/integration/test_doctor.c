@@ -147,6 +147,29 @@ static void test_doctor_root_probes_what_run_makes(void **state)
 	free(proj);
 }
 
+/* doctor names the network entries the project's config lets through and
+ * those it never lets through. */
+static void test_doctor_lists_network_entries(void **state)
+{
+	(void)state;
+	char *proj = wt_project();
+	wt_write(proj, ".warden/permissions.json",
+		 "{\"network\": {\"allow\": [\"github.com\", \"127.0.0.1:8080\"],"
+		 " \"deny\": [\"*.pastebin.com\"]}}\n");
+	struct wt_result doc = {0};
+	wt_warden(proj, &doc, "doctor", "--project", proj, NULL);
+	assert_int_equal(doc.status, 0);
+	const char *a = strstr(doc.out, "Network destinations reached without asking:\n");
+	assert_non_null(a);
+	assert_non_null(strstr(a, "      github.com\n      127.0.0.1:8080\n"));
+	const char *d = strstr(doc.out, "Network destinations never reached");
+	assert_non_null(d);
+	assert_non_null(strstr(d, "      *.pastebin.com\n"));
+	wt_result_free(&doc);
+	wt_rmtree(proj);
+	free(proj);
+}
+
 int main(void)
 {
 	wt_require_sandbox();
@@ -156,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_doctor_fuse_0600_fails_like_run),
 		cmocka_unit_test(test_doctor_fuse_0666_works_like_run),
 		cmocka_unit_test(test_doctor_root_probes_what_run_makes),
+		cmocka_unit_test(test_doctor_lists_network_entries),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	wt_rmtree(g_dir);
