@@ -486,6 +486,18 @@ enum sbx_inet_use {
 int sbx_sock_inet_dest(int sfamily, int stype, enum sbx_inet_use use, const void *raw, size_t len,
 		       struct sbx_inet *out);
 
+/* The control message after |c| (NULL: the first) in the |len| bytes at
+ * |ctl|, walked exactly as the kernel walks a send's control buffer
+ * (for_each_cmsghdr, __cmsg_nxthdr, each message checked with CMSG_OK),
+ * never as libc's CMSG_NXTHDR does: glibc before 2.38 stops at a message
+ * whose aligned length passes the buffer's end, which the kernel still acts
+ * on when its own length fits, so a walk through libc could miss a message
+ * the kernel then reads (an SCM_RIGHTS of warden's own descriptors, a
+ * source route). NULL at the end; NULL and *bad when the kernel would
+ * refuse the buffer (EINVAL). Pure: unit-tested. */
+struct cmsghdr;
+struct cmsghdr *sbx_cmsg_next(void *ctl, size_t len, struct cmsghdr *c, bool *bad);
+
 struct sbx_sock_msg {
 	enum sbx_addr_kind kind;
 	char *path;	 /* SBX_ADDR_PATH: the path as the caller gave it */

@@ -218,6 +218,29 @@ static enum sbx_inet_use inet_use(const struct sbx_sock_event *ev)
 	return (ev->flags & MSG_FASTOPEN) ? SBX_INET_CONNECT : SBX_INET_IGNORED;
 }
 
+struct cmsghdr *sbx_cmsg_next(void *ctl, size_t len, struct cmsghdr *c, bool *bad)
+{
+	*bad = false;
+	size_t off;
+	if (!c) {
+		off = 0; /* CMSG_FIRSTHDR */
+	} else {
+		/* __cmsg_nxthdr: the next header starts CMSG_ALIGN(cmsg_len)
+		 * on, and must fit whole. |c| passed CMSG_OK, so its length is
+		 * within the buffer and the sum cannot wrap. */
+		off = (size_t)((uint8_t *)c - (uint8_t *)ctl) + CMSG_ALIGN(c->cmsg_len);
+	}
+	if (off > len || len - off < sizeof(struct cmsghdr))
+		return NULL;
+	struct cmsghdr *n = (struct cmsghdr *)(void *)((uint8_t *)ctl + off);
+	/* CMSG_OK: at least a header, at most what is left of the buffer. */
+	if (n->cmsg_len < sizeof(struct cmsghdr) || n->cmsg_len > len - off) {
+		*bad = true;
+		return NULL;
+	}
+	return n;
+}
+
 /* Control messages that make an IP datagram go elsewhere than its
  * destination: a source route (IP_RETOPTS: LSRR/SSRR options send the
  * packet to their first hop) or an IPv6 routing header (sent to its first
@@ -226,15 +249,16 @@ static int inet_control_ok(const struct sbx_sock_msg *m)
 {
 	if (!m->control)
 		return 0;
-	struct msghdr mh = {.msg_control = m->control, .msg_controllen = m->controllen};
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+	bool bad = false;
+	for (struct cmsghdr *c = sbx_cmsg_next(m->control, m->controllen, NULL, &bad); c;
+	     c = sbx_cmsg_next(m->control, m->controllen, c, &bad)) {
 		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RETOPTS)
 			return EPERM;
 		if (c->cmsg_level == IPPROTO_IPV6 &&
 		    (c->cmsg_type == IPV6_RTHDR || c->cmsg_type == IPV6_2292RTHDR))
 			return EPERM;
 	}
-	return 0;
+	return bad ? EINVAL : 0;
 }
 
 /* Reads the IP destination of each message of |ev|. 0 or a positive errno. */
@@ -330,12 +354,13 @@ static int copy_control(const struct sbx_sock_event *ev, int pidfd, struct sbx_s
 		return EFAULT;
 	if (ev->family != AF_UNIX)
 		return 0;
-	struct msghdr mh = {.msg_control = m->control, .msg_controllen = len};
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+	/* The kernel's own walk over this very copy, which is what warden
+	 * hands the kernel: no message it acts on is skipped here. */
+	bool bad = false;
+	for (struct cmsghdr *c = sbx_cmsg_next(m->control, len, NULL, &bad); c;
+	     c = sbx_cmsg_next(m->control, len, c, &bad)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
-		if (c->cmsg_len < CMSG_LEN(0))
-			return EINVAL;
 		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		int *fds = (int *)(void *)CMSG_DATA(c);
 		m->fds = wd_realloc(m->fds, (m->nfds + n) * sizeof(int));
@@ -349,7 +374,7 @@ static int copy_control(const struct sbx_sock_event *ev, int pidfd, struct sbx_s
 			memcpy(&fds[i], &ours, sizeof(int));
 		}
 	}
-	return 0;
+	return bad ? EINVAL : 0;
 }
 
 /* struct msghdr as the x86_64 caller lays it out. */

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -156,12 +157,58 @@ static void test_ignored(void **state)
 	assert_int_equal(sbx_sock_inet_dest(AF_INET, SOCK_STREAM, SBX_INET_IGNORED, &s, 0, &d), 0);
 }
 
+/* The control buffer is walked as the kernel walks it: a last message
+ * whose aligned length passes the end, but whose own length fits, is
+ * seen (glibc before 2.38 stopped before it, and the kernel acted on it:
+ * an SCM_RIGHTS there would have sent warden's own descriptors). */
+static void test_cmsg_walk_as_the_kernel(void **state)
+{
+	(void)state;
+	_Alignas(struct cmsghdr) uint8_t buf[64];
+	memset(buf, 0, sizeof(buf));
+	struct cmsghdr *a = (struct cmsghdr *)(void *)buf;
+	a->cmsg_len = 16;
+	a->cmsg_level = 0x7777;
+	struct cmsghdr *b = (struct cmsghdr *)(void *)(buf + 16);
+	b->cmsg_len = 20;
+	b->cmsg_level = SOL_SOCKET;
+	b->cmsg_type = SCM_RIGHTS;
+	bool bad = true;
+	struct cmsghdr *c = sbx_cmsg_next(buf, 36, NULL, &bad);
+	assert_ptr_equal(c, a);
+	assert_false(bad);
+	c = sbx_cmsg_next(buf, 36, c, &bad);
+	assert_ptr_equal(c, b);
+	assert_false(bad);
+	assert_null(sbx_cmsg_next(buf, 36, c, &bad));
+	assert_false(bad);
+
+	/* Too short for a header: nothing, and nothing wrong (the kernel
+	 * ignores it). */
+	assert_null(sbx_cmsg_next(buf, 15, NULL, &bad));
+	assert_false(bad);
+	/* A length under a header's, or past the buffer: the kernel refuses
+	 * the call (EINVAL), and so does the walk. */
+	a->cmsg_len = 8;
+	assert_null(sbx_cmsg_next(buf, 36, NULL, &bad));
+	assert_true(bad);
+	a->cmsg_len = 16;
+	b->cmsg_len = 21;
+	assert_non_null(sbx_cmsg_next(buf, 36, NULL, &bad));
+	assert_null(sbx_cmsg_next(buf, 36, a, &bad));
+	assert_true(bad);
+	/* A huge length cannot wrap the walk. */
+	a->cmsg_len = (size_t)-8;
+	assert_null(sbx_cmsg_next(buf, 36, NULL, &bad));
+	assert_true(bad);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ipv4),	cmocka_unit_test(test_unspec),
 		cmocka_unit_test(test_mapped),	cmocka_unit_test(test_ipv6),
-		cmocka_unit_test(test_ignored),
+		cmocka_unit_test(test_ignored), cmocka_unit_test(test_cmsg_walk_as_the_kernel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
