@@ -516,8 +516,12 @@ struct pol_request *pol_request_connect(const struct pol_connect_desc *d)
 		if (!dup)
 			wd_strv_push(&r->net_names, buf);
 	}
+	/* Multicast and broadcast count as local whatever the kernel's bind
+	 * said: the host's own listeners hear them (a bind of ff02::1 with no
+	 * scope fails, yet a send to it with one reaches a service on ::). */
 	r->net_local = d->local || is_loopback(r->net_family, r->net_addr) ||
-		       is_unspecified(r->net_family, r->net_addr);
+		       is_unspecified(r->net_family, r->net_addr) ||
+		       is_group(r->net_family, r->net_addr);
 	r->net_harness = d->harness;
 	char t[INET6_ADDRSTRLEN];
 	addr_text(r->net_family, r->net_addr, t, sizeof(t));

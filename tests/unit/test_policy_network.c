@@ -291,6 +291,17 @@ static void test_connect_hard_deny_local(void **state)
 	expect(r, c, POL_DENY_CRITICAL, POL_SRC_HARD_DENY,
 	       "224.0.0.251:5353 is a multicast or broadcast address");
 	pol_request_free(r);
+	/* And those it does not: a scoped IPv6 group (ff02::1, ff01::1: a
+	 * bind with no scope fails, yet a send with one reaches a service
+	 * on ::), any multicast, the broadcast address. */
+	static const char *const groups[] = {"ff02::1", "ff01::1", "ff05::2", "239.1.2.3",
+					     "255.255.255.255"};
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+		r = to(groups[i], 5999, NULL);
+		expect(r, c, POL_DENY_CRITICAL, POL_SRC_HARD_DENY,
+		       "is a multicast or broadcast address");
+		pol_request_free(r);
+	}
 	pol_config_free(c);
 
 	/* Listed literally: an address, a CIDR, localhost; the port counts. */
