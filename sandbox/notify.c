@@ -164,6 +164,13 @@ static char *caller_cmdline(struct sbx_rmem *m, pid_t pid, const struct sbx_args
 	return sbx_proc_cmdline(pid, SBX_CMDLINE_MAX);
 }
 
+char *sbx_args_quote(const struct sbx_args *a)
+{
+	if (!a || !a->bytes || a->len == 0 || a->len > SBX_CMDLINE_MAX)
+		return NULL;
+	return sbx_quote_args(a->bytes, a->len);
+}
+
 /* The arguments of an execve or execveat, as the caller passed them. */
 struct exec_args {
 	uint64_t path, argv, envp;

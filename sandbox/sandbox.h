@@ -368,6 +368,10 @@ struct sbx_args {
  * /proc/PID/cmdline. */
 typedef const struct sbx_args *(*sbx_args_hint)(void *ctx, pid_t tid, pid_t ppid);
 
+/* The arguments |a| as a shell-quoted command line (caller frees), or NULL
+ * when nothing is known. */
+char *sbx_args_quote(const struct sbx_args *a);
+
 struct sbx_sock_event;
 
 /* Waits for no notification: receives one that is ready on |fd|. Returns 0

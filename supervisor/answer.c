@@ -16,6 +16,7 @@ static void request_free(struct sup_request *rq)
 	sbx_exec_event_free(rq->ev);
 	sbx_sock_event_free(rq->sock);
 	free(rq->told);
+	free(rq->command);
 	free(rq->judge_json);
 	free(rq->judge_reason);
 	pol_request_free(rq->req);

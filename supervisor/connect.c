@@ -246,6 +246,21 @@ static char *proc_cwd(pid_t pid)
 	return wd_strdup(buf);
 }
 
+/* The caller's command line for the decision: the arguments warden saw at
+ * the process's own exec event (or at its creator's, for a process forked
+ * since), which the process cannot rewrite afterwards. A process can write
+ * anything into its own argv memory, which /proc/PID/cmdline shows; so a
+ * process warden never saw exec is shown with what /proc says, marked as
+ * its own claim. Caller frees; NULL when nothing can be read. */
+static char *command_of(const struct sup_proc *p, pid_t tgid)
+{
+	char *seen = p ? sbx_args_quote(&p->args) : NULL;
+	if (seen)
+		return seen;
+	wd_autofree char *says = sbx_proc_cmdline(tgid, SBX_CMDLINE_MAX);
+	return says ? wd_asprintf("%s (as the process says)", says) : NULL;
+}
+
 /* ---- the requests --------------------------------------------------------- */
 
 static void next(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0);
@@ -261,12 +276,13 @@ static void ask(struct sup_run *r, struct sbx_sock_event *ev, size_t i, int64_t 
 		p = sup_proc_adopt(r, ev->tgid, 0, 0);
 		sup_proc_keep_untraced(r, p);
 	}
-	wd_autofree char *cmd = sbx_proc_cmdline(ev->tgid, SBX_CMDLINE_MAX);
+	char *cmd = command_of(p, ev->tgid);
 	wd_autofree char *cwd = proc_cwd(ev->tgid);
 	bool harness = harness_process(r, ev->tgid);
 	/* Everything above read /proc by pid: the id check says the caller
 	 * (a thread of that very process) was alive all along. */
 	if (!sbx_notify_id_valid(r->child.notify_fd, ev->id)) {
+		free(cmd);
 		sbx_sock_event_free(ev);
 		return;
 	}
@@ -290,6 +306,7 @@ static void ask(struct sup_run *r, struct sbx_sock_event *ev, size_t i, int64_t 
 	rq->pid = ev->tgid;
 	rq->tgid = ev->tgid;
 	rq->t_recv_ns = t0;
+	rq->command = cmd; /* the desk's and the prompt's, as the decision's */
 	rq->req = pol_request_connect(&d);
 	char addr[INET6_ADDRSTRLEN];
 	addr_text(&m->inet, addr, sizeof(addr));
@@ -433,8 +450,7 @@ char *sup_connect_cwd(const struct sup_request *rq)
 
 char *sup_connect_command(const struct sup_request *rq)
 {
-	char *cmd = rq->pid > 0 ? sbx_proc_cmdline(rq->pid, SBX_CMDLINE_MAX) : NULL;
-	return cmd ? cmd : wd_strdup("?");
+	return wd_strdup(rq->command ? rq->command : "?");
 }
 
 /* A connection's question: the destination (with its address and
@@ -442,15 +458,13 @@ char *sup_connect_command(const struct sup_request *rq)
 void sup_connect_prompt(struct wd_sb *sb, const struct sup_request *rq, const char *code)
 {
 	char *what = wd_sanitize(rq->summary);
-	char *cmd = sbx_proc_cmdline(rq->pid, 4096);
-	char *clean = wd_sanitize(cmd ? cmd : "?");
+	char *clean = wd_sanitize(rq->command ? rq->command : "?");
 	const char *proto = "other";
 	if (rq->sock)
 		proto = pol_net_proto_name(proto_of(rq->sock));
 	wd_sb_printf(sb, "\nwarden [%s]: the agent wants to %s\n", code, what);
 	wd_sb_printf(sb, "  protocol %s; pid %d: %.200s\n", proto, rq->pid, clean);
 	free(clean);
-	free(cmd);
 	free(what);
 }
 

@@ -445,6 +445,8 @@ struct sup_request {
 	/* What the caller is told the request was (owned), or NULL: the
 	 * summary, quoted. */
 	char *told;
+	/* connect: the caller's command line as the decision saw it (owned). */
+	char *command;
 };
 
 /* A request waiting for a person. */

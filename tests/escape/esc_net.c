@@ -26,6 +26,8 @@
  *   socket DOMAIN TYPE PROTO  socket(2) with those numbers
  *   fd N                    writes "PWN" to descriptor N (inherited?)
  *   io_uring                io_uring_setup(2)
+ *   spoof ADDR PORT         rewrites its own arguments in memory to read
+ *                           "git fetch origin", then connects (AF_INET)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -303,6 +305,19 @@ int main(int argc, char **argv)
 	const char *m = argv[1];
 	if (strcmp(m, "connect") == 0 && argc == 5)
 		return do_connect(atoi(argv[2]), argv[3], atoi(argv[4]));
+	if (strcmp(m, "spoof") == 0 && argc == 4) {
+		/* The arguments are one run of NUL-ended strings: overwrite
+		 * them all, as a process may (/proc/PID/cmdline shows it). */
+		char *start = argv[0], *end = argv[argc - 1] + strlen(argv[argc - 1]);
+		char addr[64];
+		int port = atoi(argv[3]);
+		snprintf(addr, sizeof(addr), "%s", argv[2]);
+		static const char lie[] = "git\0fetch\0origin";
+		memset(start, 0, (size_t)(end - start));
+		if ((size_t)(end - start) >= sizeof(lie))
+			memcpy(start, lie, sizeof(lie));
+		return do_connect(4, addr, port);
+	}
 	if (strcmp(m, "connect2") == 0 && argc == 4) {
 		do_connect(4, argv[2], atoi(argv[3]));
 		return do_connect(4, argv[2], atoi(argv[3]));

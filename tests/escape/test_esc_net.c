@@ -297,6 +297,24 @@ static void test_esc_net_metadata_every_tier(void **state)
 	}
 }
 
+/* The command line the decision is shown is the one warden saw at the
+ * process's exec, not what the process later wrote into its own argv
+ * (which /proc/PID/cmdline shows): a tool cannot pass for "git fetch". */
+static void test_esc_net_spoofed_command(void **state)
+{
+	struct fx *f = *state;
+	allow(f, NULL);
+	struct wt_result r;
+	run(f, &r, "passive", "spoof", "169.254.169.254", "80", NULL);
+	assert_refused(f, &r, "169.254.169.254:80");
+	struct wt_audit_q lie = {.summary_sub = "169.254.169.254:80", .request_sub = "git fetch"};
+	assert_int_equal(wt_audit_match(f->db, &lie), 0);
+	struct wt_audit_q seen = {.summary_sub = "169.254.169.254:80",
+				  .request_sub = "esc_net spoof 169.254.169.254 80"};
+	assert_int_equal(wt_audit_match(f->db, &seen), 1);
+	wt_result_free(&r);
+}
+
 /* IPv4-mapped IPv6 on an AF_INET6 socket is the IPv4 address: decided
  * (and named) as 127.0.0.1 and 169.254.169.254; allowed as 127.0.0.1 when
  * that is what the config lists. */
@@ -920,6 +938,7 @@ int main(void)
 		T(allowed),
 		T(loopback_every_tier),
 		T(metadata_every_tier),
+		T(spoofed_command),
 		T(mapped),
 		T(unspecified),
 		T(own_address),
