@@ -130,6 +130,19 @@ bool sup_dgrams_has(struct sup_dgrams *c, pid_t tgid, const struct sbx_inet *d, 
 	return hit;
 }
 
+void sup_dgrams_forget(struct sup_dgrams *c, pid_t tgid)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < c->n; i++)
+		if (c->procs[i].tgid == tgid) {
+			proc_drop(c, i);
+			break;
+		}
+	pthread_mutex_unlock(&c->lock);
+}
+
 void sup_dgrams_add(struct sup_dgrams *c, pid_t tgid, int pidfd, const struct sbx_inet *d,
 		    int proto)
 {

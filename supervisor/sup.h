@@ -673,6 +673,9 @@ struct sup_dgrams *sup_dgrams_new(void);
 void sup_dgrams_free(struct sup_dgrams *c);
 /* Whether process |tgid| was allowed to send to |d| by |proto|. */
 bool sup_dgrams_has(struct sup_dgrams *c, pid_t tgid, const struct sbx_inet *d, int proto);
+/* Forgets what |tgid| was allowed: the process has exec'd another program,
+ * which is decided again (trace.c, at the exec event). */
+void sup_dgrams_forget(struct sup_dgrams *c, pid_t tgid);
 /* Records it; |pidfd| (taken) names the process, opened while it was known
  * to be alive. */
 void sup_dgrams_add(struct sup_dgrams *c, pid_t tgid, int pidfd, const struct sbx_inet *d,

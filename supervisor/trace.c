@@ -557,6 +557,8 @@ static void on_exec_event(struct sup_run *r, pid_t pid)
 	sbx_exec_event_free(ev);
 	free(p->args.bytes);
 	p->args = args; /* where its next exec's caller_cmdline() looks */
+	/* A new program: what the old one was let send goes with it. */
+	sup_dgrams_forget(r->dgrams, p->tgid ? p->tgid : pid);
 	p->cover = p->next_cover;
 	if (pid == r->child.pid)
 		r->agent_started = true;

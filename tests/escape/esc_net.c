@@ -26,6 +26,8 @@
  *   socket DOMAIN TYPE PROTO  socket(2) with those numbers
  *   fd N                    writes "PWN" to descriptor N (inherited?)
  *   io_uring                io_uring_setup(2)
+ *   udp_exec ADDR PORT      one datagram "PWN" by sendto (AF_INET), then
+ *                           the same process execs esc_net udp 4 ADDR PORT 1
  *   spoof ADDR PORT         rewrites its own arguments in memory to read
  *                           "git fetch origin", then connects (AF_INET)
  */
@@ -305,6 +307,13 @@ int main(int argc, char **argv)
 	const char *m = argv[1];
 	if (strcmp(m, "connect") == 0 && argc == 5)
 		return do_connect(atoi(argv[2]), argv[3], atoi(argv[4]));
+	if (strcmp(m, "udp_exec") == 0 && argc == 4) {
+		udp(4, argv[2], atoi(argv[3]), 1);
+		char *again[] = {argv[0], "udp", "4", argv[2], argv[3], "1", NULL};
+		execv("/proc/self/exe", again);
+		printf("EXEC errno=%d\n", errno);
+		return 1;
+	}
 	if (strcmp(m, "spoof") == 0 && argc == 4) {
 		/* The arguments are one run of NUL-ended strings: overwrite
 		 * them all, as a process may (/proc/PID/cmdline shows it). */

@@ -297,6 +297,28 @@ static void test_esc_net_metadata_every_tier(void **state)
 	}
 }
 
+/* What a process was let send goes with its program: after an exec, the
+ * same destination is decided again (a new row), not let through by the
+ * old program's allowance. */
+static void test_esc_net_udp_exec(void **state)
+{
+	struct fx *f = *state;
+	int port;
+	int l = listener(AF_INET, "127.0.0.1", SOCK_DGRAM, &port);
+	char p[16], entry[64];
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(entry, sizeof(entry), "\"127.0.0.1:%d\"", port);
+	allow(f, entry);
+	struct wt_result r;
+	run(f, &r, "aggressive", "udp_exec", "127.0.0.1", p, NULL);
+	assert_non_null(strstr(r.out, "UDP sent=1"));
+	assert_int_equal(datagrams(l), 2);
+	close(l);
+	wd_autofree char *dest = wd_asprintf("127.0.0.1:%d", port);
+	assert_int_equal(dest_rows(f, "allow", NULL, NULL, dest), 2);
+	wt_result_free(&r);
+}
+
 /* The command line the decision is shown is the one warden saw at the
  * process's exec, not what the process later wrote into its own argv
  * (which /proc/PID/cmdline shows): a tool cannot pass for "git fetch". */
@@ -939,6 +961,7 @@ int main(void)
 		T(loopback_every_tier),
 		T(metadata_every_tier),
 		T(spoofed_command),
+		T(udp_exec),
 		T(mapped),
 		T(unspecified),
 		T(own_address),

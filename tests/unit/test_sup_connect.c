@@ -57,6 +57,10 @@ static void test_dgrams(void **state)
 	struct sbx_inet scoped = v6;
 	scoped.scope = 2;
 	assert_false(sup_dgrams_has(c, me, &scoped, IPPROTO_UDP));
+	/* An exec forgets them all: the new program is decided again. */
+	sup_dgrams_forget(c, me);
+	assert_false(sup_dgrams_has(c, me, &a, IPPROTO_UDP));
+	assert_false(sup_dgrams_has(c, me, &v6, IPPROTO_UDP));
 	sup_dgrams_free(c);
 }
 
