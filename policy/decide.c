@@ -299,11 +299,8 @@ static bool rule_matches(const struct pol_rule *ru, const struct pol_request *r,
 
 /* ---- deciding ------------------------------------------------------------------- */
 
-static void set(struct pol_decision *out, enum pol_verdict v, enum pol_source src,
-		const char *matched, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void set(struct pol_decision *out, enum pol_verdict v, enum pol_source src,
-		const char *matched, const char *fmt, ...)
+void pol_decision_set(struct pol_decision *out, enum pol_verdict v, enum pol_source src,
+		      const char *matched, const char *fmt, ...)
 {
 	out->verdict = v;
 	out->source = src;
@@ -407,8 +404,8 @@ static bool decide_grants_rules(const struct pol_request *r, const struct pol_co
 {
 	for (size_t i = 0; s && i < s->n; i++) {
 		if (same_request(s->grants[i], r)) {
-			set(out, POL_ALLOW, POL_SRC_SESSION_GRANT, "session",
-			    "you allowed exactly this for the rest of the session");
+			pol_decision_set(out, POL_ALLOW, POL_SRC_SESSION_GRANT, "session",
+					 "you allowed exactly this for the rest of the session");
 			return true;
 		}
 	}
@@ -416,9 +413,9 @@ static bool decide_grants_rules(const struct pol_request *r, const struct pol_co
 	for (size_t i = 0; c && i < c->ngrants; i++) {
 		if (grant_matches(&c->grants[i], r)) {
 			snprintf(m, sizeof(m), "grants[%zu]", i);
-			set(out, POL_ALLOW, POL_SRC_GRANT, m,
-			    "a project grant by %.60s allows exactly this",
-			    c->grants[i].by ? c->grants[i].by : "someone");
+			pol_decision_set(out, POL_ALLOW, POL_SRC_GRANT, m,
+					 "a project grant by %.60s allows exactly this",
+					 c->grants[i].by ? c->grants[i].by : "someone");
 			return true;
 		}
 	}
@@ -429,9 +426,9 @@ static bool decide_grants_rules(const struct pol_request *r, const struct pol_co
 		 * run-changing environment is an extra field, so it never matches. */
 		if (pass == 1 && pol_accepted_covers(c, r, now_us, &k)) {
 			snprintf(m, sizeof(m), "accepted_rules[%zu]", k);
-			set(out, POL_ALLOW, POL_SRC_ACCEPTED_RULE, m,
-			    "accepted rule %zu (by %.60s) covers exactly this", k,
-			    c->accepted[k].by ? c->accepted[k].by : "someone");
+			pol_decision_set(out, POL_ALLOW, POL_SRC_ACCEPTED_RULE, m,
+					 "accepted rule %zu (by %.60s) covers exactly this", k,
+					 c->accepted[k].by ? c->accepted[k].by : "someone");
 			return true;
 		}
 		for (size_t i = 0; c && i < c->nrules; i++) {
@@ -446,11 +443,12 @@ static bool decide_grants_rules(const struct pol_request *r, const struct pol_co
 				continue;
 			snprintf(m, sizeof(m), "rules[%zu]", i);
 			if (want == RULE_ASK)
-				set(out, POL_ASK, POL_SRC_RULE, m,
-				    "rule %zu of the project config asks a person for this", i);
+				pol_decision_set(
+					out, POL_ASK, POL_SRC_RULE, m,
+					"rule %zu of the project config asks a person for this", i);
 			else
-				set(out, POL_ALLOW, POL_SRC_RULE, m,
-				    "rule %zu of the project config allows this", i);
+				pol_decision_set(out, POL_ALLOW, POL_SRC_RULE, m,
+						 "rule %zu of the project config allows this", i);
 			return true;
 		}
 	}
@@ -465,8 +463,9 @@ static bool ask_rules(const struct pol_request *r, const struct pol_config *c,
 	for (size_t i = 0; c && i < c->nrules; i++) {
 		if (c->rules[i].action == RULE_ASK && rule_matches(&c->rules[i], r, c, true)) {
 			snprintf(m, sizeof(m), "rules[%zu]", i);
-			set(out, POL_ASK, POL_SRC_RULE, m,
-			    "rule %zu of the project config asks a person for this", i);
+			pol_decision_set(out, POL_ASK, POL_SRC_RULE, m,
+					 "rule %zu of the project config asks a person for this",
+					 i);
 			return true;
 		}
 	}
@@ -480,8 +479,8 @@ static bool deny_rules(const struct pol_request *r, const struct pol_config *c,
 	for (size_t i = 0; c && i < c->nrules; i++) {
 		if (c->rules[i].action == RULE_DENY && rule_matches(&c->rules[i], r, c, true)) {
 			snprintf(m, sizeof(m), "rules[%zu]", i);
-			set(out, POL_DENY, POL_SRC_RULE, m,
-			    "rule %zu of the project config denies this", i);
+			pol_decision_set(out, POL_DENY, POL_SRC_RULE, m,
+					 "rule %zu of the project config denies this", i);
 			return true;
 		}
 	}
@@ -528,8 +527,8 @@ static bool agent_written(const struct pol_request *r, const struct pol_context 
 	if (!r->agent_writable)
 		return false;
 	if (ctx && ctx->covered && !sensitive) {
-		set(out, POL_ALLOW, POL_SRC_COVERED, "",
-		    "an allowed command higher in this process tree covers it");
+		pol_decision_set(out, POL_ALLOW, POL_SRC_COVERED, "",
+				 "an allowed command higher in this process tree covers it");
 		out->covers = pol_exec_covers(r);
 		return true;
 	}
@@ -537,10 +536,11 @@ static bool agent_written(const struct pol_request *r, const struct pol_context 
 	const char *file = r->resolved ? r->resolved : r->path; /* the file that runs */
 	/* The reason starts with the phrase explain and the audit search for. */
 	if (strncmp(why, "written where the agent can write", 33) == 0)
-		set(out, POL_UNDECIDED, POL_SRC_NONE, file, "%.120s: %.200s", file, why);
+		pol_decision_set(out, POL_UNDECIDED, POL_SRC_NONE, file, "%.120s: %.200s", file,
+				 why);
 	else
-		set(out, POL_UNDECIDED, POL_SRC_NONE, file,
-		    "%.120s: written where the agent can write (%.200s)", file, why);
+		pol_decision_set(out, POL_UNDECIDED, POL_SRC_NONE, file,
+				 "%.120s: written where the agent can write (%.200s)", file, why);
 	return true;
 }
 
@@ -551,7 +551,8 @@ void pol_exec_decide(const struct pol_request *r, const struct pol_config *c,
 	struct pol_cls_result cls;
 	classify_request(r, c, &cls, NULL);
 	if (cls.cls == POL_CLASS_CRITICAL) {
-		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, cls.matched, "%s", cls.reason);
+		pol_decision_set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, cls.matched, "%s",
+				 cls.reason);
 		return;
 	}
 	if (deny_rules(r, c, out) || harness_deny(r, c, out))
@@ -566,8 +567,8 @@ void pol_exec_decide(const struct pol_request *r, const struct pol_config *c,
 		return;
 	}
 	if (ctx && ctx->covered && !cls.sensitive) {
-		set(out, POL_ALLOW, POL_SRC_COVERED, "",
-		    "an allowed command higher in this process tree covers it");
+		pol_decision_set(out, POL_ALLOW, POL_SRC_COVERED, "",
+				 "an allowed command higher in this process tree covers it");
 		out->covers = pol_exec_covers(r);
 		return;
 	}
@@ -578,22 +579,23 @@ void pol_exec_decide(const struct pol_request *r, const struct pol_config *c,
 	bool review_read = ctx && ctx->review && cls.cls == POL_CLASS_OTHER && cls.sensitive &&
 			   !(ctx && ctx->no_fast_path);
 	if ((fast || review_read) && program_in_project(r, c)) {
-		set(out, POL_UNDECIDED, POL_SRC_NONE, r->path,
-		    "the program %.120s comes from the project, not the system", r->path);
+		pol_decision_set(out, POL_UNDECIDED, POL_SRC_NONE, r->path,
+				 "the program %.120s comes from the project, not the system",
+				 r->path);
 		return;
 	}
 	if (fast) {
-		set(out, POL_ALLOW, POL_SRC_FAST_PATH, cls.matched, "%s", cls.reason);
+		pol_decision_set(out, POL_ALLOW, POL_SRC_FAST_PATH, cls.matched, "%s", cls.reason);
 		out->covers = false;
 		return;
 	}
 	if (review_read) {
-		set(out, POL_ALLOW, POL_SRC_FAST_PATH, cls.matched,
-		    "a review run reads sensitive files without asking");
+		pol_decision_set(out, POL_ALLOW, POL_SRC_FAST_PATH, cls.matched,
+				 "a review run reads sensitive files without asking");
 		out->covers = false;
 		return;
 	}
-	set(out, POL_UNDECIDED, POL_SRC_NONE, cls.matched, "%s", cls.reason);
+	pol_decision_set(out, POL_UNDECIDED, POL_SRC_NONE, cls.matched, "%s", cls.reason);
 }
 
 static bool open_writes(unsigned access)
@@ -613,18 +615,19 @@ static bool hard_deny_open(const struct pol_request *r, const struct pol_config 
 			continue;
 		const char *dir;
 		if (pol_hd_is_system_path(p, &dir)) {
-			set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, dir,
-			    "it changes %.120s inside %s, a system directory", p, dir);
+			pol_decision_set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, dir,
+					 "it changes %.120s inside %s, a system directory", p, dir);
 			return true;
 		}
 		if (pol_is_write_protected(NULL, p)) {
-			set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, ".warden/",
-			    "%.120s is warden's own state, which the agent may not change", p);
+			pol_decision_set(
+				out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, ".warden/",
+				"%.120s is warden's own state, which the agent may not change", p);
 			return true;
 		}
 		if (pol_is_write_protected(c, p)) {
-			set(out, POL_DENY, POL_SRC_RULE, "write_protected",
-			    "%.120s is write-protected by the project config", p);
+			pol_decision_set(out, POL_DENY, POL_SRC_RULE, "write_protected",
+					 "%.120s is write-protected by the project config", p);
 			return true;
 		}
 	}
@@ -653,8 +656,8 @@ void pol_open_decide(const struct pol_request *r, const struct pol_config *c,
 	 * project (a gated place's paths are absolute): there the user asked
 	 * for every open to be decided. */
 	if (ctx && ctx->review && r->access == POL_ACC_READ && r->opath[0] != '/') {
-		set(out, POL_ALLOW, POL_SRC_FAST_PATH, sensitive ? marker : "",
-		    "a review run reads files without asking");
+		pol_decision_set(out, POL_ALLOW, POL_SRC_FAST_PATH, sensitive ? marker : "",
+				 "a review run reads files without asking");
 		return;
 	}
 	if (decide_grants_rules(r, c, s, sensitive, now_us, out))
@@ -664,13 +667,13 @@ void pol_open_decide(const struct pol_request *r, const struct pol_config *c,
 	bool control = pol_is_control(c, r->opath, NULL) ||
 		       (r->opath2 && pol_is_control(c, r->opath2, NULL));
 	if (ctx && ctx->covered && !sensitive && !control) {
-		set(out, POL_ALLOW, POL_SRC_COVERED, "",
-		    "an allowed command higher in this process tree covers it");
+		pol_decision_set(out, POL_ALLOW, POL_SRC_COVERED, "",
+				 "an allowed command higher in this process tree covers it");
 		return;
 	}
 	if (sensitive) {
-		set(out, POL_UNDECIDED, POL_SRC_NONE, marker,
-		    "%.120s matches the sensitive marker \"%s\"", r->opath, marker);
+		pol_decision_set(out, POL_UNDECIDED, POL_SRC_NONE, marker,
+				 "%.120s matches the sensitive marker \"%s\"", r->opath, marker);
 		return;
 	}
 	const char *pattern = NULL;
@@ -679,24 +682,28 @@ void pol_open_decide(const struct pol_request *r, const struct pol_config *c,
 	    pol_is_control(c, r->opath2, &pattern))
 		cpath = r->opath2;
 	if (pattern) {
-		set(out, POL_UNDECIDED, POL_SRC_NONE, pattern,
-		    "%.120s is a control file (\"%s\"): the host runs code from it later "
-		    "(git, direnv, an editor), outside the sandbox",
-		    cpath, pattern);
+		pol_decision_set(
+			out, POL_UNDECIDED, POL_SRC_NONE, pattern,
+			"%.120s is a control file (\"%s\"): the host runs code from it later "
+			"(git, direnv, an editor), outside the sandbox",
+			cpath, pattern);
 		return;
 	}
 	if (r->access == POL_ACC_READ && !(ctx && ctx->no_fast_path)) {
-		set(out, POL_ALLOW, POL_SRC_FAST_PATH, "", "reading a file that is not sensitive");
+		pol_decision_set(out, POL_ALLOW, POL_SRC_FAST_PATH, "",
+				 "reading a file that is not sensitive");
 		return;
 	}
 	if (r->access == POL_ACC_READ) {
-		set(out, POL_UNDECIDED, POL_SRC_NONE, "",
-		    "%.120s is a sensitive file under another name (a hard link, or below a "
-		    "sensitive directory)",
-		    r->opath);
+		pol_decision_set(
+			out, POL_UNDECIDED, POL_SRC_NONE, "",
+			"%.120s is a sensitive file under another name (a hard link, or below a "
+			"sensitive directory)",
+			r->opath);
 		return;
 	}
-	set(out, POL_UNDECIDED, POL_SRC_NONE, "", "a change to %.120s needs a decision", r->opath);
+	pol_decision_set(out, POL_UNDECIDED, POL_SRC_NONE, "",
+			 "a change to %.120s needs a decision", r->opath);
 }
 
 void pol_decide(const struct pol_request *r, const struct pol_config *c,
@@ -704,9 +711,10 @@ void pol_decide(const struct pol_request *r, const struct pol_config *c,
 		struct pol_decision *out)
 {
 	memset(out, 0, sizeof(*out));
-	set(out, POL_UNDECIDED, POL_SRC_NONE, "", "nothing decided this request");
+	pol_decision_set(out, POL_UNDECIDED, POL_SRC_NONE, "", "nothing decided this request");
 	if (!r) {
-		set(out, POL_UNDECIDED, POL_SRC_NONE, "", "there is no request to decide");
+		pol_decision_set(out, POL_UNDECIDED, POL_SRC_NONE, "",
+				 "there is no request to decide");
 		return;
 	}
 	const struct pol_kind_ops *k = pol_kind_ops(r->kind);

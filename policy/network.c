@@ -704,22 +704,6 @@ cJSON *pol_mem_connect_args(const cJSON *root, char **tool)
 
 /* ---- deciding ------------------------------------------------------------------- */
 
-static void set(struct pol_decision *out, enum pol_verdict v, enum pol_source src,
-		const char *matched, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void set(struct pol_decision *out, enum pol_verdict v, enum pol_source src,
-		const char *matched, const char *fmt, ...)
-{
-	out->verdict = v;
-	out->source = src;
-	out->covers = false;
-	va_list ap;
-	va_start(ap, fmt);
-	pol_reason_vset(out->reason, sizeof(out->reason), out->matched, sizeof(out->matched),
-			matched, fmt, ap);
-	va_end(ap);
-}
-
 /* The harness endpoint matching |r|, or NULL. */
 static const char *harness_endpoint(const struct pol_request *r, const struct pol_config *c,
 				    bool literal)
@@ -740,21 +724,22 @@ static bool hard_deny_metadata(const struct pol_request *r, const char *ap,
 	if (why && inner) {
 		char t[INET_ADDRSTRLEN];
 		addr_text(AF_INET, inner, t, sizeof(t));
-		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
-		    "%s is the NAT64 form of %s, %s", r->net_address, t, why);
+		pol_decision_set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
+				 "%s is the NAT64 form of %s, %s", r->net_address, t, why);
 		return true;
 	}
 	if (why) {
-		set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address, "%s is %s",
-		    r->net_address, why);
+		pol_decision_set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address,
+				 "%s is %s", r->net_address, why);
 		return true;
 	}
 	for (size_t i = 0; r->net_names[i]; i++) {
 		if (pol_net_metadata_name(r->net_names[i])) {
-			set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_names[i],
-			    "%s (%s) is named %s, a cloud metadata name: its service hands out "
-			    "the machine's credentials",
-			    ap, r->net_address, r->net_names[i]);
+			pol_decision_set(
+				out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_names[i],
+				"%s (%s) is named %s, a cloud metadata name: its service hands out "
+				"the machine's credentials",
+				ap, r->net_address, r->net_names[i]);
 			return true;
 		}
 	}
@@ -787,7 +772,8 @@ static bool hard_deny(const struct pol_request *r, const struct pol_config *c,
 			 : is_unspecified(r->net_family, r->net_addr)
 				 ? "reaches this host's own services (an unspecified address)"
 				 : "is this host's own address, where its own services listen";
-	set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address, "%s %s; %s", ap, is, hint);
+	pol_decision_set(out, POL_DENY_CRITICAL, POL_SRC_HARD_DENY, r->net_address, "%s %s; %s", ap,
+			 is, hint);
 	return true;
 }
 
@@ -797,26 +783,28 @@ static bool grants(const struct pol_request *r, const struct pol_config *c,
 {
 	const struct pol_request *g = pol_session_covering(s, r);
 	if (g) {
-		set(out, POL_ALLOW, POL_SRC_SESSION_GRANT, "session",
-		    "you allowed connections to %s for the rest of the session", host_of(g));
+		pol_decision_set(out, POL_ALLOW, POL_SRC_SESSION_GRANT, "session",
+				 "you allowed connections to %s for the rest of the session",
+				 host_of(g));
 		return true;
 	}
 	char m[32];
 	for (size_t i = 0; c && i < c->ngrants; i++) {
 		if (pol_connect_grant_matches(&c->grants[i], r)) {
 			snprintf(m, sizeof(m), "grants[%zu]", i);
-			set(out, POL_ALLOW, POL_SRC_GRANT, m,
-			    "a project grant by %.60s allows connections to %s",
-			    c->grants[i].by ? c->grants[i].by : "someone", c->grants[i].host);
+			pol_decision_set(out, POL_ALLOW, POL_SRC_GRANT, m,
+					 "a project grant by %.60s allows connections to %s",
+					 c->grants[i].by ? c->grants[i].by : "someone",
+					 c->grants[i].host);
 			return true;
 		}
 	}
 	size_t k;
 	if (pol_accepted_covers(c, r, now_us, &k)) {
 		snprintf(m, sizeof(m), "accepted_rules[%zu]", k);
-		set(out, POL_ALLOW, POL_SRC_ACCEPTED_RULE, m,
-		    "accepted rule %zu (by %.60s) covers exactly this", k,
-		    c->accepted[k].by ? c->accepted[k].by : "someone");
+		pol_decision_set(out, POL_ALLOW, POL_SRC_ACCEPTED_RULE, m,
+				 "accepted rule %zu (by %.60s) covers exactly this", k,
+				 c->accepted[k].by ? c->accepted[k].by : "someone");
 		return true;
 	}
 	return false;
@@ -841,9 +829,9 @@ void pol_connect_decide(const struct pol_request *r, const struct pol_config *c,
 	long i = c ? list_match(c->net_deny, c->nnet_deny, r, false, &what) : -1;
 	if (i >= 0) {
 		snprintf(m, sizeof(m), "network.deny[%ld]", i);
-		set(out, POL_DENY, POL_SRC_RULE, m,
-		    "the project config's network.deny entry \"%s\" matches %s", c->net_deny[i],
-		    what);
+		pol_decision_set(out, POL_DENY, POL_SRC_RULE, m,
+				 "the project config's network.deny entry \"%s\" matches %s",
+				 c->net_deny[i], what);
 		return;
 	}
 	if (grants(r, c, s, now_us, out))
@@ -851,22 +839,24 @@ void pol_connect_decide(const struct pol_request *r, const struct pol_config *c,
 	i = c ? list_match(c->net_allow, c->nnet_allow, r, false, &what) : -1;
 	if (i >= 0) {
 		snprintf(m, sizeof(m), "network.allow[%ld]", i);
-		set(out, POL_ALLOW, POL_SRC_FAST_PATH, m,
-		    "the project config's network.allow entry \"%s\" matches %s", c->net_allow[i],
-		    what);
+		pol_decision_set(out, POL_ALLOW, POL_SRC_FAST_PATH, m,
+				 "the project config's network.allow entry \"%s\" matches %s",
+				 c->net_allow[i], what);
 		return;
 	}
 	const char *ep = harness_endpoint(r, c, false);
 	if (ep) {
-		set(out, POL_ALLOW, POL_SRC_HARNESS, ep,
-		    "%s is the agent harness's own API endpoint (%s), reached by the harness's "
-		    "own process",
-		    r->net_dest, ep);
+		pol_decision_set(
+			out, POL_ALLOW, POL_SRC_HARNESS, ep,
+			"%s is the agent harness's own API endpoint (%s), reached by the harness's "
+			"own process",
+			r->net_dest, ep);
 		return;
 	}
-	set(out, POL_UNDECIDED, POL_SRC_NONE, "",
-	    "%s is a destination no entry of network.allow in .warden/permissions.json names",
-	    r->net_dest);
+	pol_decision_set(
+		out, POL_UNDECIDED, POL_SRC_NONE, "",
+		"%s is a destination no entry of network.allow in .warden/permissions.json names",
+		r->net_dest);
 }
 
 /* ---- the config ----------------------------------------------------------------- */

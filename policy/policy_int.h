@@ -169,6 +169,13 @@ struct pol_config {
 	char agent_binary[4096];
 };
 
+/* Sets |out|'s verdict, source, matched text and reason (printf-style)
+ * (decide.c). A decision of a connection never covers (pol_decide() zeroed
+ * |out| first). */
+void pol_decision_set(struct pol_decision *out, enum pol_verdict v, enum pol_source src,
+		      const char *matched, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
 /* ---- request kinds (kinds.c) ------------------------------------------- */
 
 struct cJSON;

@@ -212,21 +212,6 @@ static enum pol_net_proto proto_of(const struct sbx_sock_event *ev)
 	return POL_NET_OTHER;
 }
 
-static const char *syscall_name(enum sbx_sock_op op)
-{
-	switch (op) {
-	case SBX_SOCK_CONNECT:
-		return "connect";
-	case SBX_SOCK_SENDTO:
-		return "sendto";
-	case SBX_SOCK_SENDMSG:
-		return "sendmsg";
-	case SBX_SOCK_SENDMMSG:
-	default:
-		return "sendmmsg";
-	}
-}
-
 /* "1.2.3.4" or "::1". */
 static void addr_text(const struct sbx_inet *d, char *out, size_t n)
 {
@@ -301,7 +286,7 @@ static void ask(struct sup_run *r, struct sbx_sock_event *ev, size_t i, int64_t 
 	}
 	char **names = sup_names_of(r->names, m->inet.family, m->inet.addr);
 	struct pol_connect_desc d = {
-		.syscall = syscall_name(ev->op),
+		.syscall = sup_sock_op_name(ev->op),
 		.family = m->inet.family,
 		.port = m->inet.port,
 		.proto = proto_of(ev),

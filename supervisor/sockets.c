@@ -35,7 +35,7 @@
 
 static atomic_uint workers;
 
-static const char *op_name(enum sbx_sock_op op)
+const char *sup_sock_op_name(enum sbx_sock_op op)
 {
 	switch (op) {
 	case SBX_SOCK_CONNECT:
@@ -115,7 +115,7 @@ static int audit(struct sup_run *r, const struct sbx_sock_event *ev, const char 
 	}
 	struct wd_sb req = {0}, sum = {0};
 	wd_sb_puts(&req, "{\"syscall\":");
-	wd_sb_json_str(&req, op_name(ev->op));
+	wd_sb_json_str(&req, sup_sock_op_name(ev->op));
 	wd_sb_puts(&req, ",\"path\":");
 	wd_sb_json_str(&req, given);
 	wd_sb_puts(&req, ",\"resolved\":");
@@ -123,7 +123,7 @@ static int audit(struct sup_run *r, const struct sbx_sock_event *ev, const char 
 	wd_sb_puts(&req, ",\"socket\":");
 	wd_sb_json_str(&req, type_name(ev->type));
 	wd_sb_puts(&req, "}");
-	wd_sb_printf(&sum, "%s %s", op_name(ev->op), canon);
+	wd_sb_printf(&sum, "%s %s", sup_sock_op_name(ev->op), canon);
 	if (strcmp(given, canon) != 0)
 		wd_sb_printf(&sum, " (as %s)", given);
 	struct sto_row row = {
@@ -151,7 +151,8 @@ static int audit(struct sup_run *r, const struct sbx_sock_event *ev, const char 
 	wd_debug("%s %s (%s: %s)", allow ? "allowed" : "refused", sum.buf, pol_source_name(source),
 		 reason);
 	if (!allow)
-		sup_tell(r, ev->tgid, "refused %s to %s: %s", op_name(ev->op), canon, reason);
+		sup_tell(r, ev->tgid, "refused %s to %s: %s", sup_sock_op_name(ev->op), canon,
+			 reason);
 	if (adopted && p)
 		sup_proc_keep_untraced(r, p);
 	wd_sb_free(&req);

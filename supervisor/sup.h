@@ -680,6 +680,8 @@ void sup_dgrams_forget(struct sup_dgrams *c, pid_t tgid);
  * to be alive. */
 void sup_dgrams_add(struct sup_dgrams *c, pid_t tgid, int pidfd, const struct sbx_inet *d,
 		    int proto);
+/* The call's name: "connect", "sendto", "sendmsg" or "sendmmsg". */
+const char *sup_sock_op_name(enum sbx_sock_op op);
 /* Says which outside sockets (and secret-looking variables) the config
  * lets the agent have, for warden doctor. */
 void sup_sockets_describe(const struct pol_config *c, FILE *out);
