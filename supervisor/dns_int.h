@@ -85,6 +85,18 @@ bool sup_dns_metadata_name(const char *name);
  * to r->binds and starts serving (a thread). Sets r->resolver_on. 0, or
  * -errno with *why (caller frees) saying why the run goes on without it. */
 int sup_resolver_start(struct sup_run *r, char **why);
+/* Once the config is complete (the harness's endpoints added) and before
+ * the agent starts: from here on the resolver decides each queried name
+ * (pol_net_lookup_decide) with the run's effective tier; before it, every
+ * query is refused (nothing of the sandbox exists yet to ask). */
+void sup_resolver_arm(struct sup_run *r);
+/* Registers, in the loop, the descriptor on which the resolver hands over
+ * the audit rows of the lookups it refused. 0 or -errno; 0 without one. */
+int sup_resolver_watch(struct sup_run *r);
+/* At the end of the run (the sandbox gone), before the session's row is
+ * closed: stops serving and writes the rows still handed over, and one row
+ * for the refusals past the bound. The counts stay for --stats. */
+void sup_resolver_finish(struct sup_run *r);
 /* Stops serving and frees it; nothing when it never started. */
 void sup_resolver_stop(struct sup_run *r);
 /* The --stats line on names: how many addresses are named, what the
