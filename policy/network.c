@@ -946,3 +946,18 @@ void pol_cfg_parse_network(struct parser *p, const cJSON *v, const char *kp)
 					      &p->c->nnet_deny);
 	}
 }
+
+/* ---- for lookups (net_lookup.c) ------------------------------------------------- */
+
+bool pol_net_name_fold(const char *name, char *buf, size_t n)
+{
+	return name && name_fold(name, buf, n);
+}
+
+bool pol_net_entry_names(const char *entry, const char *low)
+{
+	struct net_entry e;
+	if (entry_parse(entry, &e))
+		return false; /* the parser refused it: never in a config */
+	return e.type == NE_ANY || entry_names(&e, low);
+}

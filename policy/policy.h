@@ -787,6 +787,29 @@ bool pol_net_entry_valid(const char *entry, const char **why);
  * resolve it, and a connection named so is hard-denied. */
 bool pol_net_metadata_name(const char *name);
 
+/*
+ * A lookup: the session's resolver (supervisor/resolver.c) decides the
+ * name it is asked for before any DNS server sees it, since a query name
+ * is itself data leaving the host ("<base32 of .env>.attacker.example").
+ * POL_DENY_CRITICAL for a cloud metadata name; POL_DENY when a
+ * network.deny entry names it (a name, "*.suffix", "*", "localhost";
+ * address and CIDR entries name no name); POL_ALLOW when a network.allow
+ * entry names it or it is the host of an agent harness endpoint (any
+ * process may resolve it: the connection is decided by who makes it);
+ * else POL_UNDECIDED (the tier decides: refused in passive and review
+ * runs, forwarded in standard and aggressive). Ports do not count. |name|
+ * any case, an optional final '.'. |reason| (|n| bytes) is a sentence,
+ * |matched| (|mn|) the entry's place ("network.deny[0]"); either may be
+ * NULL.
+ */
+enum pol_verdict pol_net_lookup_decide(const struct pol_config *c, const char *name, char *reason,
+				       size_t n, char *matched, size_t mn);
+
+/* Whether |name| is a metadata name or a network.deny entry names it (as
+ * pol_net_lookup_decide() would deny it): what the session's names keep
+ * for an address however many newer names it gets. */
+bool pol_net_name_denied(const struct pol_config *c, const char *name);
+
 /* ---- end of agent harnesses --------------------------------------------- */
 
 #endif

@@ -435,6 +435,13 @@ void pol_cls_raise(struct pol_cls_result *r, enum pol_class cls, const char *mat
 void pol_reason_vset(char *reason, size_t rn, char *matched, size_t mn, const char *m,
 		     const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
 
+/* network.c, for net_lookup.c: |name| lower-cased without its final dot
+ * into |buf| (false: NULL or too long); whether the network entry |entry|
+ * ("*", a name, "*.suffix", "localhost"; ports ignored) names the folded
+ * name |low| (an address or CIDR entry names none). */
+bool pol_net_name_fold(const char *name, char *buf, size_t n);
+bool pol_net_entry_names(const char *entry, const char *low);
+
 /* Classifies |argv| (|argc| words). |depth| counts nested unwraps. */
 void pol_cls_argv(const struct pol_cls_env *e, char *const *argv, size_t argc, int depth,
 		  struct pol_cls_result *r);

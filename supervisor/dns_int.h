@@ -85,6 +85,18 @@ bool sup_dns_metadata_name(const char *name);
  * to r->binds and starts serving (a thread). Sets r->resolver_on. 0, or
  * -errno with *why (caller frees) saying why the run goes on without it. */
 int sup_resolver_start(struct sup_run *r, char **why);
+/* Once the config is complete (the harness's endpoints added) and before
+ * the agent starts: from here on the resolver decides each queried name
+ * (pol_net_lookup_decide) with the run's effective tier; before it, every
+ * query is refused (nothing of the sandbox exists yet to ask). */
+void sup_resolver_arm(struct sup_run *r);
+/* Registers, in the loop, the descriptor on which the resolver hands over
+ * the audit rows of the lookups it refused. 0 or -errno; 0 without one. */
+int sup_resolver_watch(struct sup_run *r);
+/* At the end of the run (the sandbox gone), before the session's row is
+ * closed: stops serving and writes the rows still handed over, and one row
+ * for the refusals past the bound. The counts stay for --stats. */
+void sup_resolver_finish(struct sup_run *r);
 /* Stops serving and frees it; nothing when it never started. */
 void sup_resolver_stop(struct sup_run *r);
 /* The --stats line on names: how many addresses are named, what the
@@ -94,6 +106,25 @@ void sup_resolver_print_stats(const struct sup_run *r, FILE *out);
  * steps, undone). 0, or -errno with *why (caller frees). On success *why
  * names the host's nameservers. */
 int sup_resolver_probe(char **why);
+
+/* ---- the decision on each queried name (lookups.c) ---------------------- */
+
+struct sup_lookups;
+/* NULL, errno set, when its eventfd cannot be made. */
+struct sup_lookups *sup_lookups_new(void);
+void sup_lookups_free(struct sup_lookups *l);
+/* The config and the run's effective tier; until then every name is
+ * refused. */
+void sup_lookups_arm(struct sup_lookups *l, const struct sup_run *r);
+/* The resolver's thread: whether the queried |name| (as the query says it)
+ * may be forwarded; when not, the row is handed to the loop. */
+bool sup_lookups_allow(struct sup_lookups *l, const char *name, uint16_t qtype);
+/* The loop's thread: registers the rows' eventfd; at the end, writes what
+ * is left and the row for the refusals past the bound. */
+int sup_lookups_watch(struct sup_lookups *l, struct sup_run *r);
+void sup_lookups_finish(struct sup_lookups *l, struct sup_run *r);
+/* Lookups refused by policy, and refusals past the rows' bound. */
+void sup_lookups_counts(const struct sup_lookups *l, uint64_t *refused, uint64_t *dropped);
 
 /* Adds the entries of the hosts file |path| (/etc/hosts) to |t|: every
  * name of a line under its address. Returns how many names. */

@@ -14,6 +14,16 @@
  * forgotten, and its connections are shown as unnamed addresses, which is
  * the safe side (an allow entry by name no longer matches them).
  *
+ * A name the keep predicate holds (sup_names_set_keep: a name a
+ * network.deny entry or the metadata list matches) is never pushed out:
+ * when an address is full, the oldest name NOT kept goes; when every name
+ * it has is kept, the new name is not added (the address is refused by
+ * its kept names whatever the new one says). An address with a kept name
+ * is never the one forgotten when the table is full; when every address
+ * is, the new address stays unnamed (an allow entry by name cannot match
+ * it). So a process that makes more names resolve to an address, or more
+ * addresses resolve, cannot wash a denied name off an address.
+ *
  * The resolver's thread adds while the loop looks up: one mutex guards the
  * table, and lookups return copies.
  */
@@ -34,6 +44,7 @@ struct addr_entry {
 	uint8_t addr[16];
 	char *names[NAMES_PER_ADDR]; /* newest first */
 	size_t n;
+	bool kept; /* one of its names is kept */
 };
 
 struct sup_names {
@@ -41,7 +52,22 @@ struct sup_names {
 	struct addr_entry *buckets[NAMES_BUCKETS];
 	struct addr_entry *newest, *oldest;
 	size_t count;
+	sup_names_keep_fn keep; /* NULL: none kept */
+	void *keep_arg;
 };
+
+void sup_names_set_keep(struct sup_names *t, sup_names_keep_fn fn, void *arg)
+{
+	pthread_mutex_lock(&t->lock);
+	t->keep = fn;
+	t->keep_arg = arg;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static bool kept(const struct sup_names *t, const char *name)
+{
+	return t->keep && t->keep(t->keep_arg, name);
+}
 
 struct sup_names *sup_names_new(void)
 {
@@ -114,11 +140,15 @@ static void push_newest(struct sup_names *t, struct addr_entry *e)
 		t->oldest = e;
 }
 
-static void drop_oldest(struct sup_names *t)
+/* Forgets the least recently named address without a kept name. False
+ * when every address has one. */
+static bool drop_oldest(struct sup_names *t)
 {
 	struct addr_entry *e = t->oldest;
+	while (e && e->kept)
+		e = e->newer;
 	if (!e)
-		return;
+		return false;
 	unlink_recency(t, e);
 	struct addr_entry **pp = &t->buckets[bucket_of(e->family, e->addr)];
 	while (*pp && *pp != e)
@@ -127,6 +157,7 @@ static void drop_oldest(struct sup_names *t)
 		*pp = e->next;
 	entry_free(e);
 	t->count--;
+	return true;
 }
 
 /* A name as it is kept: lower case, no final dot; NULL when it is not a
@@ -164,8 +195,11 @@ void sup_names_add(struct sup_names *t, const char *name, int family, const uint
 	pthread_mutex_lock(&t->lock);
 	struct addr_entry *e = find(t, family, addr);
 	if (!e) {
-		if (t->count >= NAMES_ADDRS_MAX)
-			drop_oldest(t);
+		if (t->count >= NAMES_ADDRS_MAX && !drop_oldest(t)) {
+			pthread_mutex_unlock(&t->lock);
+			free(clean);
+			return;
+		}
 		e = wd_calloc(1, sizeof(*e));
 		e->family = family;
 		memcpy(e->addr, addr, addr_len(family));
@@ -187,8 +221,23 @@ void sup_names_add(struct sup_names *t, const char *name, int family, const uint
 		clean = e->names[at];
 		memmove(&e->names[1], &e->names[0], at * sizeof(char *));
 	} else {
-		if (e->n == NAMES_PER_ADDR)
-			free(e->names[--e->n]);
+		bool keep = kept(t, clean);
+		if (e->n == NAMES_PER_ADDR) {
+			/* The oldest name not kept goes; none: the new one is
+			 * not added (the kept names refuse the address). */
+			size_t k = e->n;
+			while (k > 0 && kept(t, e->names[k - 1]))
+				k--;
+			if (k == 0) {
+				free(clean);
+				pthread_mutex_unlock(&t->lock);
+				return;
+			}
+			free(e->names[k - 1]);
+			memmove(&e->names[k - 1], &e->names[k], (e->n - k) * sizeof(char *));
+			e->n--;
+		}
+		e->kept |= keep;
 		memmove(&e->names[1], &e->names[0], e->n * sizeof(char *));
 		e->n++;
 	}

@@ -8,11 +8,13 @@
  * own with a fresh random id; the answer's A/AAAA addresses for the QUERIED
  * name are recorded in the session's names (names.c) before the answer is
  * relayed, so that the connection which follows is shown and decided as
- * "github.com:443". Queries for a cloud metadata name are answered REFUSED
- * and never leave.
+ * "github.com:443".
  *
- * What it does not do: decide anything about a query other than the
- * metadata names (a query is not a connection), cache, or speak DNSSEC. A
+ * A query name is itself data leaving the host, so the QUERIED name is
+ * decided before anything is forwarded (lookups.c says how, per tier, and
+ * how each refusal becomes one audit row written by the loop's thread).
+ *
+ * What it does not do: cache, or speak DNSSEC. A
  * process that asks another server directly (its own resolv.conf, a
  * hard-coded 8.8.8.8) sends a datagram that is a connect request like any
  * other, and the addresses it learns are unnamed for warden.
@@ -81,6 +83,7 @@ struct res_client {
 
 struct sup_resolver {
 	struct sup_names *names;
+	struct sup_lookups *lookups; /* the decision on each name (lookups.c) */
 	struct sockaddr_storage servers[RES_SERVERS];
 	socklen_t server_len[RES_SERVERS];
 	size_t nservers;
@@ -396,11 +399,17 @@ static void take_query(struct sup_resolver *rs, const uint8_t *q, size_t len, in
 		tmp.from = *from;
 		tmp.fromlen = fromlen;
 	}
-	/* A metadata name never leaves; a name text cannot show is not
-	 * forwarded either (nothing could be recorded for it). */
-	if (!tmp.qq.plain || sup_dns_metadata_name(tmp.qq.name)) {
+	/* A name text cannot show is not forwarded (nothing could be
+	 * recorded or decided for it); a metadata name is refused below,
+	 * by the decision, with a row. */
+	if (!tmp.qq.plain) {
 		atomic_fetch_add(&rs->refused, 1);
 		wd_debug("resolver: refused a query for %s", tmp.qq.plain ? tmp.qq.name : "?");
+		reply_error(rs, &tmp, SUP_DNS_REFUSED);
+		return;
+	}
+	if (!sup_lookups_allow(rs->lookups, tmp.qq.name, tmp.qq.qtype)) {
+		atomic_fetch_add(&rs->refused, 1);
 		reply_error(rs, &tmp, SUP_DNS_REFUSED);
 		return;
 	}
@@ -618,6 +627,7 @@ static void resolver_free(struct sup_resolver *rs)
 	wd_close(&rs->udp_fd);
 	wd_close(&rs->tcp_fd);
 	wd_close(&rs->stop_fd);
+	sup_lookups_free(rs->lookups);
 	free(rs);
 }
 
@@ -700,7 +710,8 @@ static int setup(struct sup_run *r, struct sup_resolver *rs, char **why)
 		return rc;
 	}
 	rs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (rs->stop_fd < 0) {
+	rs->lookups = sup_lookups_new();
+	if (rs->stop_fd < 0 || !rs->lookups) {
 		*why = wd_asprintf("eventfd: %s", strerror(errno));
 		return -errno;
 	}
@@ -758,17 +769,46 @@ int sup_resolver_start(struct sup_run *r, char **why)
 	return 0;
 }
 
+static void stop_thread(struct sup_resolver *rs)
+{
+	if (!rs->running)
+		return;
+	uint64_t one = 1;
+	if (write(rs->stop_fd, &one, sizeof(one)) != sizeof(one))
+		wd_warn("the resolver's thread could not be told to stop");
+	pthread_join(rs->thread, NULL);
+	rs->running = false;
+}
+
+void sup_resolver_arm(struct sup_run *r)
+{
+	if (r->resolver)
+		sup_lookups_arm(r->resolver->lookups, r);
+}
+
+int sup_resolver_watch(struct sup_run *r)
+{
+	return r->resolver ? sup_lookups_watch(r->resolver->lookups, r) : 0;
+}
+
+void sup_resolver_finish(struct sup_run *r)
+{
+	struct sup_resolver *rs = r->resolver;
+	if (!rs)
+		return;
+	/* Joined first: nothing is published after the rows are written. */
+	stop_thread(rs);
+	sup_lookups_finish(rs->lookups, r);
+}
+
 void sup_resolver_stop(struct sup_run *r)
 {
 	struct sup_resolver *rs = r->resolver;
 	if (!rs)
 		return;
-	if (rs->running) {
-		uint64_t one = 1;
-		if (write(rs->stop_fd, &one, sizeof(one)) != sizeof(one))
-			wd_warn("the resolver's thread could not be told to stop");
-		pthread_join(rs->thread, NULL);
-	}
+	/* The loop is gone by now (sup_resolver_finish took the descriptor
+	 * out of it): it is closed here. */
+	stop_thread(rs);
 	resolver_free(rs);
 	r->resolver = NULL;
 }
@@ -777,14 +817,18 @@ void sup_resolver_print_stats(const struct sup_run *r, FILE *out)
 {
 	struct sup_resolver *rs = r->resolver;
 	size_t named = r->names ? sup_names_count(r->names) : 0;
+	uint64_t by_policy, dropped;
+	sup_lookups_counts(rs ? rs->lookups : NULL, &by_policy, &dropped);
 	if (rs)
 		fprintf(out,
 			"  names: %zu addresses named; resolver: %llu queries, %llu addresses "
-			"recorded, %llu refused, %llu failed\n",
+			"recorded, %llu refused, %llu failed, %llu refused by policy (%llu lookup "
+			"rows dropped)\n",
 			named, (unsigned long long)atomic_load(&rs->queries),
 			(unsigned long long)atomic_load(&rs->recorded),
 			(unsigned long long)atomic_load(&rs->refused),
-			(unsigned long long)atomic_load(&rs->failed));
+			(unsigned long long)atomic_load(&rs->failed), (unsigned long long)by_policy,
+			(unsigned long long)dropped);
 	else
 		fprintf(out,
 			"  names: %zu addresses named; no session resolver (%s): names come "

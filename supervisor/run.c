@@ -190,6 +190,8 @@ static int run_loop(struct sup_run *r)
 	if (rc == 0 && r->view)
 		rc = sup_loop_add(r->loop, r->view_efd, EPOLLIN, sup_on_view, r);
 	if (rc == 0)
+		rc = sup_resolver_watch(r);
+	if (rc == 0)
 		rc = sup_desk_watch(r);
 	if (rc < 0) {
 		wd_err("the event loop could not be set up: %s", strerror(-rc));
@@ -442,6 +444,11 @@ static int record_session(struct sup_run *r, struct launch *L)
 	return rc;
 }
 
+static bool keep_denied_name(void *arg, const char *name)
+{
+	return pol_net_name_denied(arg, name);
+}
+
 /* The session: its id and row, who runs it, and how a person is asked. */
 static int begin_session(struct sup_run *r, struct launch *L)
 {
@@ -449,6 +456,9 @@ static int begin_session(struct sup_run *r, struct launch *L)
 	r->person = sup_person_name();
 	r->grants = pol_session_new();
 	r->names = sup_names_new();
+	/* A denied name stays on its addresses (the deny entries never change
+	 * in a run; the config outlives the names). */
+	sup_names_set_keep(r->names, keep_denied_name, r->config);
 	/* The host's /etc/hosts (root's file: the agent cannot add to it)
 	 * names loopback "localhost"; the session's resolver names what the
 	 * sandbox resolves, and its bind must be in place before the spawn. */
@@ -589,6 +599,8 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 	L->env = sup_agent_environ(r->session_id, r->config, r->opts.agent);
 	/* The harness reaches its own API from its own process only. */
 	sup_connect_harness_endpoints(r, L->env);
+	/* The config is complete: the resolver decides lookups from here. */
+	sup_resolver_arm(r);
 	int rc = prepare_views(r, L);
 	if (rc < 0)
 		return rc;
@@ -659,6 +671,7 @@ static int end_run(struct sup_run *r, int rc)
 		if (!r->agent_started)
 			wd_err("the agent could not be started");
 	}
+	sup_resolver_finish(r);
 	if (r->db) {
 		sto_session_end(r->db, r->session_id, wd_now_real_us(), code, NULL);
 		if (r->opts.stats)

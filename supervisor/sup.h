@@ -539,6 +539,12 @@ void sup_names_add(struct sup_names *t, const char *name, int family, const uint
 char **sup_names_of(struct sup_names *t, int family, const uint8_t *addr);
 /* How many addresses have names. */
 size_t sup_names_count(struct sup_names *t);
+/* Names |fn| holds (|arg|, a name lower case without the final dot) are
+ * never pushed out of an address, nor is an address that has one forgotten
+ * (names.c says how). Called under the table's lock from any thread that
+ * adds: |fn| must be pure and read only what never changes in the run. */
+typedef bool (*sup_names_keep_fn)(void *arg, const char *name);
+void sup_names_set_keep(struct sup_names *t, sup_names_keep_fn fn, void *arg);
 
 /* ---- request kinds (kinds.c) -------------------------------------------- */
 

@@ -149,6 +149,13 @@ add_dependencies(test_esc_names warden)
 set_property(TEST test_esc_names APPEND PROPERTY ENVIRONMENT
 	"ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=8")
 
+# The session's resolver decides each queried name (test_esc_lookup).
+wd_test(test_esc_lookup SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_lookup.c
+	LIBS wt LABELS escape TIMEOUT 600)
+add_dependencies(test_esc_lookup warden)
+set_property(TEST test_esc_lookup APPEND PROPERTY ENVIRONMENT
+	"ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=8")
+
 # IP destinations: loopback, the host's own address, metadata, every
 # spelling of them, races, datagrams, inherited sockets and the sockets
 # that bypass connect (test_esc_net), with its agent esc_net.

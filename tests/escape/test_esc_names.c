@@ -150,7 +150,9 @@ static void run_py(struct fx *f, const char *tier, const char *config, const cha
 	if (config)
 		wt_write(f->proj, ".warden/permissions.json", config);
 	char *code = wd_asprintf("%s%s", prelude, body);
-	char *argv[] = {"run", "--stats", "--tier", (char *)tier, "--", PY, "-c", code, NULL};
+	/* No person to ask: a standard run refuses what the judge leaves. */
+	char *argv[] = {"run", "--stats", "--prompt", "none", "--tier", (char *)tier,
+			"--",  PY,	  "-c",	      code,   NULL};
 	wt_wardenv_prep(f->proj, argv, NULL, NULL, 120000, r);
 	print_message("%s%s", r->out, r->err);
 	free(code);
@@ -524,19 +526,24 @@ static void test_names_deny_by_name_and_by_its_address(void **state)
 	struct fx *f = *state;
 	struct wt_result r;
 	int hits = wt_netns_hits(&ns, lst[L_EVIL]);
+	int queries = wt_netns_dns_hits(&ns, DNS_EVIL, 0) + wt_netns_dns_hits(&ns, DNS_EVIL, 1);
+	/* A name a deny entry matches is not even looked up (the session's
+	 * resolver refuses it, and its DNS server never sees it), so the
+	 * connection by name fails before it is made. By its address,
+	 * named by nothing the session resolved, the address is undecided
+	 * (test_esc_lookup has the address named by a denied name). */
 	run_py(f, "aggressive", "{\"network\": {\"deny\": [\"evil.test\"]}}\n",
 	       "print('byname', conn('evil.test', " PORT "))\n"
 	       "a = look('evil.test')\n"
-	       "print('addr', a)\n"
-	       "print('byaddr', conn(a, " PORT "))\n",
+	       "print('addr', a)\n",
 	       &r);
 	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "addr 10.77.0.3"));
-	assert_non_null(strstr(r.out, "byname err13"));
-	assert_non_null(strstr(r.out, "byaddr err13"));
+	assert_non_null(strstr(r.out, "addr none"));
+	assert_null(strstr(r.out, "byname ok"));
 	assert_int_equal(wt_netns_hits(&ns, lst[L_EVIL]), hits);
-	assert_int_equal(rows(f, "deny", "rule", "evil.test:" PORT " (10.77.0.3)", NULL), 2);
-	assert_non_null(strstr(r.err, "refused connect to evil.test:" PORT));
+	assert_int_equal(wt_netns_dns_hits(&ns, DNS_EVIL, 0) + wt_netns_dns_hits(&ns, DNS_EVIL, 1),
+			 queries);
+	assert_int_equal(rows(f, "deny", "rule", "lookup evil.test", "\"name\":\"evil.test\""), 1);
 	wt_result_free(&r);
 }
 
@@ -647,7 +654,10 @@ static void test_names_judge_sees_the_name(void **state)
 	js_push(js, &deny);
 	js_push(js, &deny);
 	struct wt_result r;
-	run_py(f, "passive", NULL,
+	/* Standard, not passive: in passive a name no entry allows is not
+	 * looked up at all (test_esc_lookup), so nothing would reach the
+	 * judge; with no person to ask, the judge is what decides here. */
+	run_py(f, "standard", NULL,
 	       "print('first', conn('judged.test', " PORT "))\n"
 	       "print('second', conn('judged.test', 8081))\n",
 	       &r);

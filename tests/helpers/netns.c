@@ -434,7 +434,8 @@ static void put16(struct dns_out *o, unsigned v)
 /* |name| in wire form; the question's own name as a pointer to it. */
 static void put_name(struct dns_out *o, const char *name, const char *qname)
 {
-	if (strcasecmp(name, qname) == 0) {
+	/* "*": the name asked (a wildcard entry's records). */
+	if (strcmp(name, "*") == 0 || strcasecmp(name, qname) == 0) {
 		put16(o, 0xc000 | 12);
 		return;
 	}

@@ -47,6 +47,7 @@ struct wt_netns_shared {
  * One name the DNS server knows. |answer| lists resource records separated
  * by ';', each "TYPE OWNER VALUE" with TYPE one of A, AAAA, CNAME:
  *   "CNAME www.a.test a.test; A a.test 10.77.0.2"
+ * An OWNER of "*" is the name asked (for a "*.suffix" entry).
  * A query of type A gets the CNAME records and the A records, a query of
  * type AAAA the CNAME and AAAA records. Several answers separated by '|'
  * are given in turn, one per query of that type (the last one repeats): a

@@ -879,6 +879,91 @@ static void test_config_network_errors(void **state)
 		  "an address or CIDR (10.0.0.0/8, [fd00::/8]), with an optional :PORT");
 }
 
+/* ---- lookups --------------------------------------------------------------------- */
+
+static void test_lookup_decide(void **state)
+{
+	(void)state;
+	struct pol_config *c =
+		cfg("{\"network\": {\"allow\": [\"github.com:443\", \"*.npmjs.org\", "
+		    "\"localhost:8080\", "
+		    "\"10.0.0.0/8\"], \"deny\": [\"evil.test\", \"*.bad.test:443\", \"0.0.0.0/0\", "
+		    "\"[::/0]\"]}}");
+	char why[512], m[64];
+	/* Metadata names: critical, with or without a config. */
+	assert_int_equal(pol_net_lookup_decide(c, "Metadata.Google.Internal.", why, sizeof(why), m,
+					       sizeof(m)),
+			 POL_DENY_CRITICAL);
+	assert_non_null(strstr(why, "metadata"));
+	assert_int_equal(pol_net_lookup_decide(NULL, "metadata.google.internal", NULL, 0, NULL, 0),
+			 POL_DENY_CRITICAL);
+	/* Deny by name and below a suffix (the port does not count). */
+	assert_int_equal(pol_net_lookup_decide(c, "EVIL.test", why, sizeof(why), m, sizeof(m)),
+			 POL_DENY);
+	assert_string_equal(m, "network.deny[0]");
+	assert_non_null(strstr(why, "\"evil.test\" matches evil.test"));
+	assert_int_equal(pol_net_lookup_decide(c, "x.y.bad.test.", why, sizeof(why), m, sizeof(m)),
+			 POL_DENY);
+	assert_string_equal(m, "network.deny[1]");
+	/* "*.suffix" is strictly below: the suffix itself is not denied;
+	 * the CIDR deny entries (even 0.0.0.0/0) name no name. */
+	assert_int_equal(pol_net_lookup_decide(c, "bad.test", why, sizeof(why), m, sizeof(m)),
+			 POL_UNDECIDED);
+	assert_string_equal(m, "");
+	assert_int_equal(pol_net_lookup_decide(c, "sub.evil.test", NULL, 0, NULL, 0),
+			 POL_UNDECIDED);
+	/* Allow by name, suffix, localhost; ports ignored; CIDRs name nothing. */
+	assert_int_equal(pol_net_lookup_decide(c, "github.com", why, sizeof(why), m, sizeof(m)),
+			 POL_ALLOW);
+	assert_string_equal(m, "network.allow[0]");
+	assert_int_equal(pol_net_lookup_decide(c, "registry.npmjs.org", NULL, 0, NULL, 0),
+			 POL_ALLOW);
+	assert_int_equal(pol_net_lookup_decide(c, "npmjs.org", NULL, 0, NULL, 0), POL_UNDECIDED);
+	assert_int_equal(pol_net_lookup_decide(c, "localhost", NULL, 0, NULL, 0), POL_ALLOW);
+	assert_int_equal(pol_net_lookup_decide(c, "api.github.com", NULL, 0, NULL, 0),
+			 POL_UNDECIDED);
+	assert_int_equal(pol_net_lookup_decide(c, "10.in-addr.arpa", NULL, 0, NULL, 0),
+			 POL_UNDECIDED);
+	/* The harness's endpoint's host resolves; its port does not count. */
+	assert_int_equal(pol_net_lookup_decide(c, "api.anthropic.com", NULL, 0, NULL, 0),
+			 POL_UNDECIDED);
+	assert_int_equal(pol_config_add_harness_endpoint(c, "api.anthropic.com:8443"), 0);
+	assert_int_equal(
+		pol_net_lookup_decide(c, "API.anthropic.com", why, sizeof(why), m, sizeof(m)),
+		POL_ALLOW);
+	assert_string_equal(m, "api.anthropic.com:8443");
+	/* A name longer than any DNS name is undecided, never allowed. */
+	char big[400];
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(pol_net_lookup_decide(c, big, why, sizeof(why), m, sizeof(m)),
+			 POL_UNDECIDED);
+	/* A short reason buffer is cut, not overrun. */
+	char tiny[8];
+	assert_int_equal(pol_net_lookup_decide(c, "evil.test", tiny, sizeof(tiny), NULL, 0),
+			 POL_DENY);
+	assert_int_equal(strlen(tiny), 7);
+	/* The names predicate names.c keeps by. */
+	assert_true(pol_net_name_denied(c, "Evil.Test."));
+	assert_true(pol_net_name_denied(c, "a.bad.test"));
+	assert_true(pol_net_name_denied(NULL, "metadata.google.internal"));
+	assert_false(pol_net_name_denied(c, "github.com"));
+	assert_false(pol_net_name_denied(NULL, "evil.test"));
+	assert_false(pol_net_name_denied(c, NULL));
+	pol_config_free(c);
+	/* "*" in deny denies every lookup; in allow allows every one. */
+	c = cfg("{\"network\": {\"deny\": [\"*:25\"]}}");
+	assert_int_equal(pol_net_lookup_decide(c, "github.com", NULL, 0, NULL, 0), POL_DENY);
+	pol_config_free(c);
+	c = cfg("{\"network\": {\"allow\": [\"*\"]}}");
+	assert_int_equal(pol_net_lookup_decide(c, "anything.test", NULL, 0, NULL, 0), POL_ALLOW);
+	assert_int_equal(pol_net_lookup_decide(c, "metadata.google.internal", NULL, 0, NULL, 0),
+			 POL_DENY_CRITICAL);
+	pol_config_free(c);
+	assert_int_equal(pol_net_lookup_decide(NULL, "github.com", NULL, 0, NULL, 0),
+			 POL_UNDECIDED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -898,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_connect_accepted_rule),
 		cmocka_unit_test(test_connect_context_and_rules),
 		cmocka_unit_test(test_config_network_round_trip),
+		cmocka_unit_test(test_lookup_decide),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
