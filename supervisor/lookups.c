@@ -8,8 +8,8 @@
  * anything, on the name the client asked for (pol_net_lookup_decide): a
  * cloud metadata name or a name a network.deny entry matches is refused in
  * every tier; a name no entry allows is refused in the passive tier and in
- * review runs that are not aggressive (where its connection would be
- * refused too) and forwarded in standard and aggressive (the connection
+ * review runs, whatever their tier (where its connection would be refused
+ * too), and forwarded in standard and aggressive (the connection
  * that follows is decided; the name itself still reaches the DNS servers:
  * a residual); an allowed name (network.allow, or the host of an agent
  * harness endpoint) is forwarded. A search-domain expansion (name + a
@@ -93,10 +93,12 @@ void sup_lookups_arm(struct sup_lookups *l, const struct sup_run *r)
 	 * fixed for the run. */
 	enum pol_tier t = r->opts.tier;
 	l->config = r->config;
+	/* A review run refuses every connection policy did not allow,
+	 * whatever the tier (connect.c, sup_connect_machinery): so does it
+	 * every lookup. */
 	l->refuse_undecided =
-		t != POL_TIER_AGGRESSIVE && (t != POL_TIER_STANDARD || r->opts.review);
-	l->note =
-		t != POL_TIER_STANDARD && t != POL_TIER_AGGRESSIVE ? "passive mode" : "review run";
+		r->opts.review || (t != POL_TIER_AGGRESSIVE && t != POL_TIER_STANDARD);
+	l->note = r->opts.review ? "review run" : "passive mode";
 	atomic_store_explicit(&l->armed, true, memory_order_release);
 }
 

@@ -216,8 +216,8 @@ static void test_lookup_aggressive_forwards_unknown(void **state)
 	wt_result_free(&r);
 }
 
-/* A review run (standard tier) refuses names no entry allows; the same
- * run not in review forwards them. */
+/* A review run (standard or aggressive tier) refuses names no entry
+ * allows; the same run not in review forwards them. */
 static void test_lookup_review_refuses_unknown(void **state)
 {
 	struct fx *f = *state;
@@ -228,6 +228,14 @@ static void test_lookup_review_refuses_unknown(void **state)
 	assert_non_null(strstr(r.out, "review.exfil.test=none"));
 	assert_int_equal(hits(DNS_EXFIL), before);
 	assert_int_equal(rows(f, "tier", "\"name\":\"review.exfil.test\"", "review run: "), 1);
+	wt_result_free(&r);
+	/* The aggressive tier changes nothing for a review run: its
+	 * connections are refused unless listed, and so are its lookups. */
+	run_py(f, "aggressive", true, NULL, "look('review2.exfil.test')\n", &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "review2.exfil.test=none"));
+	assert_int_equal(hits(DNS_EXFIL), before);
+	assert_int_equal(rows(f, "tier", "\"name\":\"review2.exfil.test\"", "review run: "), 1);
 	wt_result_free(&r);
 	run_py(f, "standard", false, NULL, "look('agent.exfil.test')\n", &r);
 	assert_int_equal(r.status, 0);
