@@ -8,7 +8,8 @@
  *                          other; prints "connects=N p50_us=X p99_us=Y"
  *                          (the time connect() takes, as the caller sees it)
  *   net bulk PORT MIB      one connect, then MIB MiB written in 1 MiB
- *                          writes; prints "bytes=B"
+ *                          writes; prints "bytes=B seconds=S" (S: the
+ *                          transfer after the connect)
  *
  * Under warden the connects are decisions (the project config lists the
  * sink's address); what follows a connect is not, so bulk measures whether
@@ -129,6 +130,7 @@ static int bulk(unsigned port, long mib)
 	int s = connect_to(port);
 	if (s < 0)
 		return 1;
+	double t0 = now_us(); /* the transfer alone, after the decided connect */
 	char *buf = malloc(1 << 20);
 	if (!buf)
 		return 1;
@@ -152,9 +154,10 @@ static int bulk(unsigned port, long mib)
 	char c;
 	while (read(s, &c, 1) > 0) {
 	}
+	double secs = (now_us() - t0) / 1e6;
 	close(s);
 	free(buf);
-	printf("bytes=%lld\n", total);
+	printf("bytes=%lld seconds=%.6f\n", total, secs);
 	return 0;
 }
 
