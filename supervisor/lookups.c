@@ -55,7 +55,7 @@ struct sup_lookups {
 	 * config's network entries and harness endpoints do not change
 	 * after that (grants, which do, are not read here). */
 	const struct pol_config *config;
-	bool refuse_undecided; /* passive, or a review run not aggressive */
+	bool refuse_undecided; /* passive, or any review run */
 	const char *note;
 	_Atomic bool armed;
 	struct lk_row *rows;
