@@ -81,10 +81,19 @@ bool sup_dns_metadata_name(const char *name);
 /* Before the sandbox is made (after the private temporary directories):
  * binds the resolver's address (port 53, UDP and TCP, on 127.0.0.0/8),
  * reads the host's nameservers, writes the sandbox's resolv.conf in the
- * session's directory, adds its bind over the sandbox's /etc/resolv.conf
- * to r->binds and starts serving (a thread). Sets r->resolver_on. 0, or
- * -errno with *why (caller frees) saying why the run goes on without it. */
+ * session's directory and adds its bind over the sandbox's
+ * /etc/resolv.conf to r->binds. Sets r->resolver_on. 0, or -errno with
+ * *why (caller frees) saying why the run goes on without it. Starts no
+ * thread: see sup_resolver_serve(). */
 int sup_resolver_start(struct sup_run *r, char **why);
+/* Once the sandbox is made: starts serving, on a thread of its own.
+ * Not before: init is started with a raw clone(), which runs no atfork
+ * handler, and runs code (malloc) before its exec; a lock another thread
+ * held at the instant of the clone (the allocator's, stdio's) would never
+ * be released in the child, whose set-up would then hang. The supervisor
+ * is single-threaded until the sandbox exists. Queries sent meanwhile wait
+ * in the sockets' queues. 0, or -errno (warned: the lookups then fail). */
+int sup_resolver_serve(struct sup_run *r);
 /* Once the config is complete (the harness's endpoints added) and before
  * the agent starts: from here on the resolver decides each queried name
  * (pol_net_lookup_decide) with the run's effective tier; before it, every

@@ -742,30 +742,38 @@ int sup_resolver_start(struct sup_run *r, char **why)
 	for (int i = 0; i < RES_CLIENTS; i++)
 		rs->clients[i].fd = -1;
 	int rc = setup(r, rs, why);
-	if (rc == 0) {
-		/* Signals are the loop's (signalfd): the thread starts with
-		 * every signal blocked, so none is ever delivered to it, not
-		 * even before it could block them itself. */
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		rc = -pthread_create(&rs->thread, NULL, serve, rs);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (rc < 0) {
-			*why = wd_asprintf("its thread could not start: %s", strerror(-rc));
-			/* Without it the sandbox keeps the host's file. */
-			r->nbinds--;
-			free((char *)r->binds[r->nbinds].src);
-			free((char *)r->binds[r->nbinds].dst);
-		}
-	}
 	if (rc < 0) {
 		resolver_free(rs);
 		return rc;
 	}
-	rs->running = true;
 	r->resolver = rs;
 	r->resolver_on = true;
+	return 0;
+}
+
+int sup_resolver_serve(struct sup_run *r)
+{
+	struct sup_resolver *rs = r->resolver;
+	if (!rs || rs->running)
+		return 0;
+	/* Signals are the loop's (signalfd): the thread starts with every
+	 * signal blocked, so none is ever delivered to it, not even before
+	 * it could block them itself. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = -pthread_create(&rs->thread, NULL, serve, rs);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc < 0) {
+		/* The sandbox's resolv.conf names it already: its lookups go
+		 * unanswered (they fail; nothing is forwarded undecided). */
+		free(r->resolver_why);
+		r->resolver_why = wd_asprintf("its thread could not start: %s", strerror(-rc));
+		wd_warn("the session's resolver %s: the agent's name lookups will fail",
+			r->resolver_why);
+		return rc;
+	}
+	rs->running = true;
 	return 0;
 }
 

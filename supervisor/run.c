@@ -632,6 +632,9 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 		free(err);
 		return rc;
 	}
+	/* The sandbox exists: threads may start (dns_int.h says why not
+	 * before). */
+	(void)sup_resolver_serve(r);
 	after_spawn(r, L);
 	return 0;
 }
