@@ -290,14 +290,15 @@ static void run_linked(struct fx *f, const char *target, const char *script, str
 	wt_rmtree(tmpl);
 }
 
-/* /etc/resolv.conf a symlink (systemd-resolved's stub file, say): the
- * session's file is bound over what it leads to, in the sandbox only. */
+/* /etc/resolv.conf a symlink (as systemd-resolved makes it, to a file
+ * under /run): the session's file is bound over what it leads to, in the
+ * sandbox only. */
 static void test_names_resolv_conf_symlink_followed(void **state)
 {
 	struct fx *f = *state;
 	char *dir = wt_outside_dir("names");
-	wt_write(dir, "stub-resolv.conf", "nameserver 10.77.0.2\n");
-	char *target = wd_asprintf("%s/stub-resolv.conf", dir);
+	wt_write(dir, "linked-resolv.conf", "nameserver 10.77.0.2\n");
+	char *target = wd_asprintf("%s/linked-resolv.conf", dir);
 	struct wt_result r;
 	char *script =
 		wd_asprintf("cat /etc/resolv.conf; cat %s; getent hosts allowed.test", target);
