@@ -86,7 +86,6 @@ struct sbx_fan {
 	char *project;
 	size_t plen;
 	const struct pol_config *policy;
-	bool read_only;
 	sbx_view_decide_fn decide;
 	void *decide_arg;
 	struct sbx_view *view;
@@ -321,7 +320,7 @@ static void on_event(struct sbx_fan *f, const struct fanotify_event_metadata *m)
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 		(void)ignore_mark(f, FAN_MARK_REMOVE, AT_FDCWD, proc);
 	}
-	if (wprot && ((acc & POL_ACC_WRITE) || f->read_only)) {
+	if (wprot && (acc & POL_ACC_WRITE)) {
 		/* The FUSE view answers EROFS; here the kernel gives EPERM. */
 		answer(f, fd, false);
 		free(rel);
@@ -479,7 +478,6 @@ int sbx_fan_new(const struct sbx_fan_config *cfg, struct sbx_fan **out)
 	while (f->plen > 1 && f->project[f->plen - 1] == '/')
 		f->project[--f->plen] = '\0';
 	f->policy = cfg->policy;
-	f->read_only = cfg->read_only;
 	f->decide = cfg->decide;
 	f->decide_arg = cfg->decide_arg;
 	f->premark_max = cfg->premark_max ? cfg->premark_max : FAN_PREMARK_MAX;

@@ -607,6 +607,7 @@ struct sbx_split_ident {
 	dev_t dev;
 	ino_t ino;
 	unsigned sensitive : 1, control : 1;
+	unsigned multi : 1; /* st_nlink > 1 when met */
 };
 
 /* What the start walk found. Free with sbx_split_free(). */
@@ -662,7 +663,6 @@ struct sbx_fan_config {
 	const char *project;		 /* the project's path in the sandbox (absolute) */
 	int backing_fd;			 /* O_PATH of the project (borrowed; dup'ed) */
 	const struct sbx_split *split;	 /* borrowed until sbx_fan_start returns */
-	bool read_only;			 /* review run: the fast mounts are read-only */
 	sbx_view_decide_fn decide;
 	void *decide_arg;
 	size_t premark_max; /* files the pre-marking walk marks at most (0: 190,000) */

@@ -81,7 +81,8 @@ static void add_ident(struct walk *w, const struct stat *st, bool sens, bool ctl
 	if ((o->nidents & (o->nidents - 1)) == 0)
 		o->idents = wd_realloc(o->idents,
 				       (o->nidents ? o->nidents * 2 : 16) * sizeof(*o->idents));
-	o->idents[o->nidents++] = (struct sbx_split_ident){st->st_dev, st->st_ino, sens, ctl};
+	o->idents[o->nidents++] =
+		(struct sbx_split_ident){st->st_dev, st->st_ino, sens, ctl, st->st_nlink > 1};
 }
 
 static void add_link(struct walk *w, const struct stat *st, size_t dir)

@@ -610,7 +610,6 @@ static int prepare_split(struct sup_run *r, struct launch *L)
 		.project = L->project,
 		.backing_fd = r->backing_fd,
 		.split = r->split,
-		.read_only = r->opts.review,
 		.decide = sup_view_decide,
 		.decide_arg = r,
 	};
@@ -667,12 +666,6 @@ static int prepare_views(struct sup_run *r, struct launch *L)
  * identity, and the agent's first entry in the process table. */
 static void after_spawn(struct sup_run *r, struct launch *L)
 {
-	/* The identities the split view's walk met are sticky for the view
-	 * and the listener alike. The agent has run none of its own code
-	 * yet (its exec waits for the loop). */
-	for (size_t i = 0; r->split && r->view && i < r->split->nidents; i++)
-		sbx_view_identity_add(r->view, r->split->idents[i].dev, r->split->idents[i].ino,
-				      r->split->idents[i].sensitive, r->split->idents[i].control);
 	/* The hides are mounted: later lookups may be evicted. */
 	sbx_view_seal(r->view);
 	for (size_t i = 0; i < r->nmarkers; i++)
@@ -690,6 +683,34 @@ static void after_spawn(struct sup_run *r, struct launch *L)
 		wd_warn("--no-view: opens of sensitive files in the project are not decided");
 	struct sup_proc *first = sup_proc_add(r, r->child.pid, getpid());
 	first->startup = true;
+}
+
+/*
+ * The split view's listener, right after the spawn and before anything of
+ * the supervisor's may open a file of the sandbox (after_spawn): the fast
+ * mounts are watched from the moment they exist, and an open made before
+ * the listener runs waits for it. The identities the walk met are sticky
+ * for the view and the listener alike from here: the agent has run none
+ * of its own code yet (its exec waits for the loop). Those of files with
+ * a second name all go in (the view would find them by its own walk);
+ * single-name ones up to SPLIT_IDENTS, since the view's table is scanned
+ * on every open it decides about. Without a listener nothing could
+ * answer the fast mounts' opens: the run does not start.
+ */
+#define SPLIT_IDENTS 4096
+static int start_listener(struct sup_run *r)
+{
+	size_t single = 0;
+	for (size_t i = 0; r->view && i < r->split->nidents; i++) {
+		const struct sbx_split_ident *id = &r->split->idents[i];
+		if (!id->multi && single++ >= SPLIT_IDENTS)
+			continue;
+		sbx_view_identity_add(r->view, id->dev, id->ino, id->sensitive, id->control);
+	}
+	int rc = sbx_fan_start(r->fan, r->view);
+	if (rc < 0)
+		wd_err("the split view's listener could not be started: %s", strerror(-rc));
+	return rc;
 }
 
 /* Starts the agent in the sandbox. */
@@ -738,14 +759,9 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 	/* The sandbox exists: threads may start (dns_int.h says why not
 	 * before). */
 	(void)sup_resolver_serve(r);
-	after_spawn(r, L);
-	/* The fast mounts are watched from the moment they exist; the
-	 * listener answers from here (an open made before waits). Without
-	 * it nothing could answer them: the run does not start. */
-	if (r->fan && (rc = sbx_fan_start(r->fan, r->view)) < 0) {
-		wd_err("the split view's listener could not be started: %s", strerror(-rc));
+	if (r->fan && (rc = start_listener(r)) < 0)
 		return rc;
-	}
+	after_spawn(r, L);
 	return 0;
 }
 

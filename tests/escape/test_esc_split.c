@@ -150,6 +150,12 @@ static bool mounted(const struct fx *f, const struct wt_result *r, const char *r
 #define SHOW   "show() { while IFS= read -r l; do echo \"$l\"; done < \"$1\"; }; "
 #define MOUNTS SHOW "echo MOUNTS; show /proc/self/mountinfo; echo END; "
 
+static void no_user_early(const struct fx *f, int step)
+{
+	(void)f;
+	(void)step;
+}
+
 /* ---- a sensitive name the user makes in a fast subtree ------------------ */
 
 static void user_makes_env(const struct fx *f, int step)
@@ -176,6 +182,31 @@ static void test_split_user_env_in_fast_subtree(void **state)
 	/* The fast part refuses with EPERM (FAN_DENY), where the FUSE view
 	 * says EACCES. */
 	assert_true(said(&r, "Operation not permitted"));
+	wt_result_free(&r);
+}
+
+/* The agent's own writes to a sensitive or control name it makes in a fast
+ * subtree are decided at their open (the file exists by then: a refused
+ * create leaves it empty, with nothing written). */
+static void test_split_agent_creates_env_decided(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r = {0};
+	run_steps(f, NULL,
+		  MOUNTS "echo TOKEN=" SECRET " > src/.env; echo env=$?; "
+			 "echo '[alias]' > src/lib/.gitmodules; echo gm=$?; " WAIT(1),
+		  1, no_user_early, &r);
+	assert_true(mounted(f, &r, "src"));
+	assert_true(said(&r, "env=2"));
+	assert_true(said(&r, "gm=2"));
+	wd_autofree char *env = in_proj(f, "src/.env");
+	wd_autofree char *text = wt_slurp(env);
+	assert_true(text == NULL || strstr(text, SECRET) == NULL);
+	wd_autofree char *gm = in_proj(f, "src/lib/.gitmodules");
+	wd_autofree char *gtext = wt_slurp(gm);
+	assert_true(gtext == NULL || strstr(gtext, "alias") == NULL);
+	assert_true(wt_audit_count(f->db, "deny", NULL, "src/.env", NULL) >= 1);
+	assert_true(wt_audit_count(f->db, "deny", NULL, "src/lib/.gitmodules", NULL) >= 1);
 	wt_result_free(&r);
 }
 
@@ -365,6 +396,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_split_user_env_in_fast_subtree, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_split_agent_creates_env_decided, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_split_symlinks_both_ways, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_hard_link_before_run_keeps_fuse, setup,
