@@ -327,6 +327,63 @@ static void test_split_user_mv_then_write_is_decided(void **state)
 	wt_result_free(&r);
 }
 
+/* ---- the watcher: a rename onto a sensitive name, with no write --------- */
+
+/* The watcher is asynchronous: the user's rename is given 300 ms before
+ * the agent opens (the window it narrows is what this allows). */
+static void user_mv_only(const struct fx *f, int step)
+{
+	(void)step;
+	wd_autofree char *from = in_proj(f, "src/notes.txt");
+	wd_autofree char *to = in_proj(f, "src/.env");
+	assert_int_equal(rename(from, to), 0);
+	usleep(300000);
+}
+
+static void test_split_watcher_user_mv_to_env(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->proj, "src/notes.txt", "TOKEN=" SECRET "\n");
+	struct wt_result r = {0};
+	/* The agent reads notes.txt under its plain name (allowed: it is an
+	 * ordinary name then), so the file carries a mark; after the rename
+	 * no write clears it: only the watcher can. */
+	run_steps(f, NULL,
+		  MOUNTS "show src/notes.txt >/dev/null; show src/notes.txt >/dev/null; " WAIT(
+			  1) "show src/.env; echo env=$?",
+		  1, user_mv_only, &r);
+	assert_true(mounted(f, &r, "src"));
+	assert_no_secret(&r);
+	assert_true(said(&r, "env=2"));
+	assert_refused(f, "src/.env");
+	wt_result_free(&r);
+}
+
+static void user_mv_dir(const struct fx *f, int step)
+{
+	(void)step;
+	wd_autofree char *from = in_proj(f, "src/lib");
+	wd_autofree char *to = in_proj(f, "src/.aws");
+	assert_int_equal(rename(from, to), 0);
+	usleep(300000);
+}
+
+static void test_split_watcher_dir_renamed_sensitive(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->proj, "src/lib/creds", "key=" SECRET "\n");
+	struct wt_result r = {0};
+	run_steps(f, NULL,
+		  MOUNTS
+		  "show src/lib/creds >/dev/null; " WAIT(1) "show src/.aws/creds; echo creds=$?",
+		  1, user_mv_dir, &r);
+	assert_true(mounted(f, &r, "src"));
+	assert_no_secret(&r);
+	assert_true(said(&r, "creds=2"));
+	assert_refused(f, "src/.aws/creds");
+	wt_result_free(&r);
+}
+
 /* ---- review runs: the fast mounts are read-only ------------------------------ */
 
 static void test_split_review_fast_read_only(void **state)
@@ -405,6 +462,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_split_renamed_env_stays_decided, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_split_user_mv_then_write_is_decided, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_split_watcher_user_mv_to_env, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_split_watcher_dir_renamed_sensitive, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_split_review_fast_read_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_agent_fds_after_walk, setup, teardown),
