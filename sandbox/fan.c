@@ -52,6 +52,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/fanotify.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -94,8 +95,14 @@ struct sbx_fan {
 	size_t premark_max;
 	atomic_bool stopping;
 
-	pthread_t reader, premarker;
-	bool reader_started, premark_started;
+	pthread_t reader, premarker, watcher;
+	bool reader_started, premark_started, watcher_started;
+
+	/* The watcher (watcher_main): inotify on the fast subtrees' backing
+	 * directories; only its thread touches these. */
+	int ino_fd;
+	struct fan_watch *watches;
+	size_t nwatches, capwatches;
 
 	pthread_mutex_t lock; /* the queue and the worker counts */
 	pthread_cond_t cond;  /* work queued, or a worker gone */
@@ -455,6 +462,169 @@ static void *premark_main(void *arg)
 	return NULL;
 }
 
+/* ---- the watcher ------------------------------------------------------------ */
+
+/*
+ * A plain file the listener marked can be given a sensitive or control name
+ * without any open (a rename by the user outside, or a directory renamed
+ * to a sensitive name): fanotify has no permission event for that, so the
+ * mark would let its next open through undecided until the file is next
+ * written. The watcher narrows that window (docs/view-plan.md, section 9,
+ * step 7): inotify IN_CREATE | IN_MOVED_TO on every directory of the fast
+ * subtrees in the backing tree (inotify watches the inode, so renames made
+ * through any mount are seen, the user's and the agent's alike); a new
+ * sensitive or control name, or a directory moved to such a name, puts
+ * each identity below it in the view's table and removes its mark (table
+ * first, as everywhere here). Asynchronous: it makes the window short, it
+ * does not close it (the documented trade-off); its watches are bounded
+ * (FAN_WATCH_MAX) and a directory it could not watch keeps the window as
+ * without it. Its directory fds are closed as it goes.
+ */
+#define FAN_WATCH_MAX  65536
+#define FAN_WATCH_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_ONLYDIR)
+
+struct fan_watch {
+	int wd;
+	char *rel; /* project-relative path of the directory */
+};
+
+static struct fan_watch *watch_of(struct sbx_fan *f, int wd)
+{
+	for (size_t i = 0; i < f->nwatches; i++)
+		if (f->watches[i].wd == wd)
+			return &f->watches[i];
+	return NULL;
+}
+
+/* An fd of |rel| in the backing tree, never through a symlink. */
+static int backing_open(struct sbx_fan *f, const char *rel, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_XDEV,
+	};
+	return (int)syscall(SYS_openat2, f->backing_fd, rel, &how, sizeof(how));
+}
+
+static void add_watch(struct sbx_fan *f, const char *rel)
+{
+	if (f->nwatches >= FAN_WATCH_MAX)
+		return;
+	/* Through the /proc link of an O_PATH fd reached without a symlink:
+	 * the watch lands on exactly that directory. */
+	int fd = backing_open(f, rel, O_PATH | O_DIRECTORY);
+	if (fd < 0)
+		return;
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	int wd = inotify_add_watch(f->ino_fd, proc, FAN_WATCH_MASK);
+	close(fd);
+	if (wd < 0)
+		return;
+	struct fan_watch *w = watch_of(f, wd);
+	if (w) { /* the same directory again (renamed): its new name */
+		free(w->rel);
+		w->rel = wd_strdup(rel);
+		return;
+	}
+	if (f->nwatches == f->capwatches) {
+		f->capwatches = f->capwatches ? f->capwatches * 2 : 64;
+		f->watches = wd_realloc(f->watches, f->capwatches * sizeof(*f->watches));
+	}
+	f->watches[f->nwatches++] = (struct fan_watch){wd, wd_strdup(rel)};
+}
+
+/* The regular file at |rel| is sensitive or control now: into the table,
+ * then its mark goes. */
+static void settle_file(struct sbx_fan *f, const char *rel, bool sens, bool ctl)
+{
+	int fd = backing_open(f, rel, O_PATH);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		sbx_view_identity_add(f->view, st.st_dev, st.st_ino, sens, ctl);
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		(void)ignore_mark(f, FAN_MARK_REMOVE, AT_FDCWD, proc);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Watches the directory |rel| and every directory below it, and settles
+ * every file whose path (or a directory above it: |sens|, |ctl|) is
+ * sensitive or control. */
+static void settle_dir(struct sbx_fan *f, const char *rel, bool sens, bool ctl, int depth)
+{
+	add_watch(f, rel);
+	int fd = backing_open(f, rel, O_RDONLY | O_DIRECTORY);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)) && !atomic_load(&f->stopping)) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		wd_autofree char *child = wd_asprintf("%s/%s", rel, de->d_name);
+		bool cs = sens || sbx_view_path_sensitive(f->policy, NULL, child);
+		bool cc = ctl || pol_is_control(f->policy, child, NULL);
+		if (de->d_type == DT_DIR && depth < FAN_MAX_DEPTH)
+			settle_dir(f, child, cs, cc, depth + 1);
+		else if ((cs || cc) && (de->d_type == DT_REG || de->d_type == DT_UNKNOWN))
+			settle_file(f, child, cs, cc);
+	}
+	closedir(d);
+}
+
+static void on_watch_event(struct sbx_fan *f, const struct inotify_event *e)
+{
+	struct fan_watch *w = watch_of(f, e->wd);
+	if (!w)
+		return;
+	if (e->mask & IN_IGNORED) { /* the directory is gone: so is its watch */
+		free(w->rel);
+		*w = f->watches[--f->nwatches];
+		return;
+	}
+	if (!e->len || !(e->mask & (IN_CREATE | IN_MOVED_TO)))
+		return;
+	wd_autofree char *rel = wd_asprintf("%s/%s", w->rel, e->name);
+	bool sens = sbx_view_path_sensitive(f->policy, NULL, rel);
+	bool ctl = pol_is_control(f->policy, rel, NULL);
+	if (e->mask & IN_ISDIR)
+		settle_dir(f, rel, sens, ctl, 0); /* watched, with what it holds */
+	else if (sens || ctl)
+		settle_file(f, rel, sens, ctl);
+}
+
+static void *watcher_main(void *arg)
+{
+	struct sbx_fan *f = arg;
+	for (size_t i = 0; i < f->nfast && !atomic_load(&f->stopping); i++)
+		settle_dir(f, f->fast[i], false, false, 0);
+	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+	while (!atomic_load(&f->stopping)) {
+		struct pollfd p[2] = {{.fd = f->ino_fd, .events = POLLIN},
+				      {.fd = f->stop_efd, .events = POLLIN}};
+		int n = poll(p, 2, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (p[1].revents & POLLIN))
+			break;
+		ssize_t len;
+		while ((len = read(f->ino_fd, buf, sizeof(buf))) > 0) {
+			for (char *q = buf; q < buf + len;) {
+				const struct inotify_event *e = (const void *)q;
+				on_watch_event(f, e);
+				q += sizeof(*e) + e->len;
+			}
+		}
+	}
+	return NULL;
+}
+
 /* ---- life ----------------------------------------------------------------- */
 
 int sbx_fan_new(const struct sbx_fan_config *cfg, struct sbx_fan **out)
@@ -466,6 +636,7 @@ int sbx_fan_new(const struct sbx_fan_config *cfg, struct sbx_fan **out)
 		return -errno;
 	struct sbx_fan *f = wd_calloc(1, sizeof(*f));
 	f->group = g;
+	f->ino_fd = -1;
 	f->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	f->backing_fd = fcntl(cfg->backing_fd, F_DUPFD_CLOEXEC, 3);
 	if (f->stop_efd < 0 || f->backing_fd < 0) {
@@ -527,6 +698,10 @@ int sbx_fan_start(struct sbx_fan *f, struct sbx_view *view)
 	 * is an event. */
 	if (pthread_create(&f->premarker, NULL, premark_main, f) == 0)
 		f->premark_started = true;
+	/* The watcher narrows a window and is not needed for the rest. */
+	f->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (f->ino_fd >= 0 && pthread_create(&f->watcher, NULL, watcher_main, f) == 0)
+		f->watcher_started = true;
 	return 0;
 }
 
@@ -559,6 +734,12 @@ void sbx_fan_stop(struct sbx_fan *f)
 		pthread_join(f->reader, NULL);
 	if (f->premark_started)
 		pthread_join(f->premarker, NULL);
+	if (f->watcher_started)
+		pthread_join(f->watcher, NULL);
+	for (size_t i = 0; i < f->nwatches; i++)
+		free(f->watches[i].rel);
+	free(f->watches);
+	wd_close(&f->ino_fd);
 	/* The workers: the decide callback answers at once when the run is
 	 * closing (the supervisor closes it before stopping the views), and
 	 * what is queued is refused by run_job. */

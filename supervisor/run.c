@@ -544,23 +544,6 @@ static unsigned long raise_nofile(void)
 	return agent_nofile;
 }
 
-/* The mechanism the project view asks for: --view, else WARDEN_VIEW,
- * else auto. -EINVAL after saying why. */
-static int view_mode(struct sup_run *r, enum sup_view_mode *m)
-{
-	*m = SUP_VIEW_AUTO;
-	if (r->opts.view_mode_set) {
-		*m = r->opts.view_mode;
-		return 0;
-	}
-	const char *env = getenv("WARDEN_VIEW");
-	if (env && *env && sup_view_mode_parse(env, m) < 0) {
-		wd_err("WARDEN_VIEW must be auto, fuse or split, not \"%s\"", env);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /*
  * The split view, when it is asked for and the kernel allows it: the start
  * walk over the project (which subtrees go native, which identities are
@@ -571,9 +554,8 @@ static int view_mode(struct sup_run *r, enum sup_view_mode *m)
  */
 static int prepare_split(struct sup_run *r, struct launch *L)
 {
-	enum sup_view_mode mode;
-	if (view_mode(r, &mode) < 0)
-		return -EINVAL;
+	/* --view, else WARDEN_VIEW (run_opts.c), else auto. */
+	enum sup_view_mode mode = r->opts.view_mode;
 	if (r->opts.no_view || mode == SUP_VIEW_FUSE) {
 		snprintf(r->split_why, sizeof(r->split_why), "%s",
 			 r->opts.no_view ? "--no-view" : "asked for (--view=fuse or WARDEN_VIEW)");

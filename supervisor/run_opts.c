@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char run_usage[] =
@@ -298,6 +299,15 @@ int sup_run_options(int argc, char **argv, struct sup_opts *o)
 	if (optind >= argc) {
 		wd_err("warden run needs a command: warden run [options] -- CMD [ARGS...]");
 		return -EINVAL;
+	}
+	/* WARDEN_VIEW when --view was not given: checked here, with the
+	 * options, before anything is started. */
+	const char *env = getenv("WARDEN_VIEW");
+	if (!o->view_mode_set && env && *env) {
+		if (sup_view_mode_parse(env, &o->view_mode) < 0) {
+			wd_err("WARDEN_VIEW must be auto, fuse or split, not \"%s\"", env);
+			return -EINVAL;
+		}
 	}
 	o->argv = argv + optind;
 	return 0;

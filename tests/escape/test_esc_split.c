@@ -109,7 +109,10 @@ static void run_steps(const struct fx *f, const char *const *extra, const char *
 		wt_write(f->proj, go, "");
 	}
 	assert_true(wt_bg_wait(&bg, 60000, res));
-	print_message("status %d\nout: %.4000s\nerr: %.3000s\n", res->status, res->out, res->err);
+	/* The mountinfo is long: what follows it. */
+	const char *tail = res->out ? strstr(res->out, "END\n") : NULL;
+	print_message("status %d\nout (after the mounts): %.4000s\nerr: %.3000s\n", res->status,
+		      tail ? tail : res->out, res->err);
 }
 
 static bool said(const struct wt_result *r, const char *s)
