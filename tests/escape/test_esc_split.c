@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -452,6 +453,57 @@ static void test_split_git_objects_fast_git_not(void **state)
 	wt_result_free(&r);
 }
 
+/* ---- --view and WARDEN_VIEW ------------------------------------------------- */
+
+/* One short run with |view| (NULL: no --view) and WARDEN_VIEW=|env| (NULL:
+ * unset): whether src was a mount, or -1 when warden refused to start. */
+static int src_mounted(const struct fx *f, const char *view, const char *env, struct wt_result *r)
+{
+	if (env)
+		setenv("WARDEN_VIEW", env, 1);
+	else
+		unsetenv("WARDEN_VIEW");
+	char *argv[16] = {"run", "--tier", "passive", "--prompt", "none"};
+	size_t n = 5;
+	if (view) {
+		argv[n++] = "--view";
+		argv[n++] = (char *)view;
+	}
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = "-c";
+	argv[n++] = MOUNTS;
+	argv[n] = NULL;
+	wt_wardenv(f->proj, argv, r);
+	unsetenv("WARDEN_VIEW");
+	if (r->status == 125)
+		return -1;
+	assert_int_equal(r->status, 0);
+	return mounted(f, r, "src");
+}
+
+static void test_split_view_option(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r = {0};
+	/* As root, auto is split. */
+	assert_int_equal(src_mounted(f, NULL, NULL, &r), 1);
+	wt_result_free(&r);
+	assert_int_equal(src_mounted(f, "fuse", NULL, &r), 0);
+	wt_result_free(&r);
+	assert_int_equal(src_mounted(f, NULL, "fuse", &r), 0);
+	wt_result_free(&r);
+	/* The option wins over the environment. */
+	assert_int_equal(src_mounted(f, "split", "fuse", &r), 1);
+	wt_result_free(&r);
+	assert_int_equal(src_mounted(f, "bogus", NULL, &r), -1);
+	assert_non_null(strstr(r.err, "--view must be auto, fuse or split"));
+	wt_result_free(&r);
+	assert_int_equal(src_mounted(f, NULL, "bogus", &r), -1);
+	assert_non_null(strstr(r.err, "WARDEN_VIEW must be auto, fuse or split"));
+	wt_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -473,6 +525,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_split_agent_fds_after_walk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_git_objects_fast_git_not, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_split_view_option, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
