@@ -558,7 +558,7 @@ static int prepare_split(struct sup_run *r, struct launch *L)
 	enum sup_view_mode mode = r->opts.view_mode;
 	if (r->opts.no_view || mode == SUP_VIEW_FUSE) {
 		snprintf(r->split_why, sizeof(r->split_why), "%s",
-			 r->opts.no_view ? "--no-view" : "asked for (--view=fuse or WARDEN_VIEW)");
+			 r->opts.no_view ? "--no-view" : "--view=fuse or WARDEN_VIEW=fuse");
 		return 0;
 	}
 	int rc = sbx_split_probe(r->backing_fd, r->split_why, sizeof(r->split_why));

@@ -450,6 +450,8 @@ static void test_split_git_objects_fast_git_not(void **state)
 	assert_false(mounted(f, &r, ".git"));
 	assert_false(mounted(f, &r, ".git/hooks"));
 	assert_true(mounted(f, &r, "src"));
+	/* --stats says so: src and .git/objects. */
+	assert_true(said(&r, "split view: 2 fast subtrees"));
 	wt_result_free(&r);
 }
 
