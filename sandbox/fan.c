@@ -635,6 +635,8 @@ int sbx_fan_new(const struct sbx_fan_config *cfg, struct sbx_fan **out)
 	if (g < 0)
 		return -errno;
 	struct sbx_fan *f = wd_calloc(1, sizeof(*f));
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
 	f->group = g;
 	f->ino_fd = -1;
 	f->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -652,8 +654,6 @@ int sbx_fan_new(const struct sbx_fan_config *cfg, struct sbx_fan **out)
 	f->decide = cfg->decide;
 	f->decide_arg = cfg->decide_arg;
 	f->premark_max = cfg->premark_max ? cfg->premark_max : FAN_PREMARK_MAX;
-	pthread_mutex_init(&f->lock, NULL);
-	pthread_cond_init(&f->cond, NULL);
 	if (cfg->split) {
 		f->fast = wd_calloc(cfg->split->nfast + 1, sizeof(char *));
 		for (size_t i = 0; i < cfg->split->nfast; i++)
