@@ -304,9 +304,11 @@ static void on_event(struct sbx_fan *f, const struct fanotify_event_metadata *m)
 		return;
 	}
 	unsigned known = sbx_view_identity(f->view, st.st_dev, st.st_ino);
+	/* The predicates see the whole path: a marker or a protected
+	 * directory above the file covers it (policy/sensitive.c). */
 	bool sens = (known & VIEW_SENSITIVE) || sbx_view_path_sensitive(f->policy, NULL, rel);
-	bool ctl = (known & VIEW_CONTROL) || pol_is_control(f->policy, rel, NULL);
 	bool wprot = sbx_view_path_write_protected(f->policy, NULL, rel);
+	bool ctl = (known & VIEW_CONTROL) || pol_is_control(f->policy, rel, NULL);
 	if (!sens && !ctl && !wprot) {
 		char proc[64];
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
