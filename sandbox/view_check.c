@@ -280,11 +280,15 @@ int sbx_view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const 
 	wd_autofree char *abs2 = v->prefix && path2 && path2[0] != '/'
 					 ? wd_asprintf("%s/%s", v->prefix, path2)
 					 : NULL;
+	/* A call the supervisor performs for the agent (emul.c) is the
+	 * agent's: its audit row and what it is told name the agent's
+	 * thread, not the worker that made the request. */
+	pid_t acting = sbx_emul_acting_for(ctx->pid);
 	struct sbx_view_request r = {
 		.path = abs ? abs : path,
 		.path2 = abs2 ? abs2 : path2,
 		.access = access,
-		.pid = ctx->pid,
+		.pid = acting ? acting : ctx->pid,
 		.uid = ctx->uid,
 		.gid = ctx->gid,
 	};

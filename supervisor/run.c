@@ -604,6 +604,7 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 	int rc = prepare_views(r, L);
 	if (rc < 0)
 		return rc;
+	r->fs_trap = !sbx_needs_userns();
 	struct sbx_spawn_config sc = {
 		.path = L->prog,
 		.argv = r->opts.argv,
@@ -624,6 +625,10 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 		.nbinds = r->nbinds,
 		.private_dirs = r->private_dirs,
 		.shm_dir = r->shm_src,
+		/* The name-changing calls are performed by the supervisor
+		 * (fsops.c): on for every root run until the split view
+		 * chooses it. */
+		.fs_trap = r->fs_trap,
 	};
 	char *err = NULL;
 	rc = sbx_spawn(&sc, &r->child, &err);
@@ -636,7 +641,7 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 	 * before). */
 	(void)sup_resolver_serve(r);
 	after_spawn(r, L);
-	return 0;
+	return sup_fs_start(r, L->writable);
 }
 
 /* Prints --stats at the end of the run. */
@@ -644,6 +649,7 @@ static void print_stats(const struct sup_run *r)
 {
 	sup_stats_print(&r->stats, stderr);
 	sup_resolver_print_stats(r, stderr);
+	sup_fs_print_stats(r, stderr);
 	if (!r->view)
 		return;
 	size_t nodes;
@@ -706,6 +712,9 @@ static void free_launch(struct launch *L)
 static void free_views(struct sup_run *r)
 {
 	sbx_view_stop(r->view);
+	/* After the views: a worker waiting in a call through a view is
+	 * answered by the view's stop. */
+	sup_fs_stop(r);
 	wd_close(&r->backing_fd);
 	for (size_t i = 0; i < r->ngates; i++) {
 		sbx_view_stop(r->gates[i]);
