@@ -139,10 +139,11 @@ static void run(const struct fx *f, struct wt_result *r, const char *opt, ...)
 }
 
 /* The script run natively, as the agent would be: its output. */
-static char *native(const struct fx *f)
+static char *native(const struct fx *f, bool whiteout)
 {
 	wd_autofree char *prog = agent();
-	wd_autofree char *cmd = wd_asprintf("'%s' script '%s/fx' nocaps", prog, f->native);
+	wd_autofree char *cmd = wd_asprintf("'%s' script '%s/fx' nocaps%s", prog, f->native,
+					    whiteout ? "" : " nowhiteout");
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	struct wd_sb sb = {0};
@@ -170,15 +171,15 @@ static int differences(const char *a, const char *b)
 	return n;
 }
 
-static void differential(void **state, const char *opt)
+static void differential(void **state, const char *opt, bool whiteout)
 {
 	struct fx *f = *state;
 	make_fixture(f->native);
 	make_fixture(f->proj);
-	wd_autofree char *want = native(f);
+	wd_autofree char *want = native(f, whiteout);
 	assert_non_null(strstr(want, "state file"));
 	struct wt_result r;
-	run(f, &r, opt, "script", "fx", NULL);
+	run(f, &r, opt, "script", "fx", whiteout ? NULL : "nowhiteout", NULL);
 	assert_int_equal(r.status, 0);
 	assert_non_null(r.out);
 	int d = differences(want, r.out);
@@ -191,7 +192,15 @@ static void differential(void **state, const char *opt)
  * agent's calls and the file system. */
 static void test_emul_errno_differential(void **state)
 {
-	differential(state, "--no-view");
+	differential(state, "--no-view", true);
+}
+
+/* Through the project's FUSE view: the emulated call reaches the view,
+ * which answers as the backing file system does (but for RENAME_WHITEOUT,
+ * which the view does not offer: EINVAL). */
+static void test_emul_errno_differential_view(void **state)
+{
+	differential(state, "--stats", false);
 }
 
 /* Names through /proc/self, /proc/thread-self and /dev/fd: the worker has
@@ -203,14 +212,10 @@ static void test_emul_proc_self_fails(void **state)
 	struct wt_result r;
 	run(f, &r, NULL, "procself", NULL);
 	assert_int_equal(r.status, 0);
-	const char *want[] = {"unlink-proc-self-dirfd ENOENT",
-			      "unlink-dev-fd-dirfd ENOENT",
-			      "rename-thread-self ENOENT",
-			      "truncate-proc-self-fd ENOENT",
-			      "link-proc-self-fd ENOENT",
-			      "rename-proc-self-cwd ENOENT",
-			      "linkat-empty-path ENOENT",
-			      "victim size 5"};
+	const char *want[] = {"unlink-proc-self-dirfd ENOENT", "unlink-dev-fd-dirfd ENOENT",
+			      "rename-thread-self ENOENT",     "truncate-proc-self-fd ENOENT",
+			      "link-proc-self-fd ENOENT",      "rename-proc-self-cwd ENOENT",
+			      "linkat-empty-path ENOENT",      "victim size 5"};
 	for (size_t i = 0; i < WD_ARRAY_SIZE(want); i++)
 		if (!strstr(r.out, want[i]))
 			fail_msg("expected \"%s\"", want[i]);
@@ -236,12 +241,24 @@ static void test_emul_setid_refused(void **state)
 	run(f, &r, NULL, "setid", NULL);
 	assert_int_equal(r.status, 0);
 	const char *want[] = {
-		"chmod-u+s EPERM",	    "chmod-g+s EPERM",	     "chmod-dir-g+s EPERM",
-		"chmod-plain 0",	    "fchmod-u+s EPERM",	     "fchmodat-u+s EPERM",
-		"fchmodat2-u+s EPERM",	    "open-creat-suid EPERM", "openat-creat-sgid EPERM",
-		"creat-suid EPERM",	    "mkdir-sgid EPERM",	     "mkdirat-suid EPERM",
-		"mknod-suid EPERM",	    "mknodat-sgid EPERM",    "openat2 ENOSYS",
-		"f mode 700",		    "g absent",		     "sg absent",
+		"chmod-u+s EPERM",
+		"chmod-g+s EPERM",
+		"chmod-dir-g+s EPERM",
+		"chmod-plain 0",
+		"fchmod-u+s EPERM",
+		"fchmodat-u+s EPERM",
+		"fchmodat2-u+s EPERM",
+		"open-creat-suid EPERM",
+		"openat-creat-sgid EPERM",
+		"creat-suid EPERM",
+		"mkdir-sgid EPERM",
+		"mkdirat-suid EPERM",
+		"mknod-suid EPERM",
+		"mknodat-sgid EPERM",
+		"openat2 ENOSYS",
+		"f mode 700",
+		"g absent",
+		"sg absent",
 		"open-nocreat-mode-ignored 0",
 	};
 	for (size_t i = 0; i < WD_ARRAY_SIZE(want); i++)
@@ -260,8 +277,11 @@ static void test_emul_audit_names_agent(void **state)
 	run(f, &r, NULL, "mv", ".env", "moved", NULL);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "rename 0"));
-	struct wt_audit_q q = {.summary_sub = "rename .env -> moved",
-			       .request_sub = "esc_emul mv .env moved"};
+	/* The command line is the agent's own, not the supervisor's (whose
+	 * own command line ends with the agent's). */
+	wd_autofree char *prog = agent();
+	wd_autofree char *cmd = wd_asprintf("\"cmdline\":\"%s mv .env moved\"", prog);
+	struct wt_audit_q q = {.summary_sub = "rename .env -> moved", .request_sub = cmd};
 	assert_int_equal(wt_audit_match(f->db, &q), 1);
 	wt_result_free(&r);
 }
@@ -274,6 +294,7 @@ int main(void)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_emul_errno_differential, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_emul_errno_differential_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emul_proc_self_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emul_setid_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emul_audit_names_agent, setup, teardown),
