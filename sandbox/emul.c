@@ -47,6 +47,7 @@
 #include "notify_int.h"
 
 #include "common.h"
+#include "policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +59,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -236,7 +238,16 @@ struct sbx_emul {
 	int notify_fd;
 	int mntns_fd;
 	int root_fd;
-	char **writable; /* NULL: no Landlock */
+	char **writable;  /* NULL: no Landlock */
+	int host_proc_fd; /* the host's /proc, opened before any setns */
+	uint64_t *fast_mnt;
+	char **fast_rel;
+	size_t nfast;
+	char *project;
+	const struct pol_config *policy;
+	struct sbx_view *view;
+	sbx_view_decide_fn decide;
+	void *decide_arg;
 	struct sbx_creds creds;
 	unsigned nworkers;
 	pthread_t threads[EMUL_MAX_WORKERS];
@@ -248,7 +259,7 @@ struct sbx_emul {
 	bool stopping;
 	unsigned ready, failed;
 	int fail_err;
-	atomic_uint_fast64_t performed, refused, overflow;
+	atomic_uint_fast64_t performed, refused, overflow, decided;
 };
 
 /* Makes the calling thread the agent, for good (see the top of the
@@ -337,6 +348,255 @@ static long perform(const struct sbx_fs_event *ev)
 	return rc < 0 ? -errno : 0;
 }
 
+/* ---------------------------------------------------------------------
+ * Calls in fast subtrees, decided here with the view's rules.
+ *
+ * Why a racing thread cannot win: the names are ours (read once); each
+ * name's parent directory is resolved ONCE, as the agent, into an O_PATH
+ * descriptor; the decision is made on that directory's path and the last
+ * component; and the call is made on (that descriptor, that component).
+ * A thread that renames a directory on the way, or swaps a symlink in the
+ * path, after the decision changes nothing the call acts on: the call
+ * never walks the path again. What the last component names can change
+ * only by another name change in that directory (a rename or link over
+ * it), which is itself trapped here and decided; a write by the user
+ * outside is not the agent's race.
+ * --------------------------------------------------------------------- */
+
+struct side {
+	int pfd;	/* O_PATH of the parent directory, or -1 */
+	char *last;	/* the last component, trailing slashes kept */
+	char *rel;	/* project-relative path of the name, or NULL */
+	bool fast;	/* the parent is on a fast mount */
+	struct stat st; /* what the name holds now (lstat), when |have| */
+	bool have;
+};
+
+static void side_free(struct side *s)
+{
+	if (s->pfd >= 0)
+		close(s->pfd);
+	free(s->last);
+	free(s->rel);
+}
+
+static bool is_fast_mount(const struct sbx_emul *e, int fd, size_t *which)
+{
+	struct statx sx;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
+		return false;
+	for (size_t i = 0; i < e->nfast; i++)
+		if (e->fast_mnt[i] == sx.stx_mnt_id) {
+			*which = i;
+			return true;
+		}
+	return false;
+}
+
+/* Splits |path| into its parent and last component and resolves the
+ * parent from |dirfd| as the calling (agent-made) thread. False when the
+ * name has no separate last component ("/", "", ".", ".."): the call is
+ * then made as it came, and the kernel refuses it. */
+static bool resolve_side(const struct sbx_emul *e, const char *path, int dirfd, struct side *s)
+{
+	*s = (struct side){.pfd = -1};
+	if (!path)
+		return false;
+	size_t n = strlen(path), k = n;
+	while (k > 0 && path[k - 1] == '/')
+		k--;
+	if (k == 0)
+		return false;
+	size_t j = k;
+	while (j > 0 && path[j - 1] != '/')
+		j--;
+	wd_autofree char *lastname = wd_strndup(path + j, k - j);
+	if (strcmp(lastname, ".") == 0 || strcmp(lastname, "..") == 0)
+		return false;
+	wd_autofree char *parent = j == 0 ? wd_strdup(".") : wd_strndup(path, j);
+	s->pfd = openat(dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s->pfd < 0)
+		return false;
+	s->last = wd_strdup(path + j);
+	size_t which;
+	s->fast = is_fast_mount(e, s->pfd, &which);
+	s->have = fstatat(s->pfd, lastname, &s->st, AT_SYMLINK_NOFOLLOW) == 0;
+	/* The parent's path, as the kernel names it now, below the project. */
+	char link[64], buf[PATH_MAX];
+	snprintf(link, sizeof(link), "thread-self/fd/%d", s->pfd);
+	ssize_t len = readlinkat(e->host_proc_fd, link, buf, sizeof(buf) - 1);
+	if (len > 0 && e->project) {
+		buf[len] = '\0';
+		size_t pl = strlen(e->project);
+		if (strcmp(buf, e->project) == 0)
+			s->rel = wd_strdup(lastname);
+		else if (strncmp(buf, e->project, pl) == 0 && buf[pl] == '/')
+			s->rel = wd_asprintf("%s/%s", buf + pl + 1, lastname);
+	}
+	return true;
+}
+
+/* Whether the name of |s| (its path, its identity) is sensitive, a control
+ * file, write-protected. */
+static void classify(const struct sbx_emul *e, const struct side *s, bool *sens, bool *ctl,
+		     bool *wprot)
+{
+	*sens = *ctl = *wprot = false;
+	if (s->have)
+		sbx_view_identity_of(e->view, s->st.st_dev, s->st.st_ino, sens, ctl);
+	if (!s->rel)
+		return;
+	*sens = *sens || sbx_view_path_sensitive(e->policy, NULL, s->rel);
+	*ctl = *ctl || pol_is_control(e->policy, s->rel, NULL);
+	*wprot = sbx_view_path_write_protected(e->policy, NULL, s->rel);
+}
+
+static int decide(struct sbx_emul *e, const struct sbx_fs_event *ev, const char *p1, const char *p2,
+		  unsigned access)
+{
+	if (!e->decide)
+		return -EACCES; /* fail closed */
+	struct sbx_view_request r = {
+		.path = p1 ? p1 : "",
+		.path2 = p2,
+		.access = access,
+		.pid = ev->pid,
+		.uid = (uid_t)syscall(SYS_setfsuid, -1),
+		.gid = (gid_t)syscall(SYS_setfsgid, -1),
+	};
+	atomic_fetch_add(&e->decided, 1);
+	int rc = e->decide(e->decide_arg, &r);
+	return rc == 0 ? 0 : rc < 0 && rc > -4096 && rc != -ENOSYS ? rc : -EACCES;
+}
+
+/* The view's rules for |ev| (view_names.c do_rename, do_remove, do_link,
+ * do_make; view_attr.c for truncate): 0 to go on, or -errno. */
+static int decide_fast(struct sbx_emul *e, const struct sbx_fs_event *ev, struct side *a,
+		       struct side *b)
+{
+	bool s1, c1, w1, s2 = false, c2 = false, w2 = false;
+	switch (ev->op) {
+	case SBX_FS_RENAME: {
+		classify(e, a, &s1, &c1, &w1);
+		classify(e, b, &s2, &c2, &w2);
+		if (w1 || w2)
+			return -EROFS;
+		bool dir1 = a->have && S_ISDIR(a->st.st_mode);
+		bool dir2 = b->have && S_ISDIR(b->st.st_mode);
+		bool below = false;
+		if (a->rel && b->rel && dir1)
+			below = pol_sensitive_below_differs(e->policy, a->rel, b->rel) ||
+				pol_control_below_differs(e->policy, a->rel, b->rel);
+		if (a->rel && b->rel && dir2 && (ev->flags & RENAME_EXCHANGE))
+			below = below || pol_sensitive_below_differs(e->policy, b->rel, a->rel) ||
+				pol_control_below_differs(e->policy, b->rel, a->rel);
+		if (s1 || s2 || c1 || c2 || below)
+			return decide(e, ev, a->rel, b->rel,
+				      (s1 || c1 || below ? POL_ACC_RENAME_FROM : 0) |
+					      (s2 || c2 || below ? POL_ACC_RENAME_TO : 0));
+		return 0;
+	}
+	case SBX_FS_UNLINK:
+		classify(e, a, &s1, &c1, &w1);
+		if (w1)
+			return -EROFS;
+		if (!(ev->flags & AT_REMOVEDIR) && (s1 || c1))
+			return decide(e, ev, a->rel, NULL, POL_ACC_DELETE);
+		return 0;
+	case SBX_FS_LINK:
+		classify(e, a, &s1, &c1, &w1);
+		classify(e, b, &s2, &c2, &w2);
+		if (w1 || w2)
+			return -EROFS;
+		if (s1 || c1 || s2 || c2)
+			return decide(e, ev, a->rel, b->rel, POL_ACC_LINK);
+		return 0;
+	case SBX_FS_SYMLINK:
+		classify(e, b, &s2, &c2, &w2);
+		if (w2)
+			return -EROFS;
+		if (s2 || c2 || (ev->path[0] && pol_is_sensitive(e->policy, ev->path[0], NULL)))
+			return decide(e, ev, b->rel, ev->path[0], POL_ACC_SYMLINK);
+		return 0;
+	case SBX_FS_TRUNCATE:
+	default:
+		classify(e, a, &s1, &c1, &w1);
+		if (w1)
+			return -EROFS;
+		if (s1 || c1)
+			return decide(e, ev, a->rel, NULL, POL_ACC_TRUNCATE);
+		return 0;
+	}
+}
+
+/* The call of |ev| on the resolved sides (see above). */
+static long perform_sides(struct sbx_emul *e, const struct sbx_fs_event *ev, struct side *a,
+			  struct side *b)
+{
+	long rc;
+	switch (ev->op) {
+	case SBX_FS_RENAME:
+		rc = syscall(SYS_renameat2, a->pfd, a->last, b->pfd, b->last, ev->flags);
+		break;
+	case SBX_FS_LINK:
+		rc = syscall(SYS_linkat, a->pfd, a->last, b->pfd, b->last, ev->flags);
+		break;
+	case SBX_FS_SYMLINK:
+		rc = syscall(SYS_symlinkat, name_arg(ev, 0), b->pfd, b->last);
+		break;
+	case SBX_FS_UNLINK:
+		rc = syscall(SYS_unlinkat, a->pfd, a->last, ev->flags);
+		break;
+	case SBX_FS_TRUNCATE:
+	default: {
+		/* No truncateat: the file is opened O_PATH from the parent
+		 * (following a final symlink, as truncate does; no open of
+		 * its content), and truncated through the host's
+		 * /proc/thread-self/fd, this thread's own. */
+		int fd = openat(a->pfd, a->last, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		char link[64];
+		snprintf(link, sizeof(link), "thread-self/fd/%d", fd);
+		rc = fchdir(e->host_proc_fd) < 0 ? -1 : syscall(SYS_truncate, link, ev->length);
+		int err = errno;
+		close(fd);
+		errno = err;
+		break;
+	}
+	}
+	return rc < 0 ? -errno : 0;
+}
+
+/* |ev| when the split view has fast subtrees: a call touching one is
+ * decided and made on its resolved parents; any other as it came. */
+static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
+{
+	struct side a = {.pfd = -1}, b = {.pfd = -1};
+	bool ra = false, rb = false;
+	bool want_a = ev->op != SBX_FS_SYMLINK,
+	     want_b = ev->op == SBX_FS_RENAME || ev->op == SBX_FS_LINK || ev->op == SBX_FS_SYMLINK;
+	if (want_a && !ev->perr[0])
+		ra = resolve_side(e, ev->path[0], ev->dirfd[0], &a);
+	if (want_b && !ev->perr[1])
+		rb = resolve_side(e, ev->path[1], ev->dirfd[1], &b);
+	long rc;
+	if ((ra && a.fast) || (rb && b.fast)) {
+		if ((want_a && !ra) || (want_b && !rb)) {
+			rc = perform(ev); /* a side the kernel refuses anyway */
+		} else {
+			rc = decide_fast(e, ev, &a, &b);
+			if (rc == 0)
+				rc = perform_sides(e, ev, &a, &b);
+		}
+	} else {
+		rc = perform(ev);
+	}
+	side_free(&a);
+	side_free(&b);
+	return rc;
+}
+
 struct worker_arg {
 	struct sbx_emul *e;
 	unsigned slot;
@@ -377,7 +637,7 @@ static void *worker(void *p)
 		/* A caller killed while its call waited is not acted for. */
 		if (sbx_notify_id_valid(e->notify_fd, ev->id)) {
 			atomic_store(&slots[wa.slot].acting_for, ev->pid);
-			long r = perform(ev);
+			long r = e->nfast ? perform_split(e, ev) : perform(ev);
 			atomic_store(&slots[wa.slot].acting_for, 0);
 			atomic_fetch_add(r < 0 ? &e->refused : &e->performed, 1);
 			sbx_notify_answer(e->notify_fd, ev->id, r);
@@ -417,6 +677,11 @@ static void emul_free(struct sbx_emul *e)
 	sbx_creds_release(&e->creds);
 	if (e->mntns_fd >= 0)
 		close(e->mntns_fd);
+	if (e->host_proc_fd >= 0)
+		close(e->host_proc_fd);
+	free(e->fast_mnt);
+	wd_strv_free(e->fast_rel);
+	free(e->project);
 	pthread_mutex_destroy(&e->lock);
 	pthread_cond_destroy(&e->more);
 	pthread_cond_destroy(&e->ready_cv);
@@ -443,7 +708,7 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 	struct sbx_emul *e = wd_calloc(1, sizeof(*e));
 	e->notify_fd = cfg->notify_fd;
 	e->root_fd = cfg->root_fd;
-	e->mntns_fd = -1;
+	e->mntns_fd = e->host_proc_fd = -1;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->more, NULL);
 	pthread_cond_init(&e->ready_cv, NULL);
@@ -451,10 +716,26 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 	e->queue = wd_calloc(e->qmax, sizeof(*e->queue));
 	if (cfg->writable)
 		e->writable = wd_strv_dup(cfg->writable, NULL);
+	e->host_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cfg->nfast) {
+		e->nfast = cfg->nfast;
+		e->fast_mnt = wd_calloc(cfg->nfast, sizeof(uint64_t));
+		memcpy(e->fast_mnt, cfg->fast_mnt, cfg->nfast * sizeof(uint64_t));
+		e->fast_rel = wd_calloc(cfg->nfast + 1, sizeof(char *));
+		for (size_t i = 0; i < cfg->nfast; i++)
+			e->fast_rel[i] = wd_strdup(cfg->fast_rel[i]);
+	}
+	e->project = cfg->project ? wd_strdup(cfg->project) : NULL;
+	e->policy = cfg->policy;
+	e->view = cfg->view;
+	e->decide = cfg->decide;
+	e->decide_arg = cfg->decide_arg;
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", cfg->agent_pid);
 	e->mntns_fd = open(p, O_RDONLY | O_CLOEXEC);
-	int rc = e->mntns_fd < 0 ? -errno : sbx_creds_of(cfg->agent_pid, &e->creds, NULL, NULL);
+	int rc = e->mntns_fd < 0 || e->host_proc_fd < 0
+			 ? -errno
+			 : sbx_creds_of(cfg->agent_pid, &e->creds, NULL, NULL);
 	if (rc < 0) {
 		emul_free(e);
 		return rc;
@@ -495,4 +776,5 @@ void sbx_emul_counts(struct sbx_emul *e, struct sbx_emul_counts *c)
 	c->performed = atomic_load(&e->performed);
 	c->failed = atomic_load(&e->refused);
 	c->overflow = atomic_load(&e->overflow);
+	c->decided = atomic_load(&e->decided);
 }

@@ -94,6 +94,10 @@ struct sbx_view_config {
  * (a mount may sit on them) never are. */
 void sbx_view_seal(struct sbx_view *v);
 
+/* Whether the view's sticky identity table holds (dev, ino) as sensitive
+ * or as a control file (takes the view's lock). */
+void sbx_view_identity_of(struct sbx_view *v, dev_t dev, ino_t ino, bool *sensitive, bool *control);
+
 /* How many objects the view holds now, and how many entries it has asked
  * the kernel to drop so far (for tests and --stats). */
 void sbx_view_counts(struct sbx_view *v, size_t *nodes, uint64_t *evicted);
@@ -625,6 +629,20 @@ struct sbx_emul_config {
 	/* The agent's Landlock writable places (NULL: no Landlock), as the
 	 * agent's own ruleset was made from them (sbx_spawn_config.writable). */
 	char *const *writable;
+	/* Fast subtrees (the split view): the kernel's unique mount id
+	 * (statx STATX_MNT_ID) of each, and the project-relative path of its
+	 * root (|nfast| entries each, borrowed). A call whose object or
+	 * target lies on one of these mounts is decided here with the FUSE
+	 * view's rules (|policy|, |view|'s identities) through |decide|, as
+	 * the view decides the same call in its own part. */
+	const uint64_t *fast_mnt;
+	char *const *fast_rel;
+	size_t nfast;
+	const char *project; /* the project's path in the sandbox */
+	const struct pol_config *policy;
+	struct sbx_view *view; /* the project's view (its identity table), or NULL */
+	sbx_view_decide_fn decide;
+	void *decide_arg;
 	unsigned workers;   /* threads performing calls (0: 16) */
 	unsigned queue_max; /* calls waiting for a worker (0: 1024) */
 };
@@ -642,7 +660,7 @@ int sbx_emul_submit(struct sbx_emul *e, struct sbx_fs_event *ev);
 void sbx_emul_stop(struct sbx_emul *e);
 
 struct sbx_emul_counts {
-	uint64_t performed, failed, overflow;
+	uint64_t performed, failed, overflow, decided;
 };
 void sbx_emul_counts(struct sbx_emul *e, struct sbx_emul_counts *c);
 

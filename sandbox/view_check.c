@@ -33,6 +33,18 @@ unsigned sbx_view_ident_flags(const struct sbx_view *v, dev_t dev, ino_t ino)
 	return 0;
 }
 
+void sbx_view_identity_of(struct sbx_view *v, dev_t dev, ino_t ino, bool *sensitive, bool *control)
+{
+	*sensitive = *control = false;
+	if (!v)
+		return;
+	pthread_mutex_lock(&v->lock);
+	unsigned f = sbx_view_ident_flags(v, dev, ino);
+	pthread_mutex_unlock(&v->lock);
+	*sensitive = f & VIEW_SENSITIVE;
+	*control = f & VIEW_CONTROL;
+}
+
 bool sbx_view_ident_known(const struct sbx_view *v, dev_t dev, ino_t ino)
 {
 	return sbx_view_ident_flags(v, dev, ino) & VIEW_SENSITIVE;

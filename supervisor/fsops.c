@@ -17,15 +17,29 @@
 #include <errno.h>
 #include <string.h>
 
-int sup_fs_start(struct sup_run *r, char *const *writable)
+int sup_fs_start(struct sup_run *r, char *const *writable, const uint64_t *fast_mnt,
+		 char *const *fast_rel, size_t nfast)
 {
 	if (!r->fs_trap)
 		return 0;
+	/* A call touching a fast subtree is decided by the view's callback,
+	 * as the view decides the same call in its own part: one queue of
+	 * decisions, one audit, one way of telling. */
 	struct sbx_emul_config c = {
 		.notify_fd = r->child.notify_fd,
 		.agent_pid = r->child.pid,
 		.root_fd = r->child.root_fd,
 		.writable = writable,
+		.fast_mnt = fast_mnt,
+		.fast_rel = fast_rel,
+		.nfast = nfast,
+		.project = r->opts.project,
+		.policy = r->config,
+		.view = r->view,
+		/* The view's queue runs only with a view; fast subtrees
+		 * exist only with one (without, nothing is fast). */
+		.decide = r->view ? sup_view_decide : NULL,
+		.decide_arg = r,
 	};
 	int rc = sbx_emul_start(&c, &r->emul);
 	if (rc < 0)
@@ -60,7 +74,7 @@ void sup_fs_print_stats(const struct sup_run *r, FILE *out)
 	sbx_emul_counts(r->emul, &c);
 	fprintf(out,
 		"  emulated name changes: %llu performed, %llu failed as the agent's own would, "
-		"%llu refused for lack of room\n",
+		"%llu refused for lack of room, %llu in fast subtrees decided\n",
 		(unsigned long long)c.performed, (unsigned long long)c.failed,
-		(unsigned long long)c.overflow);
+		(unsigned long long)c.overflow, (unsigned long long)c.decided);
 }

@@ -641,7 +641,10 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 	 * before). */
 	(void)sup_resolver_serve(r);
 	after_spawn(r, L);
-	return sup_fs_start(r, L->writable);
+	/* The fast subtrees come with the split view (sbx_child.fast):
+	 * none until it lands, so every call is made as it came and the
+	 * view decides what reaches it. */
+	return sup_fs_start(r, L->writable, NULL, NULL, 0);
 }
 
 /* Prints --stats at the end of the run. */

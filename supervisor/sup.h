@@ -661,7 +661,11 @@ void sup_tell_skip(struct sup_run *r, const char *place);
 void sup_sock_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0);
 
 /* fsops.c: the trapped name-changing calls (split view). */
-int sup_fs_start(struct sup_run *r, char *const *writable);
+/* Starts the emulation when r->fs_trap: |writable| is the agent's Landlock
+ * list, |fast_mnt|/|fast_rel| the fast subtrees (sbx_child.fast: mount ids
+ * and project-relative roots; |nfast| may be 0). */
+int sup_fs_start(struct sup_run *r, char *const *writable, const uint64_t *fast_mnt,
+		 char *const *fast_rel, size_t nfast);
 void sup_fs_on_notify(struct sup_run *r, struct sbx_fs_event *ev);
 void sup_fs_stop(struct sup_run *r);
 void sup_fs_print_stats(const struct sup_run *r, FILE *out);

@@ -13,6 +13,8 @@
  *                              supervisor's descriptors: "NAME errno".
  *   esc_emul setid             set-id modes: "NAME errno".
  *   esc_emul mv A B            rename(A, B): "rename errno".
+ *   esc_emul ops OP... -- each OP one of "mv A B", "ln A B", "sym T B",
+ *                              "rm A", "rmdir A", "trunc A": "OP A errno".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -306,6 +308,27 @@ int main(int argc, char **argv)
 				whiteout = false;
 		}
 		script(whiteout);
+	} else if (strcmp(argv[1], "ops") == 0) {
+		for (int i = 2; i < argc; i++) {
+			const char *op = argv[i], *a = i + 1 < argc ? argv[i + 1] : "",
+				   *b = i + 2 < argc ? argv[i + 2] : "";
+			char name[512];
+			snprintf(name, sizeof(name), "%s %s", op, a);
+			if (strcmp(op, "mv") == 0)
+				DO(name, rename(a, b)), i += 2;
+			else if (strcmp(op, "ln") == 0)
+				DO(name, link(a, b)), i += 2;
+			else if (strcmp(op, "sym") == 0)
+				DO(name, symlink(a, b)), i += 2;
+			else if (strcmp(op, "rm") == 0)
+				DO(name, unlink(a)), i++;
+			else if (strcmp(op, "rmdir") == 0)
+				DO(name, rmdir(a)), i++;
+			else if (strcmp(op, "trunc") == 0)
+				DO(name, truncate(a, 0)), i++;
+			else
+				return 2;
+		}
 	} else if (strcmp(argv[1], "mv") == 0 && argc > 3) {
 		DO("rename", rename(argv[2], argv[3]));
 	} else if (strcmp(argv[1], "procself") == 0) {
