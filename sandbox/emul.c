@@ -58,6 +58,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -248,6 +249,15 @@ struct sbx_emul {
 	struct sbx_view *view;
 	sbx_view_decide_fn decide;
 	void *decide_arg;
+	/* The detacher (see detach_fast_root): one request at a time. */
+	pthread_t detacher;
+	bool have_detacher;
+	pthread_mutex_t dlock; /* held by the worker for a whole request */
+	pthread_mutex_t dmu;
+	pthread_cond_t dcv;
+	int dfd;  /* the request: an O_PATH fd of the root to detach, or -1 */
+	int dres; /* its answer */
+	bool ddone, dstop;
 	struct sbx_creds creds;
 	unsigned nworkers;
 	pthread_t threads[EMUL_MAX_WORKERS];
@@ -529,6 +539,91 @@ static int decide_fast(struct sbx_emul *e, const struct sbx_fs_event *ev, struct
 	}
 }
 
+/*
+ * A fast subtree's root is a mount point: rmdir and rename of it give
+ * EBUSY. So its bind is detached first, in the sandbox's namespace, by the
+ * detacher: a thread of the supervisor that joined that namespace and kept
+ * its capabilities and no Landlock domain (Landlock forbids umount, the
+ * workers have no CAP_SYS_ADMIN). The call is then made as it came, and
+ * reaches the FUSE view's entry, which decides it as it decides any other
+ * (the directory stays FUSE for the rest of the session); the detached
+ * mount's id stays in the fast list, so what the agent still holds open
+ * under it is decided as fast.
+ *
+ * Race: the worker hands the detacher the O_PATH descriptor it checked
+ * (the mount's root, by mount id, on a fast mount), and the detacher
+ * unmounts through the host's /proc/thread-self/fd/N, which is that very
+ * mount: a rename of a directory on the path meanwhile cannot make it
+ * unmount anything else (a hidden place's mount, say).
+ */
+static void *detacher_main(void *p)
+{
+	struct sbx_emul *e = p;
+	bool ok = unshare(CLONE_FS) == 0 && setns(e->mntns_fd, CLONE_NEWNS) == 0 &&
+		  fchdir(e->root_fd) == 0 && chroot(".") == 0;
+	pthread_mutex_lock(&e->dmu);
+	for (;;) {
+		while (!e->dstop && e->dfd < 0)
+			pthread_cond_wait(&e->dcv, &e->dmu);
+		if (e->dstop)
+			break;
+		int rc = -EPERM;
+		if (ok) {
+			char link[64];
+			/* The worker's descriptor, through this process's
+			 * table (shared by every thread). */
+			snprintf(link, sizeof(link), "thread-self/fd/%d", e->dfd);
+			rc = fchdir(e->host_proc_fd) == 0 && umount2(link, MNT_DETACH) == 0
+				     ? 0
+				     : -errno;
+		}
+		e->dres = rc;
+		e->dfd = -1;
+		e->ddone = true;
+		pthread_cond_broadcast(&e->dcv);
+	}
+	pthread_mutex_unlock(&e->dmu);
+	return NULL;
+}
+
+static int detach(struct sbx_emul *e, int fd)
+{
+	if (!e->have_detacher)
+		return -EBUSY;
+	pthread_mutex_lock(&e->dlock);
+	pthread_mutex_lock(&e->dmu);
+	e->dfd = fd;
+	e->ddone = false;
+	pthread_cond_broadcast(&e->dcv);
+	while (!e->ddone && !e->dstop)
+		pthread_cond_wait(&e->dcv, &e->dmu);
+	int rc = e->ddone ? e->dres : -EINTR;
+	pthread_mutex_unlock(&e->dmu);
+	pthread_mutex_unlock(&e->dlock);
+	return rc;
+}
+
+/* When the object of an rmdir or a rename (side |a|) is the root of a fast
+ * subtree, detaches it. 0 (detached or nothing to do) or -errno. */
+static int detach_fast_root(struct sbx_emul *e, const struct sbx_fs_event *ev, const struct side *a)
+{
+	bool rm = ev->op == SBX_FS_UNLINK && (ev->flags & AT_REMOVEDIR);
+	if ((!rm && ev->op != SBX_FS_RENAME) || !a->have || !S_ISDIR(a->st.st_mode))
+		return 0;
+	size_t n = strlen(a->last);
+	while (n > 1 && a->last[n - 1] == '/')
+		n--;
+	wd_autofree char *name = wd_strndup(a->last, n);
+	wd_autoclose int fd = openat(a->pfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	struct statx sx;
+	size_t which;
+	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 ||
+	    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || !is_fast_mount(e, fd, &which))
+		return 0;
+	return detach(e, fd);
+}
+
 /* The call of |ev| on the resolved sides (see above). */
 static long perform_sides(struct sbx_emul *e, const struct sbx_fs_event *ev, struct side *a,
 			  struct side *b)
@@ -581,6 +676,11 @@ static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
 	if (want_b && !ev->perr[1])
 		rb = resolve_side(e, ev->path[1], ev->dirfd[1], &b);
 	long rc;
+	if (ra && !a.fast && (rc = detach_fast_root(e, ev, &a)) < 0) {
+		side_free(&a);
+		side_free(&b);
+		return rc;
+	}
 	if ((ra && a.fast) || (rb && b.fast)) {
 		if ((want_a && !ra) || (want_b && !rb)) {
 			rc = perform(ev); /* a side the kernel refuses anyway */
@@ -683,6 +783,9 @@ static void emul_free(struct sbx_emul *e)
 	wd_strv_free(e->fast_rel);
 	free(e->project);
 	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->dlock);
+	pthread_mutex_destroy(&e->dmu);
+	pthread_cond_destroy(&e->dcv);
 	pthread_cond_destroy(&e->more);
 	pthread_cond_destroy(&e->ready_cv);
 	free(e);
@@ -698,6 +801,13 @@ void sbx_emul_stop(struct sbx_emul *e)
 	pthread_mutex_unlock(&e->lock);
 	for (unsigned i = 0; i < e->nworkers; i++)
 		pthread_join(e->threads[i], NULL);
+	if (e->have_detacher) {
+		pthread_mutex_lock(&e->dmu);
+		e->dstop = true;
+		pthread_cond_broadcast(&e->dcv);
+		pthread_mutex_unlock(&e->dmu);
+		pthread_join(e->detacher, NULL);
+	}
 	emul_free(e);
 }
 
@@ -710,6 +820,10 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 	e->root_fd = cfg->root_fd;
 	e->mntns_fd = e->host_proc_fd = -1;
 	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->dlock, NULL);
+	pthread_mutex_init(&e->dmu, NULL);
+	pthread_cond_init(&e->dcv, NULL);
+	e->dfd = -1;
 	pthread_cond_init(&e->more, NULL);
 	pthread_cond_init(&e->ready_cv, NULL);
 	e->qmax = cfg->queue_max ? cfg->queue_max : 1024;
@@ -740,6 +854,8 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 		emul_free(e);
 		return rc;
 	}
+	if (e->nfast && pthread_create(&e->detacher, NULL, detacher_main, e) == 0)
+		e->have_detacher = true;
 	unsigned want = cfg->workers ? cfg->workers : 16;
 	for (unsigned i = 0; i < want; i++) {
 		unsigned slot = atomic_fetch_add(&slots_used, 1);

@@ -655,8 +655,8 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out);
  * notification. -EAGAIN when the queue is full (|ev| is answered with
  * ENOMEM and freed). */
 int sbx_emul_submit(struct sbx_emul *e, struct sbx_fs_event *ev);
-/* Stops and joins the workers; calls still queued are answered EINTR...
- * never performed. Safe with NULL. */
+/* Stops and joins the workers; calls still queued are never performed
+ * (the listener's close fails them). Safe with NULL. */
 void sbx_emul_stop(struct sbx_emul *e);
 
 struct sbx_emul_counts {
