@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
 
@@ -308,7 +309,108 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *prog)
 	return 0;
 }
 
+/* The calls that change names, which the supervisor performs itself when
+ * the split view is on (sandbox/emul.c): a call continued by the kernel
+ * would re-read strings another thread can swap after the check. */
+static const char *const fs_trapped[] = {
+	"rename",    "renameat", "renameat2", "link",  "linkat",   "symlink",
+	"symlinkat", "unlink",	 "unlinkat",  "rmdir", "truncate",
+};
+
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+
+/* Adds EPERM for |nr| when its argument |mode_arg| has S_ISUID or S_ISGID,
+ * and, when |flags_arg| >= 0, only when that argument creates (O_CREAT or
+ * O_TMPFILE): the mode of an open that creates nothing is never used. */
+static int refuse_setid(scmp_filter_ctx ctx, int nr, unsigned mode_arg, int flags_arg)
+{
+	const unsigned long bits[] = {S_ISUID, S_ISGID};
+	const unsigned long creates[] = {O_CREAT, __O_TMPFILE};
+	for (size_t b = 0; b < WD_ARRAY_SIZE(bits); b++) {
+		struct scmp_arg_cmp m = {.arg = mode_arg,
+					 .op = SCMP_CMP_MASKED_EQ,
+					 .datum_a = bits[b],
+					 .datum_b = bits[b]};
+		if (flags_arg < 0) {
+			int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &m);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		for (size_t c = 0; c < WD_ARRAY_SIZE(creates); c++) {
+			struct scmp_arg_cmp two[2] = {
+				m,
+				{.arg = (unsigned)flags_arg,
+				 .op = SCMP_CMP_MASKED_EQ,
+				 .datum_a = creates[c],
+				 .datum_b = creates[c]},
+			};
+			int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2, two);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/*
+ * With the split view: the name-changing calls notify, and no call may
+ * make a set-user-ID or set-group-ID object. The agent of a root run is
+ * uid 0 without capabilities: it owns what it makes, so chmod u+s of its
+ * own file would succeed, and a fast subtree (a bind of the backing tree,
+ * not the view, which strips those bits) would keep it for the host to
+ * honour later. The mode is a register, read by the filter without a
+ * race. The filter cannot see the file's type, so S_ISGID is refused on
+ * directories too (chmod g+s, mkdir 02775: a behaviour difference), and
+ * openat2, whose mode and flags are in memory, fails with ENOSYS (the C
+ * library falls back to openat, which the filter reads).
+ */
+static int add_fs_trap(scmp_filter_ctx ctx)
+{
+	int rc = 0;
+	for (size_t i = 0; i < WD_ARRAY_SIZE(fs_trapped) && rc == 0; i++) {
+		int nr = seccomp_syscall_resolve_name(fs_trapped[i]);
+		if (nr != __NR_SCMP_ERROR)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+	}
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
+	if (rc == 0)
+		rc = refuse_setid(ctx, SCMP_SYS(chmod), 1, -1);
+	if (rc == 0)
+		rc = refuse_setid(ctx, SCMP_SYS(fchmod), 1, -1);
+	if (rc == 0)
+		rc = refuse_setid(ctx, SCMP_SYS(fchmodat), 2, -1);
+	if (rc == 0)
+		rc = refuse_setid(ctx, __NR_fchmodat2, 2, -1);
+	if (rc == 0)
+		rc = refuse_setid(ctx, SCMP_SYS(creat), 1, -1);
+	if (rc == 0)
+		rc = refuse_setid(ctx, SCMP_SYS(mkdir), 1, -1);
+	if (rc == 0)
+		rc = refuse_setid(ctx, SCMP_SYS(mkdirat), 2, -1);
+	if (rc == 0)
+		rc = refuse_setid(ctx, SCMP_SYS(mknod), 1, -1);
+	if (rc == 0)
+		rc = refuse_setid(ctx, SCMP_SYS(mknodat), 2, -1);
+	if (rc == 0)
+		rc = refuse_setid(ctx, SCMP_SYS(open), 2, 1);
+	if (rc == 0)
+		rc = refuse_setid(ctx, SCMP_SYS(openat), 3, 2);
+	return rc;
+}
+
 int sbx_filter_load(void)
+{
+	return sbx_filter_load_fs(false);
+}
+
+int sbx_filter_load_fs(bool fs_trap)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
@@ -329,6 +431,8 @@ int sbx_filter_load(void)
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
 				      SCMP_A4(SCMP_CMP_NE, 0, 0));
+	if (rc == 0 && fs_trap)
+		rc = add_fs_trap(ctx);
 	if (rc == 0)
 		rc = add_refusals(ctx);
 	if (rc == 0)

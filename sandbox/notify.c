@@ -295,10 +295,12 @@ static int decode_exec(int fd, const struct seccomp_notif *req, int root_fd, sbx
 }
 
 int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
-		    struct sbx_exec_event **out, struct sbx_sock_event **sock)
+		    struct sbx_exec_event **out, struct sbx_sock_event **sock,
+		    struct sbx_fs_event **fs)
 {
 	*out = NULL;
 	*sock = NULL;
+	*fs = NULL;
 	int rc = load_sizes();
 	if (rc < 0)
 		return rc;
@@ -313,6 +315,8 @@ int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
 	}
 	if (sbx_sock_call(req->data.nr))
 		return sbx_sock_decode(fd, req, sock);
+	if (sbx_emul_call(req->data.nr))
+		return sbx_emul_decode(fd, req, fs);
 	return decode_exec(fd, req, root_fd, hint, hint_ctx, out);
 }
 

@@ -74,6 +74,11 @@ int sbx_rmem_string(struct sbx_rmem *m, uint64_t addr, size_t max, size_t *budge
 size_t sbx_rmem_string_pages(const struct sbx_rmem *m, uint64_t addr, uint64_t *want, size_t max);
 int sbx_rmem_vector(struct sbx_rmem *m, uint64_t addr, size_t budget, char ***out, size_t *bytes);
 
+/* emul.c: decodes a trapped name-changing call (sbx_emul_call). 0 and
+ * *out, or -ENOENT when the caller is gone. */
+struct seccomp_notif;
+int sbx_emul_decode(int fd, const struct seccomp_notif *req, struct sbx_fs_event **out);
+
 /* shebang.c */
 bool sbx_shebang_of(int fd, const struct stat *st, char **interp, char **arg);
 

@@ -94,6 +94,10 @@ struct sbx_view_config {
  * (a mount may sit on them) never are. */
 void sbx_view_seal(struct sbx_view *v);
 
+/* Whether the view's sticky identity table holds (dev, ino) as sensitive
+ * or as a control file (takes the view's lock). */
+void sbx_view_identity_of(struct sbx_view *v, dev_t dev, ino_t ino, bool *sensitive, bool *control);
+
 /* How many objects the view holds now, and how many entries it has asked
  * the kernel to drop so far (for tests and --stats). */
 void sbx_view_counts(struct sbx_view *v, size_t *nodes, uint64_t *evicted);
@@ -231,6 +235,9 @@ struct sbx_spawn_config {
 	struct sbx_fan *fan;
 	int split_backing_fd;
 	bool split_read_only;
+	/* The split view: the filter traps the name-changing calls, which the
+	 * supervisor performs itself (sbx_filter_load_fs, emul.c). */
+	bool fs_trap;
 };
 
 struct sbx_child {
@@ -311,6 +318,11 @@ int sbx_landlock_abi(void);
  * the listener fd (O_CLOEXEC) or -errno. For the child between fork and
  * exec, and for tests. */
 int sbx_filter_load(void);
+/* The same with |fs_trap| (the split view): the name-changing calls
+ * notify as well (sbx_emul_call), chmod, open, creat, mkdir and mknod with
+ * S_ISUID or S_ISGID in their mode fail with EPERM, and openat2 with
+ * ENOSYS (filter.c says why). */
+int sbx_filter_load_fs(bool fs_trap);
 
 /* ======================================================================
  * The exec decoder (notify.c).
@@ -389,11 +401,12 @@ typedef const struct sbx_args *(*sbx_args_hint)(void *ctx, pid_t tid, pid_t ppid
 char *sbx_args_quote(const struct sbx_args *a);
 
 struct sbx_sock_event;
+struct sbx_fs_event;
 
 /* Waits for no notification: receives one that is ready on |fd|. Returns 0
  * and an event (caller frees): an exec in *out, or a socket call (connect,
- * sendto, sendmsg, sendmmsg: sock.c decodes it) in *sock, the other set to
- * NULL; -ENOENT when the caller vanished before it could be decoded
+ * sendto, sendmsg, sendmmsg: sock.c decodes it) in *sock, or a
+ * name-changing call (emul.c decodes it) in *fs, the others set to NULL; -ENOENT when the caller vanished before it could be decoded
  * (nothing to answer), or another -errno. The program is
  * found as the caller's exec finds it (ident.c): in its root, |root_fd|
  * (sbx_child.root_fd; -1: the caller's own root, opened for each exec),
@@ -403,7 +416,8 @@ struct sbx_sock_event;
  * where the caller's arguments should be. Not thread-safe: one thread
  * decodes. */
 int sbx_notify_recv(int fd, int root_fd, sbx_args_hint hint, void *hint_ctx,
-		    struct sbx_exec_event **out, struct sbx_sock_event **sock);
+		    struct sbx_exec_event **out, struct sbx_sock_event **sock,
+		    struct sbx_fs_event **fs);
 
 void sbx_exec_event_free(struct sbx_exec_event *ev);
 
@@ -695,5 +709,84 @@ unsigned sbx_proc_open_access_text(const char *text);
 /* The view's sticky identity table (view_check.c), locked. */
 unsigned sbx_view_identity(struct sbx_view *v, dev_t dev, ino_t ino);
 void sbx_view_identity_add(struct sbx_view *v, dev_t dev, ino_t ino, bool sensitive, bool control);
+/* ======================================================================
+ * The emulation of the name-changing calls (emul.c), with the split view:
+ * the supervisor performs each one itself, in the agent's context.
+ * ====================================================================== */
+
+enum sbx_fs_op { SBX_FS_RENAME, SBX_FS_LINK, SBX_FS_SYMLINK, SBX_FS_UNLINK, SBX_FS_TRUNCATE };
+
+/* One trapped call as read from the stopped caller, once. Free with
+ * sbx_fs_event_free(). */
+struct sbx_fs_event {
+	uint64_t id;
+	pid_t pid; /* the calling thread (the supervisor's pid namespace) */
+	int nr;	   /* the system call */
+	enum sbx_fs_op op;
+	/* The names: [0] the object (rename's and link's old name, symlink's
+	 * target, unlink's and truncate's path), [1] the new name. NULL with
+	 * |perr| EFAULT or ENAMETOOLONG when it could not be read; NULL with
+	 * |perr| 0 for a null pointer or an argument the call does not take. */
+	char *path[2];
+	int perr[2];
+	/* Our O_PATH descriptors of the directories the names start from
+	 * (the caller's dirfd, or its cwd), -1 when the caller's dirfd names
+	 * nothing (the call then fails with EBADF, where the kernel says). */
+	int dirfd[2];
+	unsigned flags; /* renameat2's, linkat's, unlinkat's (AT_REMOVEDIR for rmdir) */
+	int64_t length; /* truncate's */
+};
+
+bool sbx_emul_call(int nr);
+void sbx_fs_event_free(struct sbx_fs_event *ev);
+
+/* The call's names as "a -> b" for messages (caller frees). */
+char *sbx_fs_event_describe(const struct sbx_fs_event *ev);
+
+struct sbx_emul; /* opaque */
+
+struct sbx_emul_config {
+	int notify_fd;	 /* the seccomp listener (borrowed) */
+	pid_t agent_pid; /* whose credentials and mount namespace the workers take */
+	int root_fd;	 /* the agent's root (sbx_child.root_fd, borrowed) */
+	/* The agent's Landlock writable places (NULL: no Landlock), as the
+	 * agent's own ruleset was made from them (sbx_spawn_config.writable). */
+	char *const *writable;
+	/* Fast subtrees (the split view, sbx_child.fast): the kernel's unique
+	 * mount id of each, and the project-relative path of its root. A call whose object or
+	 * target lies on one of these mounts is decided here with the FUSE
+	 * view's rules (|policy|, |view|'s identities) through |decide|, as
+	 * the view decides the same call in its own part. */
+	const struct sbx_fast *fast; /* copied */
+	size_t nfast;
+	const char *project; /* the project's path in the sandbox */
+	const struct pol_config *policy;
+	struct sbx_view *view; /* the project's view (its identity table), or NULL */
+	sbx_view_decide_fn decide;
+	void *decide_arg;
+	unsigned workers;   /* threads performing calls (0: 16) */
+	unsigned queue_max; /* calls waiting for a worker (0: 1024) */
+};
+
+/* Starts the workers, each made the agent in every way the kernel checks
+ * (emul.c). Call after sbx_spawn() returned (the supervisor must be single
+ * threaded while it clones). 0 and *out, or -errno (nothing runs). */
+int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out);
+/* Hands |ev| (taken) to a worker, which performs it and answers the
+ * notification. -EAGAIN when the queue is full (|ev| is answered with
+ * ENOMEM and freed). */
+int sbx_emul_submit(struct sbx_emul *e, struct sbx_fs_event *ev);
+/* Stops and joins the workers; calls still queued are never performed
+ * (the listener's close fails them). Safe with NULL. */
+void sbx_emul_stop(struct sbx_emul *e);
+
+struct sbx_emul_counts {
+	uint64_t performed, failed, overflow, decided;
+};
+void sbx_emul_counts(struct sbx_emul *e, struct sbx_emul_counts *c);
+
+/* The agent thread an emulation worker |tid| acts for right now, or 0:
+ * a FUSE request made by a worker is the agent's. */
+pid_t sbx_emul_acting_for(pid_t tid);
 
 #endif

@@ -86,7 +86,7 @@ static void __attribute__((noreturn)) agent_main(const struct sbx_spawn_config *
 	int rc = sbx_jail_drop_caps();
 	if (rc < 0)
 		fail(sock, "dropping capabilities", -rc);
-	int listener = sbx_filter_load();
+	int listener = sbx_filter_load_fs(cfg->fs_trap);
 	if (listener < 0)
 		fail(sock, "installing the seccomp filter", -listener);
 	/* The listener's number: the supervisor takes it with pidfd_getfd,

@@ -280,11 +280,15 @@ int sbx_view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const 
 	wd_autofree char *abs2 = v->prefix && path2 && path2[0] != '/'
 					 ? wd_asprintf("%s/%s", v->prefix, path2)
 					 : NULL;
+	/* A call the supervisor performs for the agent (emul.c) is the
+	 * agent's: its audit row and what it is told name the agent's
+	 * thread, not the worker that made the request. */
+	pid_t acting = sbx_emul_acting_for(ctx->pid);
 	struct sbx_view_request r = {
 		.path = abs ? abs : path,
 		.path2 = abs2 ? abs2 : path2,
 		.access = access,
-		.pid = ctx->pid,
+		.pid = acting ? acting : ctx->pid,
 		.uid = ctx->uid,
 		.gid = ctx->gid,
 	};
@@ -303,14 +307,24 @@ int sbx_view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const 
 	return -EACCES;
 }
 
-/* ---- the identity table for the split view's listener (fan.c) ---------- */
+/* ---- the identity table for the split view (fan.c, emul.c) ------------- */
 
 unsigned sbx_view_identity(struct sbx_view *v, dev_t dev, ino_t ino)
 {
+	if (!v)
+		return 0;
 	pthread_mutex_lock(&v->lock);
 	unsigned f = sbx_view_ident_flags(v, dev, ino);
 	pthread_mutex_unlock(&v->lock);
 	return f;
+}
+
+void sbx_view_identity_of(struct sbx_view *v, dev_t dev, ino_t ino, bool *sensitive, bool *control)
+{
+	unsigned f = sbx_view_identity(v, dev, ino);
+
+	*sensitive = f & VIEW_SENSITIVE;
+	*control = f & VIEW_CONTROL;
 }
 
 void sbx_view_identity_add(struct sbx_view *v, dev_t dev, ino_t ino, bool sensitive, bool control)

@@ -406,8 +406,9 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	struct sup_run *r = arg;
 	struct sbx_exec_event *ev = NULL;
 	struct sbx_sock_event *sock = NULL;
+	struct sbx_fs_event *fs = NULL;
 	int64_t t0 = wd_now_mono_ns();
-	int rc = sbx_notify_recv(fd, r->child.root_fd, sup_args_hint, r, &ev, &sock);
+	int rc = sbx_notify_recv(fd, r->child.root_fd, sup_args_hint, r, &ev, &sock, &fs);
 	if (rc < 0) {
 		if (rc != -ENOENT && rc != -EAGAIN)
 			wd_warn("receiving a notification failed: %s", strerror(-rc));
@@ -415,6 +416,10 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 	}
 	if (sock) {
 		sup_sock_on_notify(r, sock, t0);
+		return;
+	}
+	if (fs) {
+		sup_fs_on_notify(r, fs);
 		return;
 	}
 	struct sup_proc *p = sup_proc_get(r, ev->pid);

@@ -706,6 +706,9 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 	int rc = prepare_views(r, L);
 	if (rc < 0)
 		return rc;
+	/* The split view's fast subtrees see no rename, link or removal:
+	 * those calls are trapped and performed by the supervisor. */
+	r->fs_trap = r->fan != NULL;
 	struct sbx_spawn_config sc = {
 		.path = L->prog,
 		.argv = r->opts.argv,
@@ -730,6 +733,9 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 		.fan = r->fan,
 		.split_backing_fd = r->backing_fd,
 		.split_read_only = r->opts.review,
+		/* The name-changing calls are performed by the supervisor
+		 * (fsops.c) with the split view. */
+		.fs_trap = r->fs_trap,
 	};
 	char *err = NULL;
 	rc = sbx_spawn(&sc, &r->child, &err);
@@ -744,7 +750,7 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 	if (r->fan && (rc = start_listener(r)) < 0)
 		return rc;
 	after_spawn(r, L);
-	return 0;
+	return sup_fs_start(r, L->writable);
 }
 
 /* Prints --stats at the end of the run. */
@@ -752,6 +758,7 @@ static void print_stats(const struct sup_run *r)
 {
 	sup_stats_print(&r->stats, stderr);
 	sup_resolver_print_stats(r, stderr);
+	sup_fs_print_stats(r, stderr);
 	if (!r->view)
 		return;
 	size_t nodes;
@@ -833,6 +840,9 @@ static void free_views(struct sup_run *r)
 	r->split = NULL;
 	sbx_child_free_fast(&r->child);
 	sbx_view_stop(r->view);
+	/* After the views: a worker waiting in a call through a view is
+	 * answered by the view's stop. */
+	sup_fs_stop(r);
 	wd_close(&r->backing_fd);
 	for (size_t i = 0; i < r->ngates; i++) {
 		sbx_view_stop(r->gates[i]);

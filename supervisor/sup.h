@@ -225,7 +225,11 @@ struct sup_run {
 	int resolver_family; /* AF_INET or AF_INET6 */
 	uint8_t resolver_addr[16];
 	struct sup_resolver *resolver; /* NULL: none */
-	char *resolver_why;	       /* why there is none, or NULL */
+	/* The split view's emulation of the name-changing calls (fsops.c):
+	 * |fs_trap| when the filter traps them, |emul| its workers. */
+	bool fs_trap;
+	struct sbx_emul *emul;
+	char *resolver_why; /* why there is none, or NULL */
 	/* The datagram destinations each process was allowed (connect.c). */
 	struct sup_dgrams *dgrams;
 };
@@ -668,6 +672,14 @@ void sup_tell_skip(struct sup_run *r, const char *place);
 
 /* Decides and answers the socket call |ev| (taken), received at |t0|. */
 void sup_sock_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0);
+
+/* fsops.c: the trapped name-changing calls (split view). */
+/* Starts the emulation when r->fs_trap: |writable| is the agent's Landlock
+ * list; the fast subtrees are r->child.fast. */
+int sup_fs_start(struct sup_run *r, char *const *writable);
+void sup_fs_on_notify(struct sup_run *r, struct sbx_fs_event *ev);
+void sup_fs_stop(struct sup_run *r);
+void sup_fs_print_stats(const struct sup_run *r, FILE *out);
 /* Does the decided call |ev| (taken) on a thread of its own, which answers
  * it. */
 void sup_sock_do(struct sup_run *r, struct sbx_sock_event *ev);

@@ -173,3 +173,13 @@ add_dependencies(test_esc_net warden esc_net)
 wd_test(test_esc_split SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_split.c
 	LIBS wt wd_policy LABELS escape TIMEOUT 600)
 add_dependencies(test_esc_split warden)
+# The name-changing calls the supervisor performs for the agent with the
+# split view (test_esc_emul), with its agent esc_emul.
+add_executable(esc_emul ${CMAKE_SOURCE_DIR}/tests/escape/esc_emul.c)
+set_target_properties(esc_emul PROPERTIES
+	RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+target_link_libraries(esc_emul PRIVATE Threads::Threads)
+wd_agent_program(esc_emul)
+wd_test(test_esc_emul SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_emul.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_emul warden esc_emul)

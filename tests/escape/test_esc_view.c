@@ -193,6 +193,18 @@ static void test_esc_view_setgid_copy_of_cat(void **state)
 	if (st.st_gid == shadow || st.st_uid != 0 || (st.st_mode & (S_ISUID | S_ISGID)))
 		fail_msg("ESCAPE FOUND: the copy of cat is %u:%u mode %o", (unsigned)st.st_uid,
 			 (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777));
+	if (said(&r, "chmod mycat rc=-1 errno=EPERM\n")) {
+		/* The split view's filter (fs_trap) refuses every set-id
+		 * mode by its register, whatever the file: a fast subtree
+		 * has no view to strip the bits. It cannot tell a directory,
+		 * so chmod g+s of one is refused too. */
+		assert_false(said(&r, "chmod mycat rc=0"));
+		assert_op(&r, "chmod", "d", -1, "EPERM");
+		assert_int_equal(st.st_mode & 07777, 0755);
+		assert_int_equal(stat_of(f, "d").st_mode & 07777, 0755);
+		wt_result_free(&r);
+		return;
+	}
 	/* chmod itself is the owner's right: it succeeds, without the bits. */
 	assert_op(&r, "chmod", "mycat", 0, "0");
 	assert_int_equal(st.st_mode & 07777, 0755);

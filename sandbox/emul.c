@@ -1,0 +1,897 @@
+/*
+ * emul.c: the name-changing calls of the split view (rename, renameat,
+ * renameat2, link, linkat, symlink, symlinkat, unlink, unlinkat, rmdir,
+ * truncate), which the filter traps and the supervisor performs itself.
+ *
+ * Why perform and never continue: a call the kernel continues
+ * (SECCOMP_USER_NOTIF_FLAG_CONTINUE) reads its strings again from the
+ * caller's memory, which another thread of the caller can rewrite between
+ * the check and the call ("src/x/a" becomes "src/x/HEAD"). Here the strings
+ * are read once (rmem.c), into the supervisor's memory, and the call is
+ * made with those bytes: what was seen is what is done.
+ *
+ * Order, in the decoding thread (the notification loop: capable, not
+ * Landlocked, outside the sandbox's namespaces):
+ *   1. read the names once;
+ *   2. SECCOMP_IOCTL_NOTIF_ID_VALID: the pid read from was the caller
+ *      all along (a recycled pid would have given another process's bytes);
+ *   3. open the directories the names start from: the caller's dirfd
+ *      (/proc/TID/fd/N) or cwd (/proc/TID/cwd), as O_PATH descriptors of
+ *      our own, in the host's /proc;
+ *   4. the id again: those descriptors are the caller's, not those of a
+ *      process that took its pid meanwhile.
+ * The descriptors are the supervisor's and are never passed to the agent.
+ *
+ * A worker then makes the call with exactly those strings and descriptors.
+ * Each worker is made the agent, once, when it starts (become_agent): its
+ * own fs_struct (unshare(CLONE_FS)), the sandbox's mount namespace
+ * (setns), the agent's root (chroot), the agent's uids, gids and groups
+ * (raw system calls: the C library's would change every thread of the
+ * supervisor), NO_NEW_PRIVS and a Landlock ruleset made from the agent's
+ * writable places, then no capability in any set, for good. So the kernel
+ * checks the call exactly as it checks the agent's own: permissions,
+ * sticky directories, protected_hardlinks, Landlock, read-only mounts, and
+ * the FUSE view, which decides what reaches it (and names the agent's
+ * thread: sbx_emul_acting_for). The errno is the call's own.
+ *
+ * What differs (docs: /work/notes/split-emul.md): the worker is not in the
+ * sandbox's pid namespace, so a name through /proc/self, /proc/thread-self
+ * or /dev/fd (a link to /proc/self/fd) finds no "self" in the sandbox's
+ * /proc and fails with ENOENT, instead of reaching the supervisor's
+ * descriptors; linkat(fd, "", AT_EMPTY_PATH) fails with ENOENT, as the
+ * kernel answers it for a descriptor opened under other credentials.
+ */
+#include "sandbox.h"
+#include "creds_int.h"
+#include "jail_int.h"
+#include "notify_int.h"
+
+#include "common.h"
+#include "policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+#define EMUL_MAX_WORKERS 64
+
+bool sbx_emul_call(int nr)
+{
+	switch (nr) {
+	case __NR_rename:
+	case __NR_renameat:
+	case __NR_renameat2:
+	case __NR_link:
+	case __NR_linkat:
+	case __NR_symlink:
+	case __NR_symlinkat:
+	case __NR_unlink:
+	case __NR_unlinkat:
+	case __NR_rmdir:
+	case __NR_truncate:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void sbx_fs_event_free(struct sbx_fs_event *ev)
+{
+	if (!ev)
+		return;
+	for (int i = 0; i < 2; i++) {
+		free(ev->path[i]);
+		if (ev->dirfd[i] >= 0)
+			close(ev->dirfd[i]);
+	}
+	free(ev);
+}
+
+char *sbx_fs_event_describe(const struct sbx_fs_event *ev)
+{
+	const char *a = ev->path[0] ? ev->path[0] : "?";
+	if (ev->op == SBX_FS_UNLINK || ev->op == SBX_FS_TRUNCATE)
+		return wd_strdup(a);
+	return wd_asprintf("%s -> %s", a, ev->path[1] ? ev->path[1] : "?");
+}
+
+/* Where each argument of |nr| is: the names' registers (-1: none), the
+ * dirfds' (-1: the cwd), the flags' (-1: none). */
+struct layout {
+	enum sbx_fs_op op;
+	int name[2], dir[2], flags;
+	unsigned fixed; /* flags the call implies (rmdir: AT_REMOVEDIR) */
+};
+
+static struct layout layout_of(int nr)
+{
+	switch (nr) {
+	case __NR_rename:
+		return (struct layout){SBX_FS_RENAME, {0, 1}, {-1, -1}, -1, 0};
+	case __NR_renameat:
+		return (struct layout){SBX_FS_RENAME, {1, 3}, {0, 2}, -1, 0};
+	case __NR_renameat2:
+		return (struct layout){SBX_FS_RENAME, {1, 3}, {0, 2}, 4, 0};
+	case __NR_link:
+		return (struct layout){SBX_FS_LINK, {0, 1}, {-1, -1}, -1, 0};
+	case __NR_linkat:
+		return (struct layout){SBX_FS_LINK, {1, 3}, {0, 2}, 4, 0};
+	case __NR_symlink:
+		return (struct layout){SBX_FS_SYMLINK, {0, 1}, {-1, -1}, -1, 0};
+	case __NR_symlinkat:
+		return (struct layout){SBX_FS_SYMLINK, {0, 2}, {-1, 1}, -1, 0};
+	case __NR_unlink:
+		return (struct layout){SBX_FS_UNLINK, {0, -1}, {-1, -1}, -1, 0};
+	case __NR_unlinkat:
+		return (struct layout){SBX_FS_UNLINK, {1, -1}, {0, -1}, 2, 0};
+	case __NR_rmdir:
+		return (struct layout){SBX_FS_UNLINK, {0, -1}, {-1, -1}, -1, AT_REMOVEDIR};
+	case __NR_truncate:
+	default:
+		return (struct layout){SBX_FS_TRUNCATE, {0, -1}, {-1, -1}, -1, 0};
+	}
+}
+
+/* An O_PATH descriptor of the caller's directory |dirfd| (AT_FDCWD: its
+ * cwd), through the host's /proc, or -1 when it names nothing (EBADF). */
+static int fetch_dir(pid_t tid, int dirfd)
+{
+	char p[64];
+	if (dirfd == AT_FDCWD)
+		snprintf(p, sizeof(p), "/proc/%d/cwd", tid);
+	else if (dirfd >= 0)
+		snprintf(p, sizeof(p), "/proc/%d/fd/%d", tid, dirfd);
+	else
+		return -1;
+	return open(p, O_PATH | O_CLOEXEC);
+}
+
+int sbx_emul_decode(int fd, const struct seccomp_notif *req, struct sbx_fs_event **out)
+{
+	*out = NULL;
+	struct sbx_fs_event *ev = wd_calloc(1, sizeof(*ev));
+	ev->id = req->id;
+	ev->pid = (pid_t)req->pid;
+	ev->nr = req->data.nr;
+	ev->dirfd[0] = ev->dirfd[1] = AT_FDCWD;
+	struct layout l = layout_of(ev->nr);
+	ev->op = l.op;
+	ev->flags = l.fixed | (l.flags >= 0 ? (unsigned)req->data.args[l.flags] : 0);
+	if (ev->op == SBX_FS_TRUNCATE)
+		ev->length = (int64_t)req->data.args[1];
+	struct sbx_rmem *m = wd_malloc(sizeof(*m));
+	sbx_rmem_init(m, sbx_read_pid_page, &ev->pid);
+	bool present[2] = {false, false};
+	for (int i = 0; i < 2; i++) {
+		if (l.name[i] < 0)
+			continue;
+		uint64_t addr = req->data.args[l.name[i]];
+		if (addr == 0)
+			continue; /* the kernel says what a null name means */
+		size_t budget = PATH_MAX;
+		int rc = sbx_rmem_string(m, addr, PATH_MAX, &budget, &ev->path[i]);
+		if (rc < 0)
+			ev->perr[i] = rc == -E2BIG ? ENAMETOOLONG : EFAULT;
+		else
+			present[i] = true;
+	}
+	free(m);
+	if (!sbx_notify_id_valid(fd, ev->id)) {
+		sbx_fs_event_free(ev);
+		return -ENOENT;
+	}
+	/* The directories the names start from: a relative name's, a null
+	 * name's (linkat's AT_EMPTY_PATH may take one), never a symlink's
+	 * target (a string, not a lookup). */
+	for (int i = 0; i < 2; i++) {
+		if (l.name[i] < 0 || ev->perr[i] || (ev->op == SBX_FS_SYMLINK && i == 0))
+			continue;
+		if (present[i] && ev->path[i][0] == '/')
+			continue;
+		int dirfd = l.dir[i] < 0 ? AT_FDCWD : (int)req->data.args[l.dir[i]];
+		ev->dirfd[i] = fetch_dir(ev->pid, dirfd);
+	}
+	if (!sbx_notify_id_valid(fd, ev->id)) {
+		sbx_fs_event_free(ev);
+		return -ENOENT;
+	}
+	*out = ev;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * The workers.
+ * --------------------------------------------------------------------- */
+
+/* Which agent thread each worker acts for now (0: none). Shared by every
+ * emulation of the process (one per run). */
+static struct {
+	_Atomic pid_t tid;
+	_Atomic pid_t acting_for;
+} slots[EMUL_MAX_WORKERS];
+static atomic_uint slots_used;
+
+pid_t sbx_emul_acting_for(pid_t tid)
+{
+	unsigned n = atomic_load(&slots_used);
+	for (unsigned i = 0; i < n && i < EMUL_MAX_WORKERS; i++)
+		if (atomic_load(&slots[i].tid) == tid)
+			return atomic_load(&slots[i].acting_for);
+	return 0;
+}
+
+struct sbx_emul {
+	int notify_fd;
+	int mntns_fd;
+	int root_fd;
+	char **writable;  /* NULL: no Landlock */
+	int host_proc_fd; /* the host's /proc, opened before any setns */
+	uint64_t *fast_mnt;
+	char **fast_rel;
+	size_t nfast;
+	char *project;
+	const struct pol_config *policy;
+	struct sbx_view *view;
+	sbx_view_decide_fn decide;
+	void *decide_arg;
+	/* The detacher (see detach_fast_root): one request at a time. */
+	pthread_t detacher;
+	bool have_detacher;
+	pthread_mutex_t dlock; /* held by the worker for a whole request */
+	pthread_mutex_t dmu;
+	pthread_cond_t dcv;
+	int dfd;  /* the request: an O_PATH fd of the root to detach, or -1 */
+	int dres; /* its answer */
+	bool ddone, dstop;
+	struct sbx_creds creds;
+	unsigned nworkers;
+	pthread_t threads[EMUL_MAX_WORKERS];
+	unsigned slot[EMUL_MAX_WORKERS];
+	pthread_mutex_t lock;
+	pthread_cond_t more, ready_cv;
+	struct sbx_fs_event **queue;
+	size_t qmax, qhead, qlen;
+	bool stopping;
+	unsigned ready, failed;
+	int fail_err;
+	atomic_uint_fast64_t performed, refused, overflow, decided;
+};
+
+/* Makes the calling thread the agent, for good (see the top of the
+ * file). Only this thread changes: its fs_struct is its own after the
+ * unshare, and credentials are per thread when set by raw system calls. */
+static int become_agent(struct sbx_emul *e)
+{
+	if (unshare(CLONE_FS) < 0 || setns(e->mntns_fd, CLONE_NEWNS) < 0)
+		return -errno;
+	if (fchdir(e->root_fd) < 0 || chroot(".") < 0 || chdir("/") < 0)
+		return -errno;
+	const struct sbx_creds *c = &e->creds;
+	if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0 ||
+	    syscall(SYS_setresgid, c->gid[0], c->gid[1], c->gid[2]) < 0 ||
+	    syscall(SYS_setresuid, c->uid[0], c->uid[1], c->uid[2]) < 0)
+		return -errno;
+	syscall(SYS_setfsgid, c->gid[3]);
+	syscall(SYS_setfsuid, c->uid[3]);
+	if ((gid_t)syscall(SYS_setfsgid, -1) != c->gid[3] ||
+	    (uid_t)syscall(SYS_setfsuid, -1) != c->uid[3])
+		return -EPERM;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	if (e->writable) {
+		int abi = 0;
+		int rc = sbx_jail_landlock(e->writable, &abi);
+		if (rc < 0 && rc != -EOPNOTSUPP)
+			return rc;
+	}
+	/* The agent has no capability: neither has the worker, in any set,
+	 * the bounding set included. It never execs. */
+	return sbx_jail_drop_caps();
+}
+
+/* A name that makes the call fail as reading it failed: a null pointer
+ * faults (EFAULT); PATH_MAX bytes without a NUL are too long
+ * (ENAMETOOLONG). The kernel then fails the call at the same step, after
+ * the same earlier checks, as it would have for the caller. */
+static char too_long[PATH_MAX + 1];
+
+static const char *name_arg(const struct sbx_fs_event *ev, int i)
+{
+	if (ev->perr[i] == ENAMETOOLONG)
+		return too_long;
+	if (ev->perr[i])
+		return (const char *)1; /* below mmap_min_addr: faults */
+	return ev->path[i];
+}
+
+static int dir_arg(const struct sbx_fs_event *ev, int i)
+{
+	return ev->dirfd[i];
+}
+
+/* Makes the call of |ev| on the calling (agent-made) thread. 0 or -errno. */
+static long perform(const struct sbx_fs_event *ev)
+{
+	const char *a = name_arg(ev, 0), *b = name_arg(ev, 1);
+	long rc;
+	switch (ev->op) {
+	case SBX_FS_RENAME:
+		rc = syscall(SYS_renameat2, dir_arg(ev, 0), a, dir_arg(ev, 1), b, ev->flags);
+		break;
+	case SBX_FS_LINK:
+		rc = syscall(SYS_linkat, dir_arg(ev, 0), a, dir_arg(ev, 1), b, ev->flags);
+		break;
+	case SBX_FS_SYMLINK:
+		rc = syscall(SYS_symlinkat, a, dir_arg(ev, 1), b);
+		break;
+	case SBX_FS_UNLINK:
+		rc = syscall(SYS_unlinkat, dir_arg(ev, 0), a, ev->flags);
+		break;
+	case SBX_FS_TRUNCATE:
+	default:
+		/* No truncateat: a relative name starts from the cwd, which
+		 * is this thread's own (its fs_struct). */
+		if (ev->dirfd[0] != AT_FDCWD) {
+			if (ev->dirfd[0] < 0)
+				return -ENOENT;
+			if (fchdir(ev->dirfd[0]) < 0)
+				return -errno;
+		}
+		rc = syscall(SYS_truncate, a, ev->length);
+		break;
+	}
+	return rc < 0 ? -errno : 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Calls in fast subtrees, decided here with the view's rules.
+ *
+ * Why a racing thread cannot win: the names are ours (read once); each
+ * name's parent directory is resolved ONCE, as the agent, into an O_PATH
+ * descriptor; the decision is made on that directory's path and the last
+ * component; and the call is made on (that descriptor, that component).
+ * A thread that renames a directory on the way, or swaps a symlink in the
+ * path, after the decision changes nothing the call acts on: the call
+ * never walks the path again. What the last component names can change
+ * only by another name change in that directory (a rename or link over
+ * it), which is itself trapped here and decided; a write by the user
+ * outside is not the agent's race.
+ * --------------------------------------------------------------------- */
+
+struct side {
+	int pfd;	/* O_PATH of the parent directory, or -1 */
+	char *last;	/* the last component, trailing slashes kept */
+	char *rel;	/* project-relative path of the name, or NULL */
+	bool fast;	/* the parent is on a fast mount */
+	struct stat st; /* what the name holds now (lstat), when |have| */
+	bool have;
+};
+
+static void side_free(struct side *s)
+{
+	if (s->pfd >= 0)
+		close(s->pfd);
+	free(s->last);
+	free(s->rel);
+}
+
+static bool is_fast_mount(const struct sbx_emul *e, int fd, size_t *which)
+{
+	struct statx sx;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
+		return false;
+	for (size_t i = 0; i < e->nfast; i++)
+		if (e->fast_mnt[i] == sx.stx_mnt_id) {
+			*which = i;
+			return true;
+		}
+	return false;
+}
+
+/* Splits |path| into its parent and last component and resolves the
+ * parent from |dirfd| as the calling (agent-made) thread. False when the
+ * name has no separate last component ("/", "", ".", ".."): the call is
+ * then made as it came, and the kernel refuses it. */
+static bool resolve_side(const struct sbx_emul *e, const char *path, int dirfd, struct side *s)
+{
+	*s = (struct side){.pfd = -1};
+	if (!path)
+		return false;
+	size_t n = strlen(path), k = n;
+	while (k > 0 && path[k - 1] == '/')
+		k--;
+	if (k == 0)
+		return false;
+	size_t j = k;
+	while (j > 0 && path[j - 1] != '/')
+		j--;
+	wd_autofree char *lastname = wd_strndup(path + j, k - j);
+	if (strcmp(lastname, ".") == 0 || strcmp(lastname, "..") == 0)
+		return false;
+	wd_autofree char *parent = j == 0 ? wd_strdup(".") : wd_strndup(path, j);
+	s->pfd = openat(dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s->pfd < 0)
+		return false;
+	s->last = wd_strdup(path + j);
+	size_t which;
+	s->fast = is_fast_mount(e, s->pfd, &which);
+	s->have = fstatat(s->pfd, lastname, &s->st, AT_SYMLINK_NOFOLLOW) == 0;
+	/* The parent's path, as the kernel names it now, below the project. */
+	char link[64], buf[PATH_MAX];
+	snprintf(link, sizeof(link), "thread-self/fd/%d", s->pfd);
+	ssize_t len = readlinkat(e->host_proc_fd, link, buf, sizeof(buf) - 1);
+	if (len > 0 && e->project) {
+		buf[len] = '\0';
+		size_t pl = strlen(e->project);
+		if (strcmp(buf, e->project) == 0)
+			s->rel = wd_strdup(lastname);
+		else if (strncmp(buf, e->project, pl) == 0 && buf[pl] == '/')
+			s->rel = wd_asprintf("%s/%s", buf + pl + 1, lastname);
+	}
+	return true;
+}
+
+/* Whether the name of |s| (its path, its identity) is sensitive, a control
+ * file, write-protected. */
+static void classify(const struct sbx_emul *e, const struct side *s, bool *sens, bool *ctl,
+		     bool *wprot)
+{
+	*sens = *ctl = *wprot = false;
+	if (s->have)
+		sbx_view_identity_of(e->view, s->st.st_dev, s->st.st_ino, sens, ctl);
+	if (!s->rel)
+		return;
+	*sens = *sens || sbx_view_path_sensitive(e->policy, NULL, s->rel);
+	*ctl = *ctl || pol_is_control(e->policy, s->rel, NULL);
+	*wprot = sbx_view_path_write_protected(e->policy, NULL, s->rel);
+}
+
+static int decide(struct sbx_emul *e, const struct sbx_fs_event *ev, const char *p1, const char *p2,
+		  unsigned access)
+{
+	if (!e->decide)
+		return -EACCES; /* fail closed */
+	struct sbx_view_request r = {
+		.path = p1 ? p1 : "",
+		.path2 = p2,
+		.access = access,
+		.pid = ev->pid,
+		.uid = (uid_t)syscall(SYS_setfsuid, -1),
+		.gid = (gid_t)syscall(SYS_setfsgid, -1),
+	};
+	atomic_fetch_add(&e->decided, 1);
+	int rc = e->decide(e->decide_arg, &r);
+	return rc == 0 ? 0 : rc < 0 && rc > -4096 && rc != -ENOSYS ? rc : -EACCES;
+}
+
+/* The view's rules for |ev| (view_names.c do_rename, do_remove, do_link,
+ * do_make; view_attr.c for truncate): 0 to go on, or -errno. */
+static int decide_fast(struct sbx_emul *e, const struct sbx_fs_event *ev, struct side *a,
+		       struct side *b)
+{
+	bool s1, c1, w1, s2 = false, c2 = false, w2 = false;
+	switch (ev->op) {
+	case SBX_FS_RENAME: {
+		classify(e, a, &s1, &c1, &w1);
+		classify(e, b, &s2, &c2, &w2);
+		if (w1 || w2)
+			return -EROFS;
+		bool dir1 = a->have && S_ISDIR(a->st.st_mode);
+		bool dir2 = b->have && S_ISDIR(b->st.st_mode);
+		bool below = false;
+		if (a->rel && b->rel && dir1)
+			below = pol_sensitive_below_differs(e->policy, a->rel, b->rel) ||
+				pol_control_below_differs(e->policy, a->rel, b->rel);
+		if (a->rel && b->rel && dir2 && (ev->flags & RENAME_EXCHANGE))
+			below = below || pol_sensitive_below_differs(e->policy, b->rel, a->rel) ||
+				pol_control_below_differs(e->policy, b->rel, a->rel);
+		if (s1 || s2 || c1 || c2 || below)
+			return decide(e, ev, a->rel, b->rel,
+				      (s1 || c1 || below ? POL_ACC_RENAME_FROM : 0) |
+					      (s2 || c2 || below ? POL_ACC_RENAME_TO : 0));
+		return 0;
+	}
+	case SBX_FS_UNLINK:
+		classify(e, a, &s1, &c1, &w1);
+		if (w1)
+			return -EROFS;
+		if (!(ev->flags & AT_REMOVEDIR) && (s1 || c1))
+			return decide(e, ev, a->rel, NULL, POL_ACC_DELETE);
+		return 0;
+	case SBX_FS_LINK:
+		classify(e, a, &s1, &c1, &w1);
+		classify(e, b, &s2, &c2, &w2);
+		if (w1 || w2)
+			return -EROFS;
+		if (s1 || c1 || s2 || c2)
+			return decide(e, ev, a->rel, b->rel, POL_ACC_LINK);
+		return 0;
+	case SBX_FS_SYMLINK:
+		classify(e, b, &s2, &c2, &w2);
+		if (w2)
+			return -EROFS;
+		if (s2 || c2 || (ev->path[0] && pol_is_sensitive(e->policy, ev->path[0], NULL)))
+			return decide(e, ev, b->rel, ev->path[0], POL_ACC_SYMLINK);
+		return 0;
+	case SBX_FS_TRUNCATE:
+	default:
+		classify(e, a, &s1, &c1, &w1);
+		if (w1)
+			return -EROFS;
+		if (s1 || c1)
+			return decide(e, ev, a->rel, NULL, POL_ACC_TRUNCATE);
+		return 0;
+	}
+}
+
+/*
+ * A fast subtree's root is a mount point: rmdir and rename of it give
+ * EBUSY. So its bind is detached first, in the sandbox's namespace, by the
+ * detacher: a thread of the supervisor that joined that namespace and kept
+ * its capabilities and no Landlock domain (Landlock forbids umount, the
+ * workers have no CAP_SYS_ADMIN). The call is then made as it came, and
+ * reaches the FUSE view's entry, which decides it as it decides any other
+ * (the directory stays FUSE for the rest of the session); the detached
+ * mount's id stays in the fast list, so what the agent still holds open
+ * under it is decided as fast.
+ *
+ * Race: the worker hands the detacher the O_PATH descriptor it checked
+ * (the mount's root, by mount id, on a fast mount), and the detacher
+ * unmounts through the host's /proc/thread-self/fd/N, which is that very
+ * mount: a rename of a directory on the path meanwhile cannot make it
+ * unmount anything else (a hidden place's mount, say).
+ */
+static void *detacher_main(void *p)
+{
+	struct sbx_emul *e = p;
+	bool ok = unshare(CLONE_FS) == 0 && setns(e->mntns_fd, CLONE_NEWNS) == 0 &&
+		  fchdir(e->root_fd) == 0 && chroot(".") == 0;
+	pthread_mutex_lock(&e->dmu);
+	for (;;) {
+		while (!e->dstop && e->dfd < 0)
+			pthread_cond_wait(&e->dcv, &e->dmu);
+		if (e->dstop)
+			break;
+		int rc = -EPERM;
+		if (ok) {
+			char link[64];
+			/* The worker's descriptor, through this process's
+			 * table (shared by every thread). */
+			snprintf(link, sizeof(link), "thread-self/fd/%d", e->dfd);
+			rc = fchdir(e->host_proc_fd) == 0 && umount2(link, MNT_DETACH) == 0
+				     ? 0
+				     : -errno;
+		}
+		e->dres = rc;
+		e->dfd = -1;
+		e->ddone = true;
+		pthread_cond_broadcast(&e->dcv);
+	}
+	pthread_mutex_unlock(&e->dmu);
+	return NULL;
+}
+
+static int detach(struct sbx_emul *e, int fd)
+{
+	if (!e->have_detacher)
+		return -EBUSY;
+	pthread_mutex_lock(&e->dlock);
+	pthread_mutex_lock(&e->dmu);
+	e->dfd = fd;
+	e->ddone = false;
+	pthread_cond_broadcast(&e->dcv);
+	while (!e->ddone && !e->dstop)
+		pthread_cond_wait(&e->dcv, &e->dmu);
+	int rc = e->ddone ? e->dres : -EINTR;
+	pthread_mutex_unlock(&e->dmu);
+	pthread_mutex_unlock(&e->dlock);
+	return rc;
+}
+
+/* When the object of an rmdir or a rename (side |a|) is the root of a fast
+ * subtree, detaches it. 0 (detached or nothing to do) or -errno. */
+static int detach_fast_root(struct sbx_emul *e, const struct sbx_fs_event *ev, const struct side *a)
+{
+	bool rm = ev->op == SBX_FS_UNLINK && (ev->flags & AT_REMOVEDIR);
+	if ((!rm && ev->op != SBX_FS_RENAME) || !a->have || !S_ISDIR(a->st.st_mode))
+		return 0;
+	size_t n = strlen(a->last);
+	while (n > 1 && a->last[n - 1] == '/')
+		n--;
+	wd_autofree char *name = wd_strndup(a->last, n);
+	wd_autoclose int fd = openat(a->pfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	struct statx sx;
+	size_t which;
+	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 ||
+	    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || !is_fast_mount(e, fd, &which))
+		return 0;
+	return detach(e, fd);
+}
+
+/* The call of |ev| on the resolved sides (see above). */
+static long perform_sides(struct sbx_emul *e, const struct sbx_fs_event *ev, struct side *a,
+			  struct side *b)
+{
+	long rc;
+	switch (ev->op) {
+	case SBX_FS_RENAME:
+		rc = syscall(SYS_renameat2, a->pfd, a->last, b->pfd, b->last, ev->flags);
+		break;
+	case SBX_FS_LINK:
+		rc = syscall(SYS_linkat, a->pfd, a->last, b->pfd, b->last, ev->flags);
+		break;
+	case SBX_FS_SYMLINK:
+		rc = syscall(SYS_symlinkat, name_arg(ev, 0), b->pfd, b->last);
+		break;
+	case SBX_FS_UNLINK:
+		rc = syscall(SYS_unlinkat, a->pfd, a->last, ev->flags);
+		break;
+	case SBX_FS_TRUNCATE:
+	default: {
+		/* No truncateat: the file is opened O_PATH from the parent
+		 * (following a final symlink, as truncate does; no open of
+		 * its content), and truncated through the host's
+		 * /proc/thread-self/fd, this thread's own. */
+		int fd = openat(a->pfd, a->last, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		char link[64];
+		snprintf(link, sizeof(link), "thread-self/fd/%d", fd);
+		rc = fchdir(e->host_proc_fd) < 0 ? -1 : syscall(SYS_truncate, link, ev->length);
+		int err = errno;
+		close(fd);
+		errno = err;
+		break;
+	}
+	}
+	return rc < 0 ? -errno : 0;
+}
+
+/* |ev| when the split view has fast subtrees: a call touching one is
+ * decided and made on its resolved parents; any other as it came. */
+static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
+{
+	struct side a = {.pfd = -1}, b = {.pfd = -1};
+	bool ra = false, rb = false;
+	bool want_a = ev->op != SBX_FS_SYMLINK,
+	     want_b = ev->op == SBX_FS_RENAME || ev->op == SBX_FS_LINK || ev->op == SBX_FS_SYMLINK;
+	if (want_a && !ev->perr[0])
+		ra = resolve_side(e, ev->path[0], ev->dirfd[0], &a);
+	if (want_b && !ev->perr[1])
+		rb = resolve_side(e, ev->path[1], ev->dirfd[1], &b);
+	long rc;
+	if (ra && !a.fast && (rc = detach_fast_root(e, ev, &a)) < 0) {
+		side_free(&a);
+		side_free(&b);
+		return rc;
+	}
+	if ((ra && a.fast) || (rb && b.fast)) {
+		if ((want_a && !ra) || (want_b && !rb)) {
+			rc = perform(ev); /* a side the kernel refuses anyway */
+		} else {
+			rc = decide_fast(e, ev, &a, &b);
+			if (rc == 0)
+				rc = perform_sides(e, ev, &a, &b);
+		}
+	} else {
+		rc = perform(ev);
+	}
+	side_free(&a);
+	side_free(&b);
+	return rc;
+}
+
+struct worker_arg {
+	struct sbx_emul *e;
+	unsigned slot;
+};
+
+static void *worker(void *p)
+{
+	struct worker_arg wa = *(struct worker_arg *)p;
+	free(p);
+	struct sbx_emul *e = wa.e;
+	atomic_store(&slots[wa.slot].tid, (pid_t)syscall(SYS_gettid));
+	int rc = become_agent(e);
+	pthread_mutex_lock(&e->lock);
+	if (rc < 0) {
+		e->failed++;
+		e->fail_err = rc;
+	} else {
+		e->ready++;
+	}
+	pthread_cond_broadcast(&e->ready_cv);
+	pthread_mutex_unlock(&e->lock);
+	if (rc < 0) {
+		atomic_store(&slots[wa.slot].tid, 0);
+		return NULL;
+	}
+	for (;;) {
+		pthread_mutex_lock(&e->lock);
+		while (!e->stopping && e->qlen == 0)
+			pthread_cond_wait(&e->more, &e->lock);
+		if (e->stopping) {
+			pthread_mutex_unlock(&e->lock);
+			break;
+		}
+		struct sbx_fs_event *ev = e->queue[e->qhead];
+		e->qhead = (e->qhead + 1) % e->qmax;
+		e->qlen--;
+		pthread_mutex_unlock(&e->lock);
+		/* A caller killed while its call waited is not acted for. */
+		if (sbx_notify_id_valid(e->notify_fd, ev->id)) {
+			atomic_store(&slots[wa.slot].acting_for, ev->pid);
+			long r = e->nfast ? perform_split(e, ev) : perform(ev);
+			atomic_store(&slots[wa.slot].acting_for, 0);
+			atomic_fetch_add(r < 0 ? &e->refused : &e->performed, 1);
+			sbx_notify_answer(e->notify_fd, ev->id, r);
+		}
+		sbx_fs_event_free(ev);
+	}
+	atomic_store(&slots[wa.slot].tid, 0);
+	return NULL;
+}
+
+int sbx_emul_submit(struct sbx_emul *e, struct sbx_fs_event *ev)
+{
+	pthread_mutex_lock(&e->lock);
+	bool room = !e->stopping && e->qlen < e->qmax;
+	if (room) {
+		e->queue[(e->qhead + e->qlen) % e->qmax] = ev;
+		e->qlen++;
+		pthread_cond_signal(&e->more);
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (room)
+		return 0;
+	/* Bounded: a flood of calls (each one a blocked thread of the
+	 * agent) past the queue fails as a kernel short of memory would. */
+	atomic_fetch_add(&e->overflow, 1);
+	sbx_notify_answer(e->notify_fd, ev->id, -ENOMEM);
+	sbx_fs_event_free(ev);
+	return -EAGAIN;
+}
+
+static void emul_free(struct sbx_emul *e)
+{
+	for (size_t i = 0; i < e->qlen; i++)
+		sbx_fs_event_free(e->queue[(e->qhead + i) % e->qmax]);
+	free(e->queue);
+	wd_strv_free(e->writable);
+	sbx_creds_release(&e->creds);
+	if (e->mntns_fd >= 0)
+		close(e->mntns_fd);
+	if (e->host_proc_fd >= 0)
+		close(e->host_proc_fd);
+	free(e->fast_mnt);
+	wd_strv_free(e->fast_rel);
+	free(e->project);
+	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->dlock);
+	pthread_mutex_destroy(&e->dmu);
+	pthread_cond_destroy(&e->dcv);
+	pthread_cond_destroy(&e->more);
+	pthread_cond_destroy(&e->ready_cv);
+	free(e);
+}
+
+void sbx_emul_stop(struct sbx_emul *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->lock);
+	e->stopping = true;
+	pthread_cond_broadcast(&e->more);
+	pthread_mutex_unlock(&e->lock);
+	for (unsigned i = 0; i < e->nworkers; i++)
+		pthread_join(e->threads[i], NULL);
+	if (e->have_detacher) {
+		pthread_mutex_lock(&e->dmu);
+		e->dstop = true;
+		pthread_cond_broadcast(&e->dcv);
+		pthread_mutex_unlock(&e->dmu);
+		pthread_join(e->detacher, NULL);
+	}
+	emul_free(e);
+}
+
+int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
+{
+	*out = NULL;
+	memset(too_long, 'x', PATH_MAX);
+	struct sbx_emul *e = wd_calloc(1, sizeof(*e));
+	e->notify_fd = cfg->notify_fd;
+	e->root_fd = cfg->root_fd;
+	e->mntns_fd = e->host_proc_fd = -1;
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->dlock, NULL);
+	pthread_mutex_init(&e->dmu, NULL);
+	pthread_cond_init(&e->dcv, NULL);
+	e->dfd = -1;
+	pthread_cond_init(&e->more, NULL);
+	pthread_cond_init(&e->ready_cv, NULL);
+	e->qmax = cfg->queue_max ? cfg->queue_max : 1024;
+	e->queue = wd_calloc(e->qmax, sizeof(*e->queue));
+	if (cfg->writable)
+		e->writable = wd_strv_dup(cfg->writable, NULL);
+	e->host_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cfg->nfast) {
+		e->nfast = cfg->nfast;
+		e->fast_mnt = wd_calloc(cfg->nfast, sizeof(uint64_t));
+		e->fast_rel = wd_calloc(cfg->nfast + 1, sizeof(char *));
+		for (size_t i = 0; i < cfg->nfast; i++) {
+			e->fast_mnt[i] = cfg->fast[i].mnt_id;
+			e->fast_rel[i] = wd_strdup(cfg->fast[i].rel);
+		}
+	}
+	e->project = cfg->project ? wd_strdup(cfg->project) : NULL;
+	e->policy = cfg->policy;
+	e->view = cfg->view;
+	e->decide = cfg->decide;
+	e->decide_arg = cfg->decide_arg;
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", cfg->agent_pid);
+	e->mntns_fd = open(p, O_RDONLY | O_CLOEXEC);
+	int rc = e->mntns_fd < 0 || e->host_proc_fd < 0
+			 ? -errno
+			 : sbx_creds_of(cfg->agent_pid, &e->creds, NULL, NULL);
+	if (rc < 0) {
+		emul_free(e);
+		return rc;
+	}
+	if (e->nfast && pthread_create(&e->detacher, NULL, detacher_main, e) == 0)
+		e->have_detacher = true;
+	unsigned want = cfg->workers ? cfg->workers : 16;
+	for (unsigned i = 0; i < want; i++) {
+		unsigned slot = atomic_fetch_add(&slots_used, 1);
+		if (slot >= EMUL_MAX_WORKERS) {
+			atomic_fetch_sub(&slots_used, 1);
+			break;
+		}
+		struct worker_arg *wa = wd_malloc(sizeof(*wa));
+		*wa = (struct worker_arg){.e = e, .slot = slot};
+		if (pthread_create(&e->threads[e->nworkers], NULL, worker, wa) != 0) {
+			free(wa);
+			break;
+		}
+		e->nworkers++;
+	}
+	pthread_mutex_lock(&e->lock);
+	while (e->ready + e->failed < e->nworkers)
+		pthread_cond_wait(&e->ready_cv, &e->lock);
+	rc = e->failed ? e->fail_err : e->nworkers == 0 ? -EAGAIN : 0;
+	pthread_mutex_unlock(&e->lock);
+	if (rc < 0) {
+		sbx_emul_stop(e);
+		return rc;
+	}
+	*out = e;
+	return 0;
+}
+
+void sbx_emul_counts(struct sbx_emul *e, struct sbx_emul_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (!e)
+		return;
+	c->performed = atomic_load(&e->performed);
+	c->failed = atomic_load(&e->refused);
+	c->overflow = atomic_load(&e->overflow);
+	c->decided = atomic_load(&e->decided);
+}

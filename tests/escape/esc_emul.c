@@ -1,0 +1,342 @@
+/*
+ * esc_emul: the agent of test_esc_emul. Plain system calls, no exec.
+ *
+ *   esc_emul script DIR [nocaps] [nowhiteout]
+ *                              runs the differential script in DIR (a
+ *                              fixture made by the driver) and prints one
+ *                              line per call: "NAME errno" (0: success).
+ *                              "nocaps" first drops every capability and
+ *                              sets NO_NEW_PRIVS, which makes a native run
+ *                              the agent (uid 0 without capabilities).
+ *   esc_emul procself          names through /proc/self, /proc/thread-self
+ *                              and /dev/fd, which must not reach the
+ *                              supervisor's descriptors: "NAME errno".
+ *   esc_emul setid             set-id modes: "NAME errno".
+ *   esc_emul mv A B            rename(A, B): "rename errno".
+ *   esc_emul ops OP... -- each OP one of "mv A B", "ln A B", "sym T B",
+ *                              "rm A", "rmdir A", "trunc A": "OP A errno".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#define RENAME_EXCHANGE	 (1 << 1)
+#endif
+
+static int line_no;
+
+static void out(const char *name, long rc)
+{
+	int e = rc < 0 ? errno : 0;
+	printf("%03d %s %s\n", ++line_no, name, e ? strerrorname_np(e) : "0");
+	fflush(stdout);
+}
+
+#define DO(name, call) out(name, (long)(call))
+
+static void drop_caps(void)
+{
+	for (int c = 0; c <= 63; c++)
+		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capset, &h, d) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		perror("drop caps");
+		exit(2);
+	}
+}
+
+static long r2(const char *a, const char *b, unsigned flags)
+{
+	return syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, flags);
+}
+
+static int mkfile(const char *p)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		(void)!write(fd, "data\n", 5);
+		close(fd);
+	}
+	return fd < 0 ? -1 : 0;
+}
+
+static void script(bool whiteout)
+{
+	char cwd[4096], abs1[4200], abs2[4200];
+	if (!getcwd(cwd, sizeof(cwd)))
+		exit(2);
+	int dfd = open("d", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int ffd = open("file", O_RDONLY | O_CLOEXEC);
+	char longname[300], toolong[5000];
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	memset(toolong, 'a', sizeof(toolong) - 1);
+	toolong[sizeof(toolong) - 1] = '\0';
+
+	/* rename and renameat2 */
+	DO("rename", rename("file", "file2"));
+	DO("rename-back", rename("file2", "file"));
+	DO("noreplace-exists", r2("d/f1", "d/f2", RENAME_NOREPLACE));
+	DO("noreplace-new", r2("d/f1", "d/f9", RENAME_NOREPLACE));
+	DO("noreplace-back", r2("d/f9", "d/f1", RENAME_NOREPLACE));
+	DO("exchange", r2("d/f1", "d/f2", RENAME_EXCHANGE));
+	DO("exchange-missing", r2("d/f1", "d/none", RENAME_EXCHANGE));
+	DO("exchange-dir-file", r2("empty", "file", RENAME_EXCHANGE));
+	DO("exchange-back", r2("file", "empty", RENAME_EXCHANGE));
+	DO("rename2-badflags", r2("file", "x", 0x80));
+	DO("rename2-both", r2("file", "x", RENAME_NOREPLACE | RENAME_EXCHANGE));
+	DO("rename-notempty", rename("empty", "full"));
+	DO("rename-dir-over-dir", rename("empty", "empty2"));
+	DO("rename-dir-back", rename("empty2", "empty"));
+	DO("rename-file-over-dir", rename("file", "empty"));
+	DO("rename-dir-over-file", rename("empty", "file"));
+	DO("rename-trailing-file", rename("file/", "x"));
+	DO("rename-trailing-dir", rename("empty/", "empty3/"));
+	DO("rename-trailing-back", rename("empty3", "empty"));
+	DO("rename-dot", rename(".", "x"));
+	DO("rename-dotdot", rename("d/..", "x"));
+	DO("rename-to-dot", rename("file", "d/."));
+	DO("rename-into-self", rename("empty", "empty/sub"));
+	DO("rename-missing", rename("none", "x"));
+	DO("rename-missing-dir", rename("file", "none/x"));
+	DO("rename-same", rename("file", "file"));
+	DO("rename-hardlinks-same", rename("file", "file"));
+	DO("rename-via-symlinked-dir", rename("ldir/f2", "ldir/f3"));
+	DO("rename-via-symlinked-back", rename("ldir/f3", "ldir/f2"));
+	DO("rename-symlink-itself", rename("ldir", "ldir2"));
+	DO("rename-symlink-back", rename("ldir2", "ldir"));
+	DO("rename-symlink-trailing", rename("ldir/", "ldir3"));
+	snprintf(abs1, sizeof(abs1), "%s/file", cwd);
+	snprintf(abs2, sizeof(abs2), "%s/file4", cwd);
+	DO("rename-absolute", rename(abs1, abs2));
+	DO("rename-absolute-back", rename(abs2, abs1));
+	DO("renameat-dirfd", syscall(SYS_renameat, dfd, "f2", AT_FDCWD, "f2-top"));
+	DO("renameat-dirfd-back", syscall(SYS_renameat, AT_FDCWD, "f2-top", dfd, "f2"));
+	DO("renameat-badfd", syscall(SYS_renameat, 999, "f2", AT_FDCWD, "x"));
+	DO("renameat-badfd-abs", syscall(SYS_renameat, 999, abs1, 999, abs2));
+	DO("renameat-badfd-abs-back", syscall(SYS_renameat, 999, abs2, 999, abs1));
+	DO("renameat-filefd", syscall(SYS_renameat, ffd, "x", AT_FDCWD, "y"));
+	DO("renameat-negfd", syscall(SYS_renameat, -5, "f2", AT_FDCWD, "x"));
+	DO("rename-efault", syscall(SYS_rename, (char *)8, "x"));
+	DO("rename-efault2", syscall(SYS_rename, "file", NULL));
+	DO("rename-toolong", rename(toolong, "x"));
+	DO("rename-longname", rename("file", longname));
+	DO("rename-empty", rename("", "x"));
+	DO("rename-exdev", rename("file", "/dev/shm/esc-emul-x"));
+	DO("rename-sticky", rename("sticky/other", "sticky/o2"));
+	DO("rename-ro", rename("ro/x", "ro/y"));
+	DO("rename-out-of-ro", rename("ro/x", "moved"));
+
+	/* unlink, unlinkat, rmdir */
+	DO("unlink-dir", unlink("empty"));
+	DO("unlink-missing", unlink("none"));
+	DO("unlink-trailing", unlink("file/"));
+	DO("unlink-sticky", unlink("sticky/other"));
+	DO("unlink-sticky-own", unlink("sticky/mine"));
+	DO("unlink-ro", unlink("ro/x"));
+	DO("unlink-dot", unlink("."));
+	DO("unlinkat-badflags", unlinkat(AT_FDCWD, "file", 0x1000));
+	DO("unlinkat-removedir-file", unlinkat(AT_FDCWD, "file", AT_REMOVEDIR));
+	DO("unlinkat-dirfd", unlinkat(dfd, "f1", 0));
+	DO("recreate", mkfile("d/f1"));
+	DO("unlinkat-filefd", unlinkat(ffd, "x", 0));
+	DO("unlinkat-badfd", unlinkat(999, "x", 0));
+	DO("unlinkat-badfd-abs", unlinkat(999, "/nonexistent-esc-emul", 0));
+	DO("unlinkat-symlinked-dir", unlinkat(AT_FDCWD, "ldir", AT_REMOVEDIR));
+	DO("rmdir-file", rmdir("file"));
+	DO("rmdir-full", rmdir("full"));
+	DO("rmdir-dot", rmdir("."));
+	DO("rmdir-dotdot", rmdir(".."));
+	DO("rmdir-d-dot", rmdir("empty/."));
+	DO("rmdir-symlink", rmdir("ldir"));
+	DO("rmdir-trailing-symlink", rmdir("ldir/"));
+	DO("rmdir-missing", rmdir("none"));
+	DO("rmdir-empty", rmdir("empty"));
+	DO("mkdir-again", mkdir("empty", 0755));
+	DO("unlinkat-removedir", unlinkat(AT_FDCWD, "empty", AT_REMOVEDIR));
+	DO("mkdir-again2", mkdir("empty", 0755));
+	DO("unlink-efault", syscall(SYS_unlink, (char *)8));
+	DO("unlink-null", syscall(SYS_unlink, NULL));
+	DO("unlinkat-empty", unlinkat(AT_FDCWD, "", 0));
+
+	/* link, linkat */
+	DO("link", link("file", "d/hard"));
+	DO("link-exists", link("file", "d/hard"));
+	DO("link-dir", link("empty", "x"));
+	DO("link-missing", link("none", "x"));
+	DO("link-symlink-nofollow", linkat(AT_FDCWD, "lf", AT_FDCWD, "lk", 0));
+	DO("link-symlink-follow", linkat(AT_FDCWD, "lf", AT_FDCWD, "lk2", AT_SYMLINK_FOLLOW));
+	DO("link-symlink-dir-follow", linkat(AT_FDCWD, "ldir", AT_FDCWD, "lk3", AT_SYMLINK_FOLLOW));
+	DO("linkat-badflags", linkat(AT_FDCWD, "file", AT_FDCWD, "x", 0x8));
+	DO("linkat-dirfd", linkat(dfd, "f1", dfd, "f1-hard", 0));
+	DO("linkat-empty-noflag", linkat(ffd, "", AT_FDCWD, "x", 0));
+	DO("link-protected", link("hl/secret", "hs"));
+	DO("link-protected-readable", link("hl/public", "hp"));
+	DO("link-exdev", link("file", "/dev/shm/esc-emul-x"));
+	DO("link-into-ro", link("file", "ro/new"));
+	DO("link-trailing", link("file", "x/"));
+	DO("link-efault", syscall(SYS_link, "file", (char *)8));
+
+	/* symlink, symlinkat */
+	DO("symlink", symlink("target", "sl"));
+	DO("symlink-exists", symlink("x", "sl"));
+	DO("symlinkat-dirfd", symlinkat("t", dfd, "s2"));
+	DO("symlink-missing-dir", symlink("x", "none/s"));
+	DO("symlink-empty-target", symlink("", "s3"));
+	DO("symlink-into-ro", symlink("x", "ro/s"));
+	DO("symlinkat-badfd", symlinkat("x", 999, "s4"));
+	DO("symlink-trailing", symlink("x", "s5/"));
+	DO("symlink-toolong-target", symlink(toolong, "s6"));
+
+	/* truncate */
+	DO("truncate", truncate("file", 3));
+	DO("truncate-dir", truncate("empty", 0));
+	DO("truncate-missing", truncate("none", 0));
+	DO("truncate-negative", truncate("file", -1));
+	DO("truncate-ro", truncate("ro/x", 0));
+	DO("truncate-symlinked-dir", truncate("ldir/f2", 1));
+	DO("truncate-symlink", truncate("lf", 2));
+	DO("truncate-trailing", truncate("file/", 0));
+	DO("truncate-absolute", truncate(abs1, 4));
+	DO("truncate-dotdot", truncate("d/../file", 5));
+	/* last: it leaves a whiteout (a character device) in its place; the
+	 * FUSE view does not offer it (EINVAL) */
+	if (whiteout)
+		DO("rename2-whiteout", r2("file", "whiteout-moved", 1 << 2));
+
+	/* the final state, so that a call that succeeded with another
+	 * effect shows */
+	struct stat st;
+	const char *names[] = {"file",	    "d/f1",    "d/f2",	     "d/hard", "lk",
+			       "lk2",	    "sl",      "d/s2",	     "empty",  "full/x",
+			       "d/f1-hard", "ldir/f2", "sticky/mine"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (lstat(names[i], &st) == 0)
+			printf("state %s mode %o size %lld nlink %lu\n", names[i],
+			       (unsigned)st.st_mode, (long long)st.st_size,
+			       (unsigned long)st.st_nlink);
+		else
+			printf("state %s absent\n", names[i]);
+	}
+	unlink("/dev/shm/esc-emul-x");
+}
+
+static void procself(void)
+{
+	mkfile("victim");
+	int fd = open("victim", O_RDWR | O_CLOEXEC);
+	int dfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char p[128];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d/victim", dfd);
+	DO("unlink-proc-self-dirfd", unlink(p));
+	snprintf(p, sizeof(p), "/dev/fd/%d/victim", dfd);
+	DO("unlink-dev-fd-dirfd", unlink(p));
+	snprintf(p, sizeof(p), "/proc/thread-self/fd/%d/victim", dfd);
+	DO("rename-thread-self", rename(p, "x"));
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	DO("truncate-proc-self-fd", truncate(p, 0));
+	DO("link-proc-self-fd", linkat(AT_FDCWD, p, AT_FDCWD, "lnk", AT_SYMLINK_FOLLOW));
+	/* The supervisor's own low descriptors (its listener, its audit) by
+	 * number: never reached. */
+	for (int n = 3; n < 12; n++) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", n);
+		char name[32];
+		snprintf(name, sizeof(name), "truncate-fd-%d", n);
+		DO(name, truncate(p, 0));
+	}
+	DO("rename-proc-self-cwd", rename("/proc/self/cwd/victim", "x"));
+	DO("linkat-empty-path", linkat(fd, "", AT_FDCWD, "lnk2", AT_EMPTY_PATH));
+	struct stat st;
+	printf("victim size %lld\n", stat("victim", &st) == 0 ? (long long)st.st_size : -1LL);
+}
+
+static void setid(void)
+{
+	mkfile("f");
+	mkdir("dir", 0755);
+	DO("chmod-u+s", chmod("f", 04755));
+	DO("chmod-g+s", chmod("f", 02755));
+	DO("chmod-dir-g+s", chmod("dir", 02755));
+	DO("chmod-plain", chmod("f", 0700));
+	int fd = open("f", O_RDONLY | O_CLOEXEC);
+	DO("fchmod-u+s", fchmod(fd, 04755));
+	DO("fchmodat-u+s", fchmodat(AT_FDCWD, "f", 04755, 0));
+	DO("fchmodat2-u+s", syscall(452, AT_FDCWD, "f", 04755, 0));
+	DO("open-creat-suid", open("g", O_WRONLY | O_CREAT | O_CLOEXEC, 04755));
+	DO("openat-creat-sgid", openat(AT_FDCWD, "h", O_WRONLY | O_CREAT | O_CLOEXEC, 02755));
+	DO("open-nocreat-mode-ignored", open("f", O_RDONLY | O_CLOEXEC, 04755));
+	DO("creat-suid", creat("i", 04755));
+	DO("mkdir-sgid", mkdir("sg", 02775));
+	DO("mkdirat-suid", mkdirat(AT_FDCWD, "su", 04755));
+	DO("mknod-suid", mknod("fifo", S_IFIFO | 04644, 0));
+	DO("mknodat-sgid", mknodat(AT_FDCWD, "fifo2", S_IFIFO | 02644, 0));
+	DO("openat2", syscall(437, AT_FDCWD, "f", &(long long[3]){0, 0, 0}, 24));
+	struct stat st;
+	stat("f", &st);
+	printf("f mode %o\n", (unsigned)(st.st_mode & 07777));
+	printf("g %s\n", access("g", F_OK) == 0 ? "exists" : "absent");
+	printf("sg %s\n", access("sg", F_OK) == 0 ? "exists" : "absent");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	if (strcmp(argv[1], "script") == 0 && argc > 2) {
+		if (chdir(argv[2]) < 0)
+			return 2;
+		bool whiteout = true;
+		for (int i = 3; i < argc; i++) {
+			if (strcmp(argv[i], "nocaps") == 0)
+				drop_caps();
+			else if (strcmp(argv[i], "nowhiteout") == 0)
+				whiteout = false;
+		}
+		script(whiteout);
+	} else if (strcmp(argv[1], "ops") == 0) {
+		for (int i = 2; i < argc; i++) {
+			const char *op = argv[i], *a = i + 1 < argc ? argv[i + 1] : "",
+				   *b = i + 2 < argc ? argv[i + 2] : "";
+			char name[512];
+			snprintf(name, sizeof(name), "%s %s", op, a);
+			if (strcmp(op, "mv") == 0)
+				DO(name, rename(a, b)), i += 2;
+			else if (strcmp(op, "ln") == 0)
+				DO(name, link(a, b)), i += 2;
+			else if (strcmp(op, "sym") == 0)
+				DO(name, symlink(a, b)), i += 2;
+			else if (strcmp(op, "rm") == 0)
+				DO(name, unlink(a)), i++;
+			else if (strcmp(op, "rmdir") == 0)
+				DO(name, rmdir(a)), i++;
+			else if (strcmp(op, "trunc") == 0)
+				DO(name, truncate(a, 0)), i++;
+			else
+				return 2;
+		}
+	} else if (strcmp(argv[1], "mv") == 0 && argc > 3) {
+		DO("rename", rename(argv[2], argv[3]));
+	} else if (strcmp(argv[1], "procself") == 0) {
+		procself();
+	} else if (strcmp(argv[1], "setid") == 0) {
+		setid();
+	} else {
+		return 2;
+	}
+	return 0;
+}
