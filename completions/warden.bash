@@ -44,6 +44,10 @@ _warden()
 		COMPREPLY=($(compgen -W "agent review" -- "$cur"))
 		return 0
 		;;
+	--view)
+		COMPREPLY=($(compgen -W "auto fuse split" -- "$cur"))
+		return 0
+		;;
 	--agent)
 		COMPREPLY=($(compgen -W "claude-code codex aider none auto" -- "$cur"))
 		return 0
@@ -77,7 +81,7 @@ _warden()
 	local opts
 	case $cmd in
 	run)
-		opts="--project --audit --tier --prompt --approval-timeout --role --task --parent --agent --turn-idle --stats --no-view --keep-tmp --share-tmp --quiet --force --verbose --help --"
+		opts="--project --audit --tier --prompt --approval-timeout --role --task --parent --agent --turn-idle --stats --no-view --view --keep-tmp --share-tmp --quiet --force --verbose --help --"
 		;;
 	audit)
 		opts="--project --audit --session --last --since --decision --source --kind --limit --format --tool-calls --no-pager --help"

@@ -5,8 +5,10 @@
 #include "sandbox.h"
 
 #include "common.h"
+#include "policy.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -134,4 +136,71 @@ char *sbx_proc_cmdline(pid_t pid, size_t max)
 	char buf[SBX_CMDLINE_MAX + 1];
 	ssize_t n = wd_read_proc_into(p, buf, max < SBX_CMDLINE_MAX ? max : SBX_CMDLINE_MAX);
 	return n < 0 ? NULL : sbx_quote_args(buf, (size_t)n);
+}
+
+/*
+ * The access of an open from the syscall a thread is blocked in (the
+ * split view's listener, fan.c): the thread waits in the kernel for the
+ * listener's answer, so /proc/TID/syscall shows the syscall's registers as
+ * they were passed, and registers cannot change while it waits. open,
+ * openat and creat carry their flags in a register; openat2 carries them
+ * in memory that another thread may change after the kernel copied them,
+ * so it counts as read and write, as does anything not recognised (the
+ * decision is then asked for the widest access, never a narrower one).
+ */
+unsigned sbx_proc_open_access_text(const char *text)
+{
+	const unsigned widest = POL_ACC_READ | POL_ACC_WRITE;
+	char *end;
+	long nr = strtol(text, &end, 10);
+	if (end == text)
+		return widest; /* "running", or nothing */
+	unsigned long long a[6] = {0};
+	const char *p = end;
+	for (int i = 0; i < 6; i++) {
+		a[i] = strtoull(p, &end, 16);
+		if (end == p)
+			return widest;
+		p = end;
+	}
+	unsigned long long flags;
+	switch (nr) {
+#if defined(__x86_64__)
+	case 2: /* open(path, flags, mode) */
+		flags = a[1];
+		break;
+	case 257: /* openat(dirfd, path, flags, mode) */
+		flags = a[2];
+		break;
+	case 85: /* creat(path, mode) */
+		flags = O_CREAT | O_WRONLY | O_TRUNC;
+		break;
+	case 59:  /* execve */
+	case 322: /* execveat: the exec's own open reads */
+		return POL_ACC_READ;
+#endif
+	default:
+		return widest;
+	}
+	int acc = (int)(flags & O_ACCMODE);
+	unsigned r = 0;
+	if (acc != O_WRONLY)
+		r |= POL_ACC_READ;
+	if (acc != O_RDONLY || (flags & O_TRUNC))
+		r |= POL_ACC_WRITE;
+	return r;
+}
+
+unsigned sbx_proc_open_access(pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return POL_ACC_READ | POL_ACC_WRITE;
+	buf[n] = '\0';
+	return sbx_proc_open_access_text(buf);
 }

@@ -221,6 +221,16 @@ struct sbx_spawn_config {
 	/* A host directory bound over /dev/shm (writable), after /dev is set
 	 * up; NULL: a fresh tmpfs as root, the host's in a user namespace. */
 	const char *shm_dir;
+	/* The split view (root only; NULL: none): each of |split->fast| is
+	 * bound, as a detached copy of that directory of |split_backing_fd|
+	 * (nosuid, nodev, read-only with |split_read_only|), marked with
+	 * |fan|'s group, and attached over the project view's entry for it
+	 * before the view is sealed. A subtree that cannot be made stays
+	 * FUSE. */
+	const struct sbx_split *split;
+	struct sbx_fan *fan;
+	int split_backing_fd;
+	bool split_read_only;
 };
 
 struct sbx_child {
@@ -244,7 +254,13 @@ struct sbx_child {
 	/* The view's request pids are the supervisor's (root: it mounted the
 	 * view); false in a user namespace, where they are the sandbox's. */
 	bool view_pids_host;
+	/* The split view's fast subtree mounts (owned: free with
+	 * sbx_child_free_fast); NULL/0 without the split view. */
+	struct sbx_fast *fast;
+	size_t nfast;
 };
+
+void sbx_child_free_fast(struct sbx_child *c);
 
 /*
  * Starts the agent in its sandbox (each step and why: docs/design.md,
@@ -589,5 +605,113 @@ long sbx_sock_perform(int notify_fd, const struct sbx_sock_event *ev);
 
 /* Answers notification |id| with |val| (>= 0) or the error -|val|. */
 int sbx_notify_answer(int fd, uint64_t id, long val);
+
+/* ======================================================================
+ * The split view (view_split.c, fan.c, probe.c): for root runs, every
+ * subtree of the project that holds no sensitive, control,
+ * write-protected or hidden name at start is bound from the backing tree
+ * over the view's entry for it, and its opens are decided by a fanotify
+ * listener instead of the FUSE view (docs/view-plan.md, section 5.2).
+ * ====================================================================== */
+
+/* One fast subtree mount in the sandbox. */
+struct sbx_fast {
+	uint64_t mnt_id; /* statx(STATX_MNT_ID) of a file on that mount */
+	char *rel;	 /* project-relative path of its root, no leading "./" */
+};
+
+/* A sensitive or control identity the start walk met. */
+struct sbx_split_ident {
+	dev_t dev;
+	ino_t ino;
+	unsigned sensitive : 1, control : 1;
+	unsigned multi : 1; /* st_nlink > 1 when met */
+};
+
+/* What the start walk found. Free with sbx_split_free(). */
+struct sbx_split {
+	char **fast; /* project-relative roots of the fast subtrees */
+	size_t nfast;
+	size_t *fast_files; /* regular files below each (same order) */
+	struct sbx_split_ident *idents;
+	size_t nidents;
+	size_t fast_files_total; /* regular files in the fast subtrees */
+	size_t fuse_dirs;	 /* directories left to the FUSE view */
+	bool complete;		 /* the whole tree was walked within the budget */
+	double walk_s;
+};
+
+struct sbx_split_walk_config {
+	int backing_fd; /* O_PATH|O_DIRECTORY of the project (borrowed) */
+	const struct pol_config *policy;
+	/* Project-relative paths (NULL-terminated) that must stay under the
+	 * FUSE view with every ancestor (the view's hidden names: they
+	 * may appear during the run). */
+	const char *const *keep;
+	size_t max_files;  /* entries looked at before the walk stops (0: 200,000) */
+	double max_s;	   /* seconds before it stops (0: 2 s) */
+	size_t max_mounts; /* fast subtrees kept, the largest (0: 256) */
+};
+
+/* The start walk over the backing tree (never follows a symlink, stays on
+ * the project's file system): the maximal subtrees with no sensitive,
+ * control, write-protected or kept name, no `.warden`, and no second name
+ * of a sensitive or control file; what it did not finish stays FUSE.
+ * 0 and *out, or -errno. */
+int sbx_split_walk(const struct sbx_split_walk_config *cfg, struct sbx_split **out);
+void sbx_split_free(struct sbx_split *s);
+
+/* Whether the split view can run for this project (root in the initial
+ * user namespace, fanotify permission events, evictable marks on its
+ * file system, detached mounts): 0, else -errno and a one-line reason in
+ * |why|. */
+int sbx_split_probe(int project_fd, char *why, size_t len);
+
+struct sbx_view;
+struct sbx_fan; /* opaque: the listener */
+
+struct sbx_fan_counts {
+	uint64_t events, decided, marked, premarked, denied;
+	double premark_s;
+	size_t fast_subtrees, fast_files, fuse_dirs;
+};
+
+struct sbx_fan_config {
+	const struct pol_config *policy; /* borrowed */
+	const char *project;		 /* the project's path in the sandbox (absolute) */
+	int backing_fd;			 /* O_PATH of the project (borrowed; dup'ed) */
+	const struct sbx_split *split;	 /* borrowed until sbx_fan_start returns */
+	sbx_view_decide_fn decide;
+	void *decide_arg;
+	size_t premark_max; /* files the pre-marking walk marks at most (0: 190,000) */
+};
+
+/* Makes the fanotify group (no thread is started). 0 and *out or -errno. */
+int sbx_fan_new(const struct sbx_fan_config *cfg, struct sbx_fan **out);
+/* The group fd: for the guardian's dup, and for spawn, which marks each fast
+ * mount with it and closes it in init at once. */
+int sbx_fan_group_fd(const struct sbx_fan *f);
+/* Marks the detached mount |mnt_fd| (OPEN_TREE_CLONE) for permission
+ * events. 0 or -errno. */
+int sbx_fan_mark_mount(struct sbx_fan *f, int mnt_fd);
+/* Starts the listener and the pre-marking walk, once the sandbox exists:
+ * |view| is the project's FUSE view, whose identity table both share. */
+int sbx_fan_start(struct sbx_fan *f, struct sbx_view *view);
+void sbx_fan_counts(const struct sbx_fan *f, struct sbx_fan_counts *c);
+/* Stops: every pending event is answered FAN_DENY, threads joined, the
+ * group closed. Safe with NULL. */
+void sbx_fan_stop(struct sbx_fan *f);
+
+/* The access of the open a thread |tid| is blocked in, from
+ * /proc/TID/syscall (mask of enum pol_access): open, openat and creat by
+ * their flags register; an exec reads; openat2 and anything else count as
+ * read and write. */
+unsigned sbx_proc_open_access(pid_t tid);
+/* The same from the text of /proc/TID/syscall (for tests). */
+unsigned sbx_proc_open_access_text(const char *text);
+
+/* The view's sticky identity table (view_check.c), locked. */
+unsigned sbx_view_identity(struct sbx_view *v, dev_t dev, ino_t ino);
+void sbx_view_identity_add(struct sbx_view *v, dev_t dev, ino_t ino, bool sensitive, bool control);
 
 #endif

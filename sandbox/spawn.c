@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <poll.h>
@@ -162,8 +163,76 @@ struct spawn {
 	bool userns;
 	struct sbx_view_slot views[SBX_MAX_VIEWS];
 	size_t nviews, nmarkers;
+	struct sbx_fast_slot *fast; /* the split view's binds, made before init */
+	struct sbx_fast *fast_ids;
+	size_t nfast;
 	pid_t init;
 };
+
+static void close_fast(struct spawn *sp)
+{
+	for (size_t i = 0; i < sp->nfast; i++)
+		wd_close(&sp->fast[i].mnt);
+}
+
+/*
+ * The split view's fast subtrees (root only): each a detached copy of
+ * the backing directory (open_tree OPEN_TREE_CLONE, not recursive: the
+ * walk kept to one file system), nosuid and nodev, read-only for a review
+ * run, and marked in the listener's group BEFORE init can attach it, so
+ * that no open through it is ever unwatched. The directory is reached
+ * without following a symlink (the user may have replaced one since the
+ * walk). A subtree that fails any step is not bound: the FUSE view serves
+ * it, which is always correct. Made before init is cloned, like the FUSE
+ * mounts, so that init inherits the fds; no thread is started here.
+ */
+static void make_fast(struct spawn *sp)
+{
+	const struct sbx_spawn_config *cfg = sp->cfg;
+	if (!cfg->split || !cfg->fan || sp->userns || !cfg->view_dir)
+		return;
+	size_t n = cfg->split->nfast;
+	sp->fast = wd_calloc(n + 1, sizeof(*sp->fast));
+	sp->fast_ids = wd_calloc(n + 1, sizeof(*sp->fast_ids));
+	for (size_t i = 0; i < n; i++) {
+		const char *rel = cfg->split->fast[i];
+		struct open_how how = {
+			.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_XDEV,
+		};
+		wd_autoclose int dir =
+			(int)syscall(SYS_openat2, cfg->split_backing_fd, rel, &how, sizeof(how));
+		if (dir < 0)
+			continue;
+		int m = (int)syscall(SYS_open_tree, dir, "",
+				     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (m < 0)
+			continue;
+		struct mount_attr ma = {
+			.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				    (cfg->split_read_only ? MOUNT_ATTR_RDONLY : 0),
+		};
+		struct statx sx;
+		if (syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0 ||
+		    statx(m, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 ||
+		    !(sx.stx_mask & STATX_MNT_ID) || sbx_fan_mark_mount(cfg->fan, m) < 0) {
+			close(m);
+			continue;
+		}
+		sp->fast[sp->nfast] = (struct sbx_fast_slot){rel, m};
+		sp->fast_ids[sp->nfast] = (struct sbx_fast){sx.stx_mnt_id, wd_strdup(rel)};
+		sp->nfast++;
+	}
+}
+
+void sbx_child_free_fast(struct sbx_child *c)
+{
+	for (size_t i = 0; i < c->nfast; i++)
+		free(c->fast[i].rel);
+	free(c->fast);
+	c->fast = NULL;
+	c->nfast = 0;
+}
 
 /* The set-up socket: the supervisor's end passes credentials, and waits at
  * most 30 s for a message (a sandbox stuck before exec is a failure). */
@@ -251,6 +320,7 @@ static int start_init(struct spawn *sp, int sv[2], char **err)
 		close(sv[0]);
 		close(sv[1]);
 		close_views(sp->views, sp->nviews);
+		close_fast(sp);
 		if (err)
 			*err = wd_asprintf(
 				"cannot create the sandbox's namespaces (clone: %s); warden "
@@ -264,11 +334,17 @@ static int start_init(struct spawn *sp, int sv[2], char **err)
 			if (sp->views[i].fuse >= 0)
 				close(sp->views[i]
 					      .fuse); /* the sandbox never holds the FUSE device */
-		sbx_init_main(sp->cfg, sv[1], sp->uid, sp->gid, sp->userns, sp->views, sp->nviews);
+		/* Nor the fanotify group: answers match by fd number, and a
+		 * holder could answer for the listener. */
+		if (sp->cfg->fan)
+			close(sbx_fan_group_fd(sp->cfg->fan));
+		sbx_init_main(sp->cfg, sv[1], sp->uid, sp->gid, sp->userns, sp->views, sp->nviews,
+			      sp->fast, sp->nfast);
 	}
 	close(sv[1]);
 	for (size_t i = 0; i < sp->nviews; i++)
 		wd_close(&sp->views[i].mnt);
+	close_fast(sp);
 	sp->init = init;
 	sp->out->init_pid = init;
 	/* Our child, not reaped before sbx_spawn() returns: the pidfd names it. */
@@ -447,9 +523,15 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 		close(sv[1]);
 		return rc;
 	}
+	make_fast(&sp);
 	rc = start_init(&sp, sv, err); /* closes |sv| on failure */
-	if (rc < 0)
+	free(sp.fast);		       /* start_init closed the fds; init has its copies */
+	out->fast = sp.fast_ids;
+	out->nfast = sp.nfast;
+	if (rc < 0) {
+		sbx_child_free_fast(out);
 		return rc;
+	}
 	wd_autoclose int sock = sv[0];
 	rc = serve_views(&sp, sock, err);
 	if (rc == 0)
@@ -458,6 +540,7 @@ int sbx_spawn(const struct sbx_spawn_config *cfg, struct sbx_child *out, char **
 		rc = agent_handles(&sp, err);
 	if (rc < 0) {
 		spawn_fail(&sp);
+		sbx_child_free_fast(out);
 		return rc;
 	}
 	out->exit_fd = wd_steal_fd(&sock);

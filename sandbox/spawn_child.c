@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <poll.h>
 #include <signal.h>
@@ -158,10 +159,43 @@ static int init_binds(const struct sbx_spawn_config *cfg, int sock)
 	return shm;
 }
 
+/*
+ * init's side of the split view: each fast subtree's bind (made and marked
+ * by the supervisor) goes over the project view's entry for it, which is
+ * reached from the view's root without following a symlink and without
+ * leaving the view (the user may have changed the tree since the walk).
+ * Before the seal: the entries looked up now are pinned, so the evictor
+ * never detaches a bind. A subtree whose entry is gone or changed is left
+ * to the view. Each fd is closed once attached or skipped.
+ */
+static void init_fast(int sock, const char *view_dir, struct sbx_fast_slot *fast, size_t nfast)
+{
+	int root = nfast ? open(view_dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	for (size_t i = 0; i < nfast; i++) {
+		struct open_how how = {
+			.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_XDEV,
+		};
+		int t = root < 0 ? -1
+				 : (int)syscall(SYS_openat2, root, fast[i].rel, &how, sizeof(how));
+		if (t >= 0 && syscall(SYS_move_mount, fast[i].mnt, "", t, "",
+				      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+			char what[160];
+			snprintf(what, sizeof(what), "attaching the fast subtree %s", fast[i].rel);
+			fail(sock, what, errno);
+		}
+		if (t >= 0)
+			close(t);
+		close(fast[i].mnt);
+	}
+	if (root >= 0)
+		close(root);
+}
+
 /* init's side: attach (or, in a user namespace, mount and send) each view
  * in turn, after the supervisor serves it. */
 static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid,
-		       struct sbx_view_slot *v, size_t nv)
+		       struct sbx_view_slot *v, size_t nv, struct sbx_fast_slot *fast, size_t nfast)
 {
 	char what[160];
 	for (size_t i = 0; i < nv; i++) {
@@ -186,6 +220,8 @@ static void init_views(const struct sbx_spawn_config *cfg, int sock, uid_t uid, 
 				fail(sock, what, errno);
 			}
 			close(v[i].mnt);
+			if (v[i].kind == VIEW_PROJECT)
+				init_fast(sock, v[i].dir, fast, nfast);
 			continue;
 		}
 		/* In a user namespace only this side can mount. */
@@ -260,7 +296,7 @@ static void init_dev(int sock, int shm, bool userns, struct sbx_jail_pts *pts)
 
 void __attribute__((noreturn))
 sbx_init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bool userns,
-	      struct sbx_view_slot *views, size_t nviews)
+	      struct sbx_view_slot *views, size_t nviews, struct sbx_fast_slot *fast, size_t nfast)
 {
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		fail(sock, "prctl(PR_SET_PDEATHSIG)", errno);
@@ -287,7 +323,7 @@ sbx_init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid
 	/* The private /tmp before the views: a project under /tmp is
 	 * attached on a mount point in it. */
 	int shm = init_binds(cfg, sock);
-	init_views(cfg, sock, uid, gid, views, nviews);
+	init_views(cfg, sock, uid, gid, views, nviews, fast, nfast);
 	for (size_t i = 0; cfg->hide && cfg->hide[i]; i++) {
 		rc = sbx_jail_hide(cfg->hide[i]);
 		if (rc < 0)

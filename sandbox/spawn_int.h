@@ -55,12 +55,19 @@ struct sbx_view_slot {
 	int mnt, fuse;
 };
 
+/* A fast subtree of the split view: a detached bind (made and marked by
+ * the supervisor) that init attaches over the project view's entry |rel|. */
+struct sbx_fast_slot {
+	const char *rel;
+	int mnt;
+};
+
 /* How |v| is named in a message for a person: "the project view", ... */
 const char *sbx_view_slot_what(const struct sbx_view_slot *v);
 
 /* init: sets up the sandbox on |sock|, forks the agent and reaps. */
 void __attribute__((noreturn))
 sbx_init_main(const struct sbx_spawn_config *cfg, int sock, uid_t uid, gid_t gid, bool userns,
-	      struct sbx_view_slot *views, size_t nviews);
+	      struct sbx_view_slot *views, size_t nviews, struct sbx_fast_slot *fast, size_t nfast);
 
 #endif

@@ -302,3 +302,21 @@ int sbx_view_decide(struct sbx_view *v, fuse_req_t req, const char *path, const 
 		return rc;
 	return -EACCES;
 }
+
+/* ---- the identity table for the split view's listener (fan.c) ---------- */
+
+unsigned sbx_view_identity(struct sbx_view *v, dev_t dev, ino_t ino)
+{
+	pthread_mutex_lock(&v->lock);
+	unsigned f = sbx_view_ident_flags(v, dev, ino);
+	pthread_mutex_unlock(&v->lock);
+	return f;
+}
+
+void sbx_view_identity_add(struct sbx_view *v, dev_t dev, ino_t ino, bool sensitive, bool control)
+{
+	pthread_mutex_lock(&v->lock);
+	sbx_view_ident_add_flags(v, dev, ino,
+				 (sensitive ? VIEW_SENSITIVE : 0) | (control ? VIEW_CONTROL : 0));
+	pthread_mutex_unlock(&v->lock);
+}

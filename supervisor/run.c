@@ -544,6 +544,78 @@ static unsigned long raise_nofile(void)
 	return agent_nofile;
 }
 
+/*
+ * The split view, when it is asked for and the kernel allows it: the start
+ * walk over the project (which subtrees go native, which identities are
+ * sensitive or control) and the fanotify group that will watch them. The
+ * listener's threads start after the spawn (dns_int.h says why not
+ * before); the walk and the group start none. 0, or -EINVAL when split
+ * was asked for and cannot run.
+ */
+static int prepare_split(struct sup_run *r, struct launch *L)
+{
+	/* --view, else WARDEN_VIEW (run_opts.c), else auto. */
+	enum sup_view_mode mode = r->opts.view_mode;
+	if (r->opts.no_view || mode == SUP_VIEW_FUSE) {
+		snprintf(r->split_why, sizeof(r->split_why), "%s",
+			 r->opts.no_view ? "--no-view" : "--view=fuse or WARDEN_VIEW=fuse");
+		return 0;
+	}
+	int rc = sbx_split_probe(r->backing_fd, r->split_why, sizeof(r->split_why));
+	if (rc < 0) {
+		if (mode == SUP_VIEW_SPLIT) {
+			wd_err("--view=split is not available here: %s", r->split_why);
+			return -EINVAL;
+		}
+		wd_debug("project view: FUSE (%s)", r->split_why);
+		return 0;
+	}
+	/* The names the view hides (the audit in the project, with its
+	 * companions beside it) and hidden places inside the project keep
+	 * their directories FUSE. */
+	size_t plen = strlen(L->project), nk = 0;
+	const char **keep = wd_calloc(wd_strv_len(L->hide) + 2, sizeof(char *));
+	if (strncmp(r->opts.audit_path, L->project, plen) == 0 && r->opts.audit_path[plen] == '/')
+		keep[nk++] = r->opts.audit_path + plen + 1;
+	for (size_t i = 0; L->hide && L->hide[i]; i++)
+		if (strncmp(L->hide[i], L->project, plen) == 0 && L->hide[i][plen] == '/')
+			keep[nk++] = L->hide[i] + plen + 1;
+	struct sbx_split_walk_config wc = {
+		.backing_fd = r->backing_fd,
+		.policy = r->config,
+		.keep = keep,
+	};
+	rc = sbx_split_walk(&wc, &r->split);
+	free(keep);
+	struct sbx_fan_config fc = {
+		.policy = r->config,
+		.project = L->project,
+		.backing_fd = r->backing_fd,
+		.split = r->split,
+		.decide = sup_view_decide,
+		.decide_arg = r,
+	};
+	if (rc == 0)
+		rc = sbx_fan_new(&fc, &r->fan);
+	if (rc < 0) {
+		sbx_split_free(r->split);
+		r->split = NULL;
+		snprintf(r->split_why, sizeof(r->split_why),
+			 "the split view could not be set up: %s", strerror(-rc));
+		if (mode == SUP_VIEW_SPLIT) {
+			wd_err("--view=split: %s", r->split_why);
+			return -EINVAL;
+		}
+		wd_debug("project view: FUSE (%s)", r->split_why);
+		return 0;
+	}
+	wd_debug("project view: split (%zu fast subtrees, %zu files; %zu directories through "
+		 "FUSE; walk %.3f s%s)",
+		 r->split->nfast, r->split->fast_files_total, r->split->fuse_dirs, r->split->walk_s,
+		 r->split->complete ? "" : ", stopped at its budget");
+	return 0;
+}
+
 /* The project view's descriptors, and the places outside the project:
  * hidden, gated or in a markers view. */
 static int prepare_views(struct sup_run *r, struct launch *L)
@@ -559,6 +631,8 @@ static int prepare_views(struct sup_run *r, struct launch *L)
 	}
 	L->agent_nofile = raise_nofile();
 	L->hide = sup_hide_list(r, r->config, L->project, r->opts.audit_path, r->opts.no_view);
+	if (prepare_split(r, L) < 0)
+		return -EINVAL;
 	if (!r->opts.no_view)
 		sup_tell_skip(r, L->project);
 	for (size_t i = 0; i < r->ngates; i++)
@@ -593,6 +667,34 @@ static void after_spawn(struct sup_run *r, struct launch *L)
 	first->startup = true;
 }
 
+/*
+ * The split view's listener, right after the spawn and before anything of
+ * the supervisor's may open a file of the sandbox (after_spawn): the fast
+ * mounts are watched from the moment they exist, and an open made before
+ * the listener runs waits for it. The identities the walk met are sticky
+ * for the view and the listener alike from here: the agent has run none
+ * of its own code yet (its exec waits for the loop). Those of files with
+ * a second name all go in (the view would find them by its own walk);
+ * single-name ones up to SPLIT_IDENTS, since the view's table is scanned
+ * on every open it decides about. Without a listener nothing could
+ * answer the fast mounts' opens: the run does not start.
+ */
+#define SPLIT_IDENTS 4096
+static int start_listener(struct sup_run *r)
+{
+	size_t single = 0;
+	for (size_t i = 0; r->view && i < r->split->nidents; i++) {
+		const struct sbx_split_ident *id = &r->split->idents[i];
+		if (!id->multi && single++ >= SPLIT_IDENTS)
+			continue;
+		sbx_view_identity_add(r->view, id->dev, id->ino, id->sensitive, id->control);
+	}
+	int rc = sbx_fan_start(r->fan, r->view);
+	if (rc < 0)
+		wd_err("the split view's listener could not be started: %s", strerror(-rc));
+	return rc;
+}
+
 /* Starts the agent in the sandbox. */
 static int spawn_agent(struct sup_run *r, struct launch *L)
 {
@@ -624,6 +726,10 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 		.nbinds = r->nbinds,
 		.private_dirs = r->private_dirs,
 		.shm_dir = r->shm_src,
+		.split = r->fan ? r->split : NULL,
+		.fan = r->fan,
+		.split_backing_fd = r->backing_fd,
+		.split_read_only = r->opts.review,
 	};
 	char *err = NULL;
 	rc = sbx_spawn(&sc, &r->child, &err);
@@ -635,6 +741,8 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 	/* The sandbox exists: threads may start (dns_int.h says why not
 	 * before). */
 	(void)sup_resolver_serve(r);
+	if (r->fan && (rc = start_listener(r)) < 0)
+		return rc;
 	after_spawn(r, L);
 	return 0;
 }
@@ -653,6 +761,19 @@ static void print_stats(const struct sup_run *r)
 		"  view: %zu objects held at exit, %llu entries dropped to stay within its "
 		"descriptors\n",
 		nodes, (unsigned long long)evicted);
+	if (r->fan) {
+		struct sbx_fan_counts c;
+		sbx_fan_counts(r->fan, &c);
+		fprintf(stderr,
+			"  split view: %zu fast subtrees (%zu files), %zu directories through "
+			"FUSE; %llu open events, %llu decided, %llu refused, %llu files "
+			"marked at open, %llu pre-marked in %.3f s\n",
+			c.fast_subtrees, c.fast_files, c.fuse_dirs, (unsigned long long)c.events,
+			(unsigned long long)c.decided, (unsigned long long)c.denied,
+			(unsigned long long)c.marked, (unsigned long long)c.premarked, c.premark_s);
+	} else if (r->split_why[0]) {
+		fprintf(stderr, "  project view: FUSE (%s)\n", r->split_why);
+	}
 }
 
 /* The end of a run that got as far as the audit (|rc|: how the run went):
@@ -705,6 +826,12 @@ static void free_launch(struct launch *L)
 /* Stops the views and frees the run's state. */
 static void free_views(struct sup_run *r)
 {
+	/* The listener first: it shares the view's identity table. */
+	sbx_fan_stop(r->fan);
+	r->fan = NULL;
+	sbx_split_free(r->split);
+	r->split = NULL;
+	sbx_child_free_fast(&r->child);
 	sbx_view_stop(r->view);
 	wd_close(&r->backing_fd);
 	for (size_t i = 0; i < r->ngates; i++) {

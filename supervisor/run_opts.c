@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char run_usage[] =
@@ -41,6 +42,15 @@ static const char run_usage[] =
 	"  --stats           print decision counts and latencies at exit\n"
 	"  --no-view         do not mount the project view: opens of sensitive files in\n"
 	"                    the project are then NOT decided (exec decisions remain)\n"
+	"  --view MODE       how the project view is made: auto (the default), fuse or\n"
+	"                    split. split (root only, Linux 5.19+): every subtree of\n"
+	"                    the project without a sensitive, control, write-protected\n"
+	"                    or hidden name is bound natively and its opens are\n"
+	"                    decided by fanotify; the rest goes through the FUSE view.\n"
+	"                    fuse: the whole project through FUSE (slower, the same\n"
+	"                    decisions). auto: split when it is available, else fuse.\n"
+	"                    The environment variable WARDEN_VIEW sets the same; the\n"
+	"                    option wins\n"
 	"  --keep-tmp        keep the session's private /tmp, /var/tmp and /dev/shm after\n"
 	"                    the run (warden says where); by default they are removed\n"
 	"  --share-tmp PATH  show the host's PATH (under /tmp, /var/tmp or /dev/shm) in\n"
@@ -134,6 +144,29 @@ static int opt_turn_idle(const char *arg, struct sup_opts *o)
 	return 0;
 }
 
+int sup_view_mode_parse(const char *arg, enum sup_view_mode *m)
+{
+	if (strcmp(arg, "auto") == 0)
+		*m = SUP_VIEW_AUTO;
+	else if (strcmp(arg, "fuse") == 0)
+		*m = SUP_VIEW_FUSE;
+	else if (strcmp(arg, "split") == 0)
+		*m = SUP_VIEW_SPLIT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int opt_view(const char *arg, struct sup_opts *o)
+{
+	if (sup_view_mode_parse(arg, &o->view_mode) < 0) {
+		wd_err("--view must be auto, fuse or split, not \"%s\"", arg);
+		return -EINVAL;
+	}
+	o->view_mode_set = true;
+	return 0;
+}
+
 static int opt_agent(const char *arg, struct sup_opts *o)
 {
 	o->agent_auto = strcmp(arg, "auto") == 0;
@@ -187,6 +220,8 @@ static int opt_value(int c, const char *arg, struct sup_opts *o)
 		return opt_approval_timeout(arg, o);
 	case 'I':
 		return opt_turn_idle(arg, o);
+	case 'V':
+		return opt_view(arg, o);
 	case 'G':
 		return opt_agent(arg, o);
 	default:
@@ -204,6 +239,7 @@ int sup_run_options(int argc, char **argv, struct sup_opts *o)
 		{"task", required_argument, NULL, 'T'},
 		{"stats", no_argument, NULL, 'S'},
 		{"no-view", no_argument, NULL, 'N'},
+		{"view", required_argument, NULL, 'V'},
 		{"keep-tmp", no_argument, NULL, 'K'},
 		{"share-tmp", required_argument, NULL, 'H'},
 		{"approval-timeout", required_argument, NULL, 'D'},
@@ -263,6 +299,15 @@ int sup_run_options(int argc, char **argv, struct sup_opts *o)
 	if (optind >= argc) {
 		wd_err("warden run needs a command: warden run [options] -- CMD [ARGS...]");
 		return -EINVAL;
+	}
+	/* WARDEN_VIEW when --view was not given: checked here, with the
+	 * options, before anything is started. */
+	const char *env = getenv("WARDEN_VIEW");
+	if (!o->view_mode_set && env && *env) {
+		if (sup_view_mode_parse(env, &o->view_mode) < 0) {
+			wd_err("WARDEN_VIEW must be auto, fuse or split, not \"%s\"", env);
+			return -EINVAL;
+		}
 	}
 	o->argv = argv + optind;
 	return 0;

@@ -45,6 +45,11 @@ int sup_loop_once(struct sup_loop *l, int timeout_ms);
  * inline on this terminal. */
 enum sup_prompt { SUP_PROMPT_NONE, SUP_PROMPT_DESK, SUP_PROMPT_TTY };
 
+/* --view / WARDEN_VIEW: the project view's mechanism. */
+enum sup_view_mode { SUP_VIEW_AUTO, SUP_VIEW_FUSE, SUP_VIEW_SPLIT };
+/* "auto", "fuse" or "split": 0, else -EINVAL. */
+int sup_view_mode_parse(const char *arg, enum sup_view_mode *m);
+
 struct sup_opts {
 	const char *project;	/* absolute */
 	const char *audit_path; /* absolute */
@@ -54,7 +59,9 @@ struct sup_opts {
 	bool prompt_set;
 	const char *task;
 	bool stats;
-	bool no_view;  /* --no-view: no FUSE view (weaker: opens are not decided) */
+	bool no_view;		      /* --no-view: no FUSE view (weaker: opens are not decided) */
+	enum sup_view_mode view_mode; /* --view (else WARDEN_VIEW) */
+	bool view_mode_set;
 	bool review;   /* --role review: read-only view, sensitive reads allowed, never asks */
 	bool keep_tmp; /* --keep-tmp: the private temporary directories outlive the run */
 	/* --share-tmp: host places under the temporary directories shown
@@ -151,6 +158,12 @@ struct sup_run {
 	unsigned view_over;    /* over the cap, waiting for their audit row */
 	struct sbx_view *view;
 	int backing_fd; /* O_PATH fd of the real project, until the view takes it */
+	/* The split view (--view): the start walk's result and the fanotify
+	 * listener of the fast subtrees; NULL when the view is all FUSE
+	 * (|split_why| then says why, when split was possible to ask). */
+	struct sbx_split *split;
+	struct sbx_fan *fan;
+	char split_why[160];
 	/* Gated places outside the project (config "mode": "gate"): their
 	 * paths (NULL-terminated), backing fds until their views take them,
 	 * and the views. */

@@ -166,3 +166,10 @@ wd_agent_program(esc_net)
 wd_test(test_esc_net SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_net.c
 	LIBS wt LABELS escape TIMEOUT 600)
 add_dependencies(test_esc_net warden esc_net)
+
+# The split view's open invariants (fast subtrees watched by fanotify):
+# names the user makes, renames and changes outside during the run,
+# symlinks across the two parts, hard links made before, review runs.
+wd_test(test_esc_split SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_split.c
+	LIBS wt wd_policy LABELS escape TIMEOUT 600)
+add_dependencies(test_esc_split warden)

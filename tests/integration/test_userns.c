@@ -458,6 +458,34 @@ static void test_userns_pts_fallback_fails_closed(void **state)
 	free(proj);
 }
 
+/* The split view needs fanotify permission events (root in the initial
+ * user namespace): asked for by name it refuses to start and says why;
+ * auto falls back to the FUSE view (no fast mount in the sandbox). */
+static void test_userns_view_split_needs_root(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	wt_write(proj, "src/a.txt", "plain\n");
+	struct wt_result res = {0};
+	run_as_nobody(proj, &res, "echo started", "--view", "split", "--tier", "passive", NULL);
+	assert_int_equal(res.status, 125);
+	assert_null(strstr(res.out, "started"));
+	assert_non_null(strstr(res.err, "--view=split is not available here: fanotify permission "
+					"events need root"));
+	wt_result_free(&res);
+	run_as_nobody(proj, &res,
+		      "while read -r l; do echo \"$l\"; done < /proc/self/mountinfo; echo done",
+		      "--tier", "passive", NULL);
+	assert_int_equal(res.status, 0);
+	assert_non_null(strstr(res.out, "done"));
+	char *src = wd_asprintf(" %s/src ", proj);
+	assert_null(strstr(res.out, src));
+	free(src);
+	wt_result_free(&res);
+	wt_rmtree(proj);
+	free(proj);
+}
+
 int main(void)
 {
 	wt_require_sandbox();
@@ -472,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_userns_private_tmp),
 		cmocka_unit_test(test_userns_pts_fallback_empty),
 		cmocka_unit_test(test_userns_pts_fallback_fails_closed),
+		cmocka_unit_test(test_userns_view_split_needs_root),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	wt_rmtree(g_dir);

@@ -1,0 +1,829 @@
+/*
+ * fan.c: the split view's listener. One fanotify group (permission events,
+ * FAN_MARK_MOUNT) watches the fast subtrees' mounts in the sandbox; each
+ * open the agent makes there waits in the kernel until the listener
+ * answers. An open of a sensitive or control object (by its identity in
+ * the view's sticky table, or by its current name, with the view's own
+ * predicates) goes to the SAME decide callback the FUSE view uses; every
+ * other open is allowed and its inode gets an evictable ignore mark, so
+ * that the next open of the unchanged file does not come back here.
+ *
+ * It decides nothing itself: it classifies and asks (sandbox/ rule).
+ *
+ * Why each piece holds (docs: /work/notes/split-fan.md, "design"):
+ * - A mark means "this inode's content has not changed since an open of it
+ *   was allowed without a decision": the ignore mark is never
+ *   FAN_MARK_IGNORED_SURV_MODIFY, so the first write or truncation of the
+ *   inode clears it and the next open is an event again.
+ * - A sensitive or control identity never keeps a mark: the table entry is
+ *   made before any mark is removed, and every mark is checked against the
+ *   table after it is made (and removed when the identity is there), so in
+ *   any interleaving of the reader, the workers and the pre-marking walk,
+ *   the last step on such an inode removes its mark.
+ * - Marks are per inode, never on directories: a directory's ignore mark
+ *   without FAN_EVENT_ON_CHILD does not silence its children's opens
+ *   (checked on 6.18), and with it a sensitive file made later in the
+ *   directory would be silent; the walk marks regular files only.
+ * - Event descriptors: the kernel opens them in THIS process (the
+ *   supervisor, outside the sandbox's PID namespace), O_CLOEXEC; each is
+ *   closed right after its answer is written, on every path (allow, deny,
+ *   decided, stop). Nothing here sends a descriptor anywhere, and the
+ *   sandbox's processes are not our children after exec (init closes the
+ *   group at once, the agent execs with close_range), so none reaches the
+ *   agent.
+ * - Stop answers every event still queued FAN_DENY before the group is
+ *   closed (closing the last group fd would allow what is pending).
+ */
+#include "proc_int.h"
+#include "view_int.h"
+
+#include "common.h"
+#include "policy.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef FAN_MARK_EVICTABLE
+#define FAN_MARK_EVICTABLE 0x00000200
+#endif
+#ifndef FAN_REPORT_TID
+#define FAN_REPORT_TID 0x00000100
+#endif
+
+#define FAN_PERM_MASK	(FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM)
+#define FAN_MAX_WORKERS SBX_VIEW_MAX_THREADS
+#define FAN_MAX_DEPTH	128
+#define FAN_PREMARK_MAX 190000
+#define FAN_WORKER_IDLE 5 /* seconds a worker waits for more work */
+#define FAN_DELETED	" (deleted)"
+
+/* An open waiting for the decide callback. */
+struct fan_job {
+	struct fan_job *next;
+	int fd; /* the event's fd: the answer names it */
+	pid_t tid;
+	unsigned access;
+	char *path;
+};
+
+struct sbx_fan {
+	int group;
+	int stop_efd;
+	int backing_fd; /* O_PATH of the project, for the pre-marking walk */
+	char *project;
+	size_t plen;
+	const struct pol_config *policy;
+	sbx_view_decide_fn decide;
+	void *decide_arg;
+	struct sbx_view *view;
+	char **fast; /* the fast roots (copied), for the pre-marking walk */
+	size_t nfast;
+	size_t premark_max;
+	atomic_bool stopping;
+
+	pthread_t reader, premarker, watcher;
+	bool reader_started, premark_started, watcher_started;
+
+	/* The watcher (watcher_main): inotify on the fast subtrees' backing
+	 * directories; only its thread touches these. */
+	int ino_fd;
+	struct fan_watch *watches;
+	size_t nwatches, capwatches;
+
+	pthread_mutex_t lock; /* the queue and the worker counts */
+	pthread_cond_t cond;  /* work queued, or a worker gone */
+	struct fan_job *head, *tail;
+	unsigned workers, idle;
+
+	_Atomic uint64_t events, decided, marked, premarked, denied;
+	_Atomic uint64_t premark_ns;
+	size_t fast_subtrees, fast_files, fuse_dirs;
+};
+
+/* ---- answers ------------------------------------------------------------ */
+
+/* Answers the event |fd| and closes it: the one place event fds end. */
+static void answer(struct sbx_fan *f, int fd, bool allow)
+{
+	struct fanotify_response r = {.fd = fd, .response = allow ? FAN_ALLOW : FAN_DENY};
+	/* A failed write (the opener was killed meanwhile) leaves nothing
+	 * to answer. */
+	while (write(f->group, &r, sizeof(r)) < 0 && errno == EINTR)
+		;
+	if (!allow)
+		atomic_fetch_add(&f->denied, 1);
+	close(fd);
+}
+
+/* ---- marks -------------------------------------------------------------- */
+
+static int ignore_mark(struct sbx_fan *f, unsigned how, int dirfd, const char *path)
+{
+	/* Evictable: the mark pins no inode (docs/view-plan.md, section 7);
+	 * never SURV_MODIFY: a write must clear it. */
+	unsigned fl = how | FAN_MARK_IGNORED_MASK | (how == FAN_MARK_ADD ? FAN_MARK_EVICTABLE : 0);
+	return fanotify_mark(f->group, fl, FAN_PERM_MASK, dirfd, path) < 0 ? -errno : 0;
+}
+
+/* Marks the inode open at |fd| (a regular file of identity |st|) unless
+ * its identity is, or becomes meanwhile, sensitive or control. */
+static bool mark_plain(struct sbx_fan *f, int fd, const char *path, const struct stat *st)
+{
+	if (sbx_view_identity(f->view, st->st_dev, st->st_ino))
+		return false;
+	if (ignore_mark(f, FAN_MARK_ADD, fd, path) < 0)
+		return false;
+	/* The table may have learnt the identity between the check and the
+	 * mark (another worker's decision): the table is written first, so
+	 * this second look sees it and takes the mark back. */
+	if (sbx_view_identity(f->view, st->st_dev, st->st_ino)) {
+		(void)ignore_mark(f, FAN_MARK_REMOVE, fd, path);
+		return false;
+	}
+	return true;
+}
+
+/* ---- the decide callback's workers ---------------------------------------- */
+
+/* The thread's filesystem uid and gid, as the FUSE view's requests carry
+ * them. */
+static void thread_creds(pid_t tid, uid_t *uid, gid_t *gid)
+{
+	char path[64];
+	wd_autofree char *text = NULL;
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (wd_read_file(path, 8192, &text, NULL) < 0)
+		return;
+	unsigned r, e, s, fs;
+	const char *u = strstr(text, "\nUid:"), *g = strstr(text, "\nGid:");
+	if (u && sscanf(u + 5, "%u %u %u %u", &r, &e, &s, &fs) == 4)
+		*uid = fs;
+	if (g && sscanf(g + 5, "%u %u %u %u", &r, &e, &s, &fs) == 4)
+		*gid = fs;
+}
+
+static void run_job(struct sbx_fan *f, struct fan_job *j)
+{
+	struct sbx_view_request req = {.path = j->path, .access = j->access, .pid = j->tid};
+	thread_creds(j->tid, &req.uid, &req.gid);
+	/* Fail closed: a stopping listener or any non-zero answer denies. */
+	int rc = atomic_load(&f->stopping) || !f->decide ? -EACCES : f->decide(f->decide_arg, &req);
+	atomic_fetch_add(&f->decided, 1);
+	answer(f, j->fd, rc == 0);
+	free(j->path);
+	free(j);
+}
+
+static void *worker_main(void *arg)
+{
+	struct sbx_fan *f = arg;
+	pthread_mutex_lock(&f->lock);
+	for (;;) {
+		while (!f->head && !atomic_load(&f->stopping)) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += FAN_WORKER_IDLE;
+			f->idle++;
+			int rc = pthread_cond_timedwait(&f->cond, &f->lock, &until);
+			f->idle--;
+			if (rc == ETIMEDOUT && !f->head)
+				goto out;
+		}
+		struct fan_job *j = f->head;
+		if (!j)
+			break; /* stopping, nothing left */
+		f->head = j->next;
+		if (!f->head)
+			f->tail = NULL;
+		pthread_mutex_unlock(&f->lock);
+		run_job(f, j);
+		pthread_mutex_lock(&f->lock);
+	}
+out:
+	f->workers--;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+	return NULL;
+}
+
+/* Queues a decision; a worker takes it (a new one when none is idle, up
+ * to FAN_MAX_WORKERS), so that a decision waiting for a person blocks
+ * only the open that asked. */
+static void queue_job(struct sbx_fan *f, struct fan_job *j)
+{
+	pthread_mutex_lock(&f->lock);
+	if (f->tail)
+		f->tail->next = j;
+	else
+		f->head = j;
+	f->tail = j;
+	if (f->idle == 0 && f->workers < FAN_MAX_WORKERS) {
+		pthread_t t;
+		pthread_attr_t a;
+		pthread_attr_init(&a);
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &a, worker_main, f) == 0)
+			f->workers++;
+		pthread_attr_destroy(&a);
+	}
+	pthread_cond_signal(&f->cond);
+	bool none = f->workers == 0;
+	if (none) { /* no thread could be made: refuse, never wait forever */
+		f->head = j->next;
+		if (!f->head)
+			f->tail = NULL;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (none) {
+		answer(f, j->fd, false);
+		free(j->path);
+		free(j);
+	}
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+/* The project-relative path of the file open at |fd|, or NULL. The kernel
+ * names it from the root of the sandbox's mount namespace, where the
+ * project view and its fast mounts sit at the project's own path; the
+ * name is the current one (a rename is seen). */
+static char *event_path(const struct sbx_fan *f, int fd, const struct stat *st)
+{
+	char *abs = sbx_fd_path(fd);
+	if (!abs)
+		return NULL;
+	size_t n = strlen(abs), dl = strlen(FAN_DELETED);
+	if (st->st_nlink == 0 && n > dl && strcmp(abs + n - dl, FAN_DELETED) == 0)
+		abs[n - dl] = '\0';
+	char *rel = NULL;
+	if (strncmp(abs, f->project, f->plen) == 0 && abs[f->plen] == '/' && abs[f->plen + 1])
+		rel = wd_strdup(abs + f->plen + 1);
+	free(abs);
+	return rel;
+}
+
+static void on_event(struct sbx_fan *f, const struct fanotify_event_metadata *m)
+{
+	atomic_fetch_add(&f->events, 1);
+	if (m->fd < 0)
+		return; /* FAN_NOFD: nothing to answer */
+	int fd = m->fd;
+	struct stat st;
+	if (atomic_load(&f->stopping) || fstat(fd, &st) < 0) {
+		answer(f, fd, false);
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		/* A fifo or a socket's node: no content of the project's (the
+		 * mounts are nodev), allowed as the FUSE view lets the kernel
+		 * open them; never marked. */
+		answer(f, fd, true);
+		return;
+	}
+	char *rel = event_path(f, fd, &st);
+	if (!rel) {
+		/* Not named below the project (cannot happen for a file of a
+		 * fast mount): refused rather than guessed. */
+		answer(f, fd, false);
+		return;
+	}
+	unsigned known = sbx_view_identity(f->view, st.st_dev, st.st_ino);
+	/* The predicates see the whole path: a marker or a protected
+	 * directory above the file covers it (policy/sensitive.c). */
+	bool sens = (known & VIEW_SENSITIVE) || sbx_view_path_sensitive(f->policy, NULL, rel);
+	bool wprot = sbx_view_path_write_protected(f->policy, NULL, rel);
+	bool ctl = (known & VIEW_CONTROL) || pol_is_control(f->policy, rel, NULL);
+	if (!sens && !ctl && !wprot) {
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if (mark_plain(f, AT_FDCWD, proc, &st))
+			atomic_fetch_add(&f->marked, 1);
+		answer(f, fd, true);
+		free(rel);
+		return;
+	}
+	/* The exec's own open reads; otherwise the registers of the open the
+	 * thread waits in. */
+	unsigned acc = (m->mask & FAN_OPEN_EXEC_PERM) ? POL_ACC_READ : sbx_proc_open_access(m->pid);
+	if (sens || ctl) {
+		/* Sticky: this identity stays decided under any later name,
+		 * and loses any mark it had (table first, then the mark). */
+		sbx_view_identity_add(f->view, st.st_dev, st.st_ino, sens, ctl);
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		(void)ignore_mark(f, FAN_MARK_REMOVE, AT_FDCWD, proc);
+	}
+	if (wprot && (acc & POL_ACC_WRITE)) {
+		/* The FUSE view answers EROFS; here the kernel gives EPERM. */
+		answer(f, fd, false);
+		free(rel);
+		return;
+	}
+	if (!sbx_view_open_decided(sens, ctl, acc)) {
+		answer(f, fd, true);
+		free(rel);
+		return;
+	}
+	struct fan_job *j = wd_calloc(1, sizeof(*j));
+	*j = (struct fan_job){.fd = fd, .tid = m->pid, .access = acc, .path = rel};
+	queue_job(f, j);
+}
+
+/* Reads and handles what is queued; |deny_all|: answer FAN_DENY to all. */
+static int drain(struct sbx_fan *f, bool deny_all)
+{
+	char buf[16384] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+	for (;;) {
+		ssize_t len = read(f->group, buf, sizeof(buf));
+		if (len < 0 && errno == EINTR)
+			continue;
+		if (len <= 0)
+			return len < 0 && errno != EAGAIN ? -errno : 0;
+		const struct fanotify_event_metadata *m = (const void *)buf;
+		for (; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
+			if (m->vers != FANOTIFY_METADATA_VERSION) {
+				if (m->fd >= 0)
+					answer(f, m->fd, false);
+				continue;
+			}
+			if (deny_all) {
+				atomic_fetch_add(&f->events, 1);
+				if (m->fd >= 0)
+					answer(f, m->fd, false);
+			} else {
+				on_event(f, m);
+			}
+		}
+	}
+}
+
+static void *reader_main(void *arg)
+{
+	struct sbx_fan *f = arg;
+	while (!atomic_load(&f->stopping)) {
+		struct pollfd p[2] = {{.fd = f->group, .events = POLLIN},
+				      {.fd = f->stop_efd, .events = POLLIN}};
+		int n = poll(p, 2, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (p[1].revents & POLLIN))
+			break;
+		if (p[0].revents & POLLIN)
+			(void)drain(f, false);
+	}
+	return NULL;
+}
+
+/* ---- the pre-marking walk --------------------------------------------------- */
+
+static void premark_dir(struct sbx_fan *f, int fd, const char *path, dev_t dev, int depth,
+			uint64_t *left)
+{
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)) && *left > 0 && !atomic_load(&f->stopping)) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		wd_autofree char *child = wd_asprintf("%s/%s", path, de->d_name);
+		if (de->d_type == DT_DIR) {
+			if (depth >= FAN_MAX_DEPTH)
+				continue;
+			int c = openat(dirfd(d), de->d_name,
+				       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			struct stat st;
+			if (c >= 0 && fstat(c, &st) == 0 && st.st_dev == dev)
+				premark_dir(f, c, child, dev, depth + 1, left);
+			else if (c >= 0)
+				close(c);
+			continue;
+		}
+		if (de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
+			continue;
+		/* What the listener would decide or refuse is never marked. */
+		if (sbx_view_path_sensitive(f->policy, NULL, child) ||
+		    pol_is_control(f->policy, child, NULL) ||
+		    sbx_view_path_write_protected(f->policy, NULL, child))
+			continue;
+		int c = openat(dirfd(d), de->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (c >= 0 && fstat(c, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == dev) {
+			/* fanotify_mark() takes no O_PATH fd; its /proc link
+			 * names exactly the inode just checked. */
+			char proc[64];
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", c);
+			if (mark_plain(f, AT_FDCWD, proc, &st)) {
+				atomic_fetch_add(&f->premarked, 1);
+				(*left)--;
+			}
+		}
+		if (c >= 0)
+			close(c);
+	}
+	closedir(d);
+}
+
+static void *premark_main(void *arg)
+{
+	struct sbx_fan *f = arg;
+	int64_t t0 = wd_now_mono_ns();
+	uint64_t left = f->premark_max;
+	struct stat root;
+	if (fstat(f->backing_fd, &root) == 0) {
+		for (size_t i = 0; i < f->nfast && left > 0 && !atomic_load(&f->stopping); i++) {
+			struct open_how how = {
+				.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_XDEV,
+			};
+			int fd = (int)syscall(SYS_openat2, f->backing_fd, f->fast[i], &how,
+					      sizeof(how));
+			if (fd >= 0)
+				premark_dir(f, fd, f->fast[i], root.st_dev, 0, &left);
+		}
+	}
+	atomic_store(&f->premark_ns, (uint64_t)(wd_now_mono_ns() - t0));
+	return NULL;
+}
+
+/* ---- the watcher ------------------------------------------------------------ */
+
+/*
+ * A plain file the listener marked can be given a sensitive or control name
+ * without any open (a rename by the user outside, or a directory renamed
+ * to a sensitive name): fanotify has no permission event for that, so the
+ * mark would let its next open through undecided until the file is next
+ * written. The watcher narrows that window (docs/view-plan.md, section 9,
+ * step 7): inotify IN_CREATE | IN_MOVED_TO on every directory of the fast
+ * subtrees in the backing tree (inotify watches the inode, so renames made
+ * through any mount are seen, the user's and the agent's alike); a new
+ * sensitive or control name, or a directory moved to such a name, puts
+ * each identity below it in the view's table and removes its mark (table
+ * first, as everywhere here). Asynchronous: it makes the window short, it
+ * does not close it (the documented trade-off); its watches are bounded
+ * (FAN_WATCH_MAX) and a directory it could not watch keeps the window as
+ * without it. Its directory fds are closed as it goes.
+ */
+#define FAN_WATCH_MAX  65536
+#define FAN_WATCH_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_ONLYDIR)
+
+struct fan_watch {
+	int wd;
+	char *rel; /* project-relative path of the directory */
+};
+
+static struct fan_watch *watch_of(struct sbx_fan *f, int wd)
+{
+	for (size_t i = 0; i < f->nwatches; i++)
+		if (f->watches[i].wd == wd)
+			return &f->watches[i];
+	return NULL;
+}
+
+/* An fd of |rel| in the backing tree, never through a symlink. */
+static int backing_open(struct sbx_fan *f, const char *rel, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_XDEV,
+	};
+	return (int)syscall(SYS_openat2, f->backing_fd, rel, &how, sizeof(how));
+}
+
+static void add_watch(struct sbx_fan *f, const char *rel)
+{
+	if (f->nwatches >= FAN_WATCH_MAX)
+		return;
+	/* Through the /proc link of an O_PATH fd reached without a symlink:
+	 * the watch lands on exactly that directory. */
+	int fd = backing_open(f, rel, O_PATH | O_DIRECTORY);
+	if (fd < 0)
+		return;
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	int wd = inotify_add_watch(f->ino_fd, proc, FAN_WATCH_MASK);
+	close(fd);
+	if (wd < 0)
+		return;
+	struct fan_watch *w = watch_of(f, wd);
+	if (w) { /* the same directory again (renamed): its new name */
+		free(w->rel);
+		w->rel = wd_strdup(rel);
+		return;
+	}
+	if (f->nwatches == f->capwatches) {
+		f->capwatches = f->capwatches ? f->capwatches * 2 : 64;
+		f->watches = wd_realloc(f->watches, f->capwatches * sizeof(*f->watches));
+	}
+	f->watches[f->nwatches++] = (struct fan_watch){wd, wd_strdup(rel)};
+}
+
+/* The regular file at |rel| is sensitive or control now: into the table,
+ * then its mark goes. */
+static void settle_file(struct sbx_fan *f, const char *rel, bool sens, bool ctl)
+{
+	int fd = backing_open(f, rel, O_PATH);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		sbx_view_identity_add(f->view, st.st_dev, st.st_ino, sens, ctl);
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		(void)ignore_mark(f, FAN_MARK_REMOVE, AT_FDCWD, proc);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Watches the directory |rel| and every directory below it, and settles
+ * every file whose path (or a directory above it: |sens|, |ctl|) is
+ * sensitive or control. */
+static void settle_dir(struct sbx_fan *f, const char *rel, bool sens, bool ctl, int depth)
+{
+	add_watch(f, rel);
+	int fd = backing_open(f, rel, O_RDONLY | O_DIRECTORY);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)) && !atomic_load(&f->stopping)) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		wd_autofree char *child = wd_asprintf("%s/%s", rel, de->d_name);
+		bool cs = sens || sbx_view_path_sensitive(f->policy, NULL, child);
+		bool cc = ctl || pol_is_control(f->policy, child, NULL);
+		if (de->d_type == DT_DIR && depth < FAN_MAX_DEPTH)
+			settle_dir(f, child, cs, cc, depth + 1);
+		else if ((cs || cc) && (de->d_type == DT_REG || de->d_type == DT_UNKNOWN))
+			settle_file(f, child, cs, cc);
+	}
+	closedir(d);
+}
+
+static void on_watch_event(struct sbx_fan *f, const struct inotify_event *e)
+{
+	struct fan_watch *w = watch_of(f, e->wd);
+	if (!w)
+		return;
+	if (e->mask & IN_IGNORED) { /* the directory is gone: so is its watch */
+		free(w->rel);
+		*w = f->watches[--f->nwatches];
+		return;
+	}
+	if (!e->len || !(e->mask & (IN_CREATE | IN_MOVED_TO)))
+		return;
+	wd_autofree char *rel = wd_asprintf("%s/%s", w->rel, e->name);
+	bool sens = sbx_view_path_sensitive(f->policy, NULL, rel);
+	bool ctl = pol_is_control(f->policy, rel, NULL);
+	if (e->mask & IN_ISDIR)
+		settle_dir(f, rel, sens, ctl, 0); /* watched, with what it holds */
+	else if (sens || ctl)
+		settle_file(f, rel, sens, ctl);
+}
+
+static void *watcher_main(void *arg)
+{
+	struct sbx_fan *f = arg;
+	for (size_t i = 0; i < f->nfast && !atomic_load(&f->stopping); i++)
+		settle_dir(f, f->fast[i], false, false, 0);
+	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+	while (!atomic_load(&f->stopping)) {
+		struct pollfd p[2] = {{.fd = f->ino_fd, .events = POLLIN},
+				      {.fd = f->stop_efd, .events = POLLIN}};
+		int n = poll(p, 2, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (p[1].revents & POLLIN))
+			break;
+		ssize_t len;
+		while ((len = read(f->ino_fd, buf, sizeof(buf))) > 0) {
+			for (char *q = buf; q < buf + len;) {
+				const struct inotify_event *e = (const void *)q;
+				on_watch_event(f, e);
+				q += sizeof(*e) + e->len;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* ---- life ----------------------------------------------------------------- */
+
+int sbx_fan_new(const struct sbx_fan_config *cfg, struct sbx_fan **out)
+{
+	int g = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_TID |
+				      FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS,
+			      O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	if (g < 0)
+		return -errno;
+	struct sbx_fan *f = wd_calloc(1, sizeof(*f));
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
+	f->group = g;
+	f->ino_fd = -1;
+	f->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	f->backing_fd = fcntl(cfg->backing_fd, F_DUPFD_CLOEXEC, 3);
+	if (f->stop_efd < 0 || f->backing_fd < 0) {
+		int e = errno;
+		sbx_fan_stop(f);
+		return e ? -e : -EIO;
+	}
+	f->project = wd_strdup(cfg->project);
+	f->plen = strlen(f->project);
+	while (f->plen > 1 && f->project[f->plen - 1] == '/')
+		f->project[--f->plen] = '\0';
+	f->policy = cfg->policy;
+	f->decide = cfg->decide;
+	f->decide_arg = cfg->decide_arg;
+	f->premark_max = cfg->premark_max ? cfg->premark_max : FAN_PREMARK_MAX;
+	if (cfg->split) {
+		f->fast = wd_calloc(cfg->split->nfast + 1, sizeof(char *));
+		for (size_t i = 0; i < cfg->split->nfast; i++)
+			f->fast[i] = wd_strdup(cfg->split->fast[i]);
+		f->nfast = cfg->split->nfast;
+		f->fast_files = cfg->split->fast_files_total;
+		f->fuse_dirs = cfg->split->fuse_dirs;
+	}
+	*out = f;
+	return 0;
+}
+
+int sbx_fan_group_fd(const struct sbx_fan *f)
+{
+	return f ? f->group : -1;
+}
+
+int sbx_fan_mark_mount(struct sbx_fan *f, int mnt_fd)
+{
+	/* fanotify_mark() wants a path for a mount mark: the /proc link of
+	 * the detached mount's fd is its root, on that mount. The mark stays
+	 * with the mount when init moves it into the sandbox. */
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", mnt_fd);
+	if (fanotify_mark(f->group, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_PERM_MASK, AT_FDCWD, proc) <
+	    0)
+		return -errno;
+	f->fast_subtrees++;
+	return 0;
+}
+
+int sbx_fan_start(struct sbx_fan *f, struct sbx_view *view)
+{
+	if (!view)
+		return -EINVAL;
+	f->view = view;
+	int rc = pthread_create(&f->reader, NULL, reader_main, f);
+	if (rc != 0)
+		return -rc;
+	f->reader_started = true;
+	/* The walk is a speed-up only: without its thread every first open
+	 * is an event. */
+	if (pthread_create(&f->premarker, NULL, premark_main, f) == 0)
+		f->premark_started = true;
+	/* The watcher narrows a window and is not needed for the rest. */
+	f->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (f->ino_fd >= 0 && pthread_create(&f->watcher, NULL, watcher_main, f) == 0)
+		f->watcher_started = true;
+	return 0;
+}
+
+void sbx_fan_counts(const struct sbx_fan *f, struct sbx_fan_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (!f)
+		return;
+	c->events = atomic_load(&f->events);
+	c->decided = atomic_load(&f->decided);
+	c->marked = atomic_load(&f->marked);
+	c->premarked = atomic_load(&f->premarked);
+	c->denied = atomic_load(&f->denied);
+	c->premark_s = (double)atomic_load(&f->premark_ns) / 1e9;
+	c->fast_subtrees = f->fast_subtrees;
+	c->fast_files = f->fast_files;
+	c->fuse_dirs = f->fuse_dirs;
+}
+
+void sbx_fan_stop(struct sbx_fan *f)
+{
+	if (!f)
+		return;
+	atomic_store(&f->stopping, true);
+	if (f->stop_efd >= 0) {
+		uint64_t one = 1;
+		(void)!write(f->stop_efd, &one, sizeof(one));
+	}
+	if (f->reader_started)
+		pthread_join(f->reader, NULL);
+	if (f->premark_started)
+		pthread_join(f->premarker, NULL);
+	if (f->watcher_started)
+		pthread_join(f->watcher, NULL);
+	for (size_t i = 0; i < f->nwatches; i++)
+		free(f->watches[i].rel);
+	free(f->watches);
+	wd_close(&f->ino_fd);
+	/* The workers: the decide callback answers at once when the run is
+	 * closing (the supervisor closes it before stopping the views), and
+	 * what is queued is refused by run_job. */
+	pthread_mutex_lock(&f->lock);
+	pthread_cond_broadcast(&f->cond);
+	while (f->workers > 0)
+		pthread_cond_wait(&f->cond, &f->lock);
+	struct fan_job *q = f->head;
+	f->head = f->tail = NULL;
+	pthread_mutex_unlock(&f->lock);
+	while (q) {
+		struct fan_job *n = q->next;
+		answer(f, q->fd, false);
+		free(q->path);
+		free(q);
+		q = n;
+	}
+	/* Everything still queued in the kernel: denied before the group
+	 * closes (the close would allow it). */
+	if (f->group >= 0)
+		(void)drain(f, true);
+	wd_close(&f->group);
+	wd_close(&f->stop_efd);
+	wd_close(&f->backing_fd);
+	for (size_t i = 0; i < f->nfast; i++)
+		free(f->fast[i]);
+	free(f->fast);
+	free(f->project);
+	pthread_mutex_destroy(&f->lock);
+	pthread_cond_destroy(&f->cond);
+	free(f);
+}
+
+/* ---- the probe ------------------------------------------------------------- */
+
+int sbx_split_probe(int project_fd, char *why, size_t len)
+{
+	if (sbx_needs_userns()) {
+		snprintf(why, len, "fanotify permission events need root");
+		return -EPERM;
+	}
+	int g = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_REPORT_TID |
+				      FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS,
+			      O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	if (g < 0) {
+		int e = errno;
+		snprintf(why, len, "fanotify permission events are not available (%s%s)",
+			 strerror(e),
+			 e == EPERM ? ": they need CAP_SYS_ADMIN in the initial user namespace"
+				    : "");
+		return -e;
+	}
+	/* An evictable ignore mark (Linux 5.19) on the project's file
+	 * system, and a mount mark on a detached copy of the project. */
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", project_fd);
+	int rc = 0;
+	if (fanotify_mark(g, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_EVICTABLE,
+			  FAN_PERM_MASK, AT_FDCWD, proc) < 0) {
+		rc = -errno;
+		snprintf(why, len, "fanotify's evictable marks are not available here (%s)",
+			 strerror(-rc));
+	}
+	int m = rc ? -1
+		   : (int)syscall(SYS_open_tree, project_fd, "",
+				  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (!rc && m < 0) {
+		rc = -errno;
+		snprintf(why, len, "detached mounts are not available (open_tree: %s)",
+			 strerror(-rc));
+	}
+	if (!rc) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", m);
+		if (fanotify_mark(g, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_PERM_MASK, AT_FDCWD, proc) <
+		    0) {
+			rc = -errno;
+			snprintf(why, len, "fanotify cannot watch the project's mount (%s)",
+				 strerror(-rc));
+		}
+	}
+	if (m >= 0)
+		close(m);
+	close(g);
+	return rc;
+}
