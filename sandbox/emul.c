@@ -51,6 +51,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
@@ -258,6 +259,16 @@ struct sbx_emul {
 	int dfd;  /* the request: an O_PATH fd of the root to detach, or -1 */
 	int dres; /* its answer */
 	bool ddone, dstop;
+	/* The backer (see across_fast): one request at a time. */
+	int backing_fd; /* O_PATH of the project's backing tree, or -1 */
+	pthread_t backer;
+	bool have_backer;
+	pthread_mutex_t block; /* held by the worker for a whole request */
+	pthread_mutex_t bmu;
+	pthread_cond_t bcv;
+	const struct backing_req *breq; /* the request, or NULL */
+	long bres;			/* its answer */
+	bool bdone, bstop;
 	struct sbx_creds creds;
 	unsigned nworkers;
 	pthread_t threads[EMUL_MAX_WORKERS];
@@ -272,15 +283,11 @@ struct sbx_emul {
 	atomic_uint_fast64_t performed, refused, overflow, decided;
 };
 
-/* Makes the calling thread the agent, for good (see the top of the
- * file). Only this thread changes: its fs_struct is its own after the
- * unshare, and credentials are per thread when set by raw system calls. */
-static int become_agent(struct sbx_emul *e)
+/* The agent's uids, gids and groups, and NO_NEW_PRIVS, for the calling
+ * thread only (raw system calls: the C library's would change every thread
+ * of the supervisor). */
+static int take_creds(const struct sbx_emul *e)
 {
-	if (unshare(CLONE_FS) < 0 || setns(e->mntns_fd, CLONE_NEWNS) < 0)
-		return -errno;
-	if (fchdir(e->root_fd) < 0 || chroot(".") < 0 || chdir("/") < 0)
-		return -errno;
 	const struct sbx_creds *c = &e->creds;
 	if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0 ||
 	    syscall(SYS_setresgid, c->gid[0], c->gid[1], c->gid[2]) < 0 ||
@@ -291,11 +298,24 @@ static int become_agent(struct sbx_emul *e)
 	if ((gid_t)syscall(SYS_setfsgid, -1) != c->gid[3] ||
 	    (uid_t)syscall(SYS_setfsuid, -1) != c->uid[3])
 		return -EPERM;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
+}
+
+/* Makes the calling thread the agent, for good (see the top of the
+ * file). Only this thread changes: its fs_struct is its own after the
+ * unshare, and credentials are per thread when set by raw system calls. */
+static int become_agent(struct sbx_emul *e)
+{
+	if (unshare(CLONE_FS) < 0 || setns(e->mntns_fd, CLONE_NEWNS) < 0)
 		return -errno;
+	if (fchdir(e->root_fd) < 0 || chroot(".") < 0 || chdir("/") < 0)
+		return -errno;
+	int rc = take_creds(e);
+	if (rc < 0)
+		return rc;
 	if (e->writable) {
 		int abi = 0;
-		int rc = sbx_jail_landlock(e->writable, &abi);
+		rc = sbx_jail_landlock(e->writable, &abi);
 		if (rc < 0 && rc != -EOPNOTSUPP)
 			return rc;
 	}
@@ -377,6 +397,7 @@ struct side {
 	int pfd;	/* O_PATH of the parent directory, or -1 */
 	char *last;	/* the last component, trailing slashes kept */
 	char *rel;	/* project-relative path of the name, or NULL */
+	char *prel;	/* project-relative path of the parent ("": the root), or NULL */
 	bool fast;	/* the parent is on a fast mount */
 	struct stat st; /* what the name holds now (lstat), when |have| */
 	bool have;
@@ -388,6 +409,7 @@ static void side_free(struct side *s)
 		close(s->pfd);
 	free(s->last);
 	free(s->rel);
+	free(s->prel);
 }
 
 static bool is_fast_mount(const struct sbx_emul *e, int fd, size_t *which)
@@ -438,10 +460,13 @@ static bool resolve_side(const struct sbx_emul *e, const char *path, int dirfd, 
 	if (len > 0 && e->project) {
 		buf[len] = '\0';
 		size_t pl = strlen(e->project);
-		if (strcmp(buf, e->project) == 0)
+		if (strcmp(buf, e->project) == 0) {
 			s->rel = wd_strdup(lastname);
-		else if (strncmp(buf, e->project, pl) == 0 && buf[pl] == '/')
+			s->prel = wd_strdup("");
+		} else if (strncmp(buf, e->project, pl) == 0 && buf[pl] == '/') {
 			s->rel = wd_asprintf("%s/%s", buf + pl + 1, lastname);
+			s->prel = wd_strdup(buf + pl + 1);
+		}
 	}
 	return true;
 }
@@ -624,6 +649,174 @@ static int detach_fast_root(struct sbx_emul *e, const struct sbx_fs_event *ev, c
 	return detach(e, fd);
 }
 
+/*
+ * A rename or link between two fast subtrees (two bind mounts of the one
+ * backing tree) is EXDEV in the sandbox, where it is one file system
+ * natively. Once decided (decide_fast), it is made on the BACKING tree by
+ * the backer: a thread of the supervisor with the agent's uids, gids and
+ * groups, NO_NEW_PRIVS and no capability in any set (as a worker), but no
+ * Landlock domain and in the supervisor's own mount namespace, where the
+ * backing tree is reached from the supervisor's O_PATH descriptor of the
+ * project (e->backing_fd).
+ *
+ * Why no Landlock domain gives the agent nothing: the agent's ruleset
+ * grants every right (REFER, REMOVE_*, MAKE_*) beneath each of its
+ * writable places, and the project is one of them (checked when the
+ * backer starts: without it, there is no backer). Both parents are inside
+ * the project (RESOLVE_BENEATH from its backing descriptor) and are the
+ * very directories the worker resolved as the agent, Landlock included
+ * (below). So Landlock would have allowed this call; what else the kernel
+ * checks (permissions of the same inodes with the same credentials, sticky
+ * directories, protected_hardlinks) it checks here the same way. (The
+ * worker's Landlock domain cannot be used: its rules name the sandbox's
+ * mounts, and the backing tree is reached through another mount.)
+ *
+ * Why a racing thread cannot make it act elsewhere: each backing parent is
+ * opened by the parent's project-relative name with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV, and then
+ * must be the SAME directory (st_dev, st_ino; a fast mount is a bind of
+ * the backing tree) as the parent the worker resolved and decided in the
+ * sandbox; a rename on the way meanwhile makes it another directory (or
+ * none) and the call stays EXDEV. The call is made on those descriptors
+ * and one name each, which must also be the same object on both sides (a
+ * name the sandbox covers with a mount is another object there: refused).
+ * What that name holds can change only by another name change in that
+ * directory, itself trapped and decided; nothing follows a symlink (a
+ * linkat with AT_SYMLINK_FOLLOW is made without it once the name is known
+ * not to be a symlink: a symlink swapped in meanwhile is linked itself,
+ * never followed on the host; the link of a symlink's target stays EXDEV).
+ * No descriptor of the backing tree is ever handed to the agent; each is
+ * closed before the call is answered.
+ */
+struct backing_req {
+	const struct sbx_fs_event *ev;
+	const struct side *a, *b;
+};
+
+/* The backing directory of |s|'s parent, verified to be the parent the
+ * worker resolved, or -1. */
+static int backing_parent(const struct sbx_emul *e, const struct side *s)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+	int fd = (int)syscall(SYS_openat2, e->backing_fd, s->prel[0] ? s->prel : ".", &how,
+			      sizeof(how));
+	struct stat want, got;
+	if (fd >= 0 && (fstat(s->pfd, &want) < 0 || fstat(fd, &got) < 0 ||
+			want.st_dev != got.st_dev || want.st_ino != got.st_ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Whether |s|'s name holds the same object (or nothing) in backing parent
+ * |bfd| as it held in the sandbox. */
+static bool same_object(const struct side *s, int bfd)
+{
+	size_t n = strlen(s->last);
+	while (n > 1 && s->last[n - 1] == '/')
+		n--;
+	wd_autofree char *name = wd_strndup(s->last, n);
+	struct stat st;
+	if (fstatat(bfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return !s->have && errno == ENOENT;
+	return s->have && st.st_dev == s->st.st_dev && st.st_ino == s->st.st_ino;
+}
+
+/* The call of |q| on the backing tree, on the backer. 0 or -errno; -EXDEV
+ * (the sandbox's answer) when anything is not as the worker saw it. */
+static long backing_call(const struct sbx_emul *e, const struct backing_req *q)
+{
+	const struct sbx_fs_event *ev = q->ev;
+	int pa = backing_parent(e, q->a), pb = pa >= 0 ? backing_parent(e, q->b) : -1;
+	long rc = -EXDEV;
+	unsigned flags = ev->flags;
+	if (pa < 0 || pb < 0 || !same_object(q->a, pa) || !same_object(q->b, pb))
+		goto out;
+	if (ev->op == SBX_FS_LINK) {
+		if (flags & AT_EMPTY_PATH)
+			goto out;
+		if (flags & AT_SYMLINK_FOLLOW) {
+			if (q->a->have && S_ISLNK(q->a->st.st_mode))
+				goto out;
+			flags &= ~(unsigned)AT_SYMLINK_FOLLOW;
+		}
+		rc = syscall(SYS_linkat, pa, q->a->last, pb, q->b->last, flags);
+	} else {
+		rc = syscall(SYS_renameat2, pa, q->a->last, pb, q->b->last, flags);
+	}
+	rc = rc < 0 ? -errno : 0;
+out:
+	if (pa >= 0)
+		close(pa);
+	if (pb >= 0)
+		close(pb);
+	return rc;
+}
+
+static void *backer_main(void *p)
+{
+	struct sbx_emul *e = p;
+	/* The agent's credentials for good, no capability (see above). */
+	bool ok = take_creds(e) == 0 && sbx_jail_drop_caps() == 0;
+	pthread_mutex_lock(&e->bmu);
+	for (;;) {
+		while (!e->bstop && !e->breq)
+			pthread_cond_wait(&e->bcv, &e->bmu);
+		if (!e->breq)
+			break; /* stopped, nobody waiting */
+		const struct backing_req *q = e->breq;
+		/* The worker waits for this answer: q stays valid. */
+		pthread_mutex_unlock(&e->bmu);
+		long rc = ok ? backing_call(e, q) : -EXDEV;
+		pthread_mutex_lock(&e->bmu);
+		e->bres = rc;
+		e->breq = NULL;
+		e->bdone = true;
+		pthread_cond_broadcast(&e->bcv);
+	}
+	pthread_mutex_unlock(&e->bmu);
+	return NULL;
+}
+
+/* |ev| (a rename or link the sandbox answered EXDEV) between two fast
+ * subtrees of this project: made on the backing tree. 0 or -errno. */
+static long across_fast(struct sbx_emul *e, const struct sbx_fs_event *ev, const struct side *a,
+			const struct side *b)
+{
+	if (!e->have_backer || !a->fast || !b->fast || !a->prel || !b->prel ||
+	    (ev->op != SBX_FS_RENAME && ev->op != SBX_FS_LINK))
+		return -EXDEV;
+	struct backing_req q = {.ev = ev, .a = a, .b = b};
+	pthread_mutex_lock(&e->block);
+	pthread_mutex_lock(&e->bmu);
+	e->breq = &q;
+	e->bdone = false;
+	pthread_cond_broadcast(&e->bcv);
+	/* The backer answers every request it was given, even when asked to
+	 * stop (and it is stopped only after the workers are joined): |q|
+	 * outlives its use. */
+	while (!e->bdone)
+		pthread_cond_wait(&e->bcv, &e->bmu);
+	long rc = e->bres;
+	pthread_mutex_unlock(&e->bmu);
+	pthread_mutex_unlock(&e->block);
+	return rc;
+}
+
+/* The mount ids of |a|'s and |b|'s parents are the same. */
+static bool same_mount(int fa, int fb)
+{
+	struct statx x, y;
+	return statx(fa, "", AT_EMPTY_PATH, STATX_MNT_ID, &x) == 0 &&
+	       statx(fb, "", AT_EMPTY_PATH, STATX_MNT_ID, &y) == 0 &&
+	       (x.stx_mask & y.stx_mask & STATX_MNT_ID) && x.stx_mnt_id == y.stx_mnt_id;
+}
+
 /* The call of |ev| on the resolved sides (see above). */
 static long perform_sides(struct sbx_emul *e, const struct sbx_fs_event *ev, struct side *a,
 			  struct side *b)
@@ -675,8 +868,20 @@ static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
 		ra = resolve_side(e, ev->path[0], ev->dirfd[0], &a);
 	if (want_b && !ev->perr[1])
 		rb = resolve_side(e, ev->path[1], ev->dirfd[1], &b);
-	long rc;
-	if (ra && !a.fast && (rc = detach_fast_root(e, ev, &a)) < 0) {
+	long rc = 0;
+	/* A fast root as the object of an rmdir or a rename, or as the
+	 * target a rename replaces or exchanges with: detached first, so
+	 * that the call gets the kernel's own answer (ENOTEMPTY, 0), not
+	 * the mount point's EBUSY. A rename whose parents are on different
+	 * mounts is EXDEV either way: nothing is detached for it. (A fast
+	 * root's parent is never fast: the subtrees are maximal.) */
+	bool rm = ev->op == SBX_FS_UNLINK;
+	bool mv = ev->op == SBX_FS_RENAME && ra && rb && same_mount(a.pfd, b.pfd);
+	if (ra && !a.fast && (rm || mv))
+		rc = detach_fast_root(e, ev, &a);
+	if (rc == 0 && mv && !b.fast && b.have && S_ISDIR(b.st.st_mode))
+		rc = detach_fast_root(e, ev, &b);
+	if (rc < 0) {
 		side_free(&a);
 		side_free(&b);
 		return rc;
@@ -688,6 +893,9 @@ static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
 			rc = decide_fast(e, ev, &a, &b);
 			if (rc == 0)
 				rc = perform_sides(e, ev, &a, &b);
+			/* Two fast subtrees: one file system natively. */
+			if (rc == -EXDEV)
+				rc = across_fast(e, ev, &a, &b);
 		}
 	} else {
 		rc = perform(ev);
@@ -779,6 +987,8 @@ static void emul_free(struct sbx_emul *e)
 		close(e->mntns_fd);
 	if (e->host_proc_fd >= 0)
 		close(e->host_proc_fd);
+	if (e->backing_fd >= 0)
+		close(e->backing_fd);
 	free(e->fast_mnt);
 	wd_strv_free(e->fast_rel);
 	free(e->project);
@@ -786,6 +996,9 @@ static void emul_free(struct sbx_emul *e)
 	pthread_mutex_destroy(&e->dlock);
 	pthread_mutex_destroy(&e->dmu);
 	pthread_cond_destroy(&e->dcv);
+	pthread_mutex_destroy(&e->block);
+	pthread_mutex_destroy(&e->bmu);
+	pthread_cond_destroy(&e->bcv);
 	pthread_cond_destroy(&e->more);
 	pthread_cond_destroy(&e->ready_cv);
 	free(e);
@@ -808,7 +1021,24 @@ void sbx_emul_stop(struct sbx_emul *e)
 		pthread_mutex_unlock(&e->dmu);
 		pthread_join(e->detacher, NULL);
 	}
+	if (e->have_backer) {
+		pthread_mutex_lock(&e->bmu);
+		e->bstop = true;
+		pthread_cond_broadcast(&e->bcv);
+		pthread_mutex_unlock(&e->bmu);
+		pthread_join(e->backer, NULL);
+	}
 	emul_free(e);
+}
+
+/* The project is among the agent's writable places (its Landlock
+ * ruleset grants every right beneath it): the backer may act in it. */
+static bool project_writable(const struct sbx_emul *e)
+{
+	for (size_t i = 0; e->project && e->writable && e->writable[i]; i++)
+		if (wd_path_within(e->project, e->writable[i]))
+			return true;
+	return false;
 }
 
 int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
@@ -824,6 +1054,10 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 	pthread_mutex_init(&e->dmu, NULL);
 	pthread_cond_init(&e->dcv, NULL);
 	e->dfd = -1;
+	pthread_mutex_init(&e->block, NULL);
+	pthread_mutex_init(&e->bmu, NULL);
+	pthread_cond_init(&e->bcv, NULL);
+	e->backing_fd = cfg->backing_fd;
 	pthread_cond_init(&e->more, NULL);
 	pthread_cond_init(&e->ready_cv, NULL);
 	e->qmax = cfg->queue_max ? cfg->queue_max : 1024;
@@ -857,6 +1091,9 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 	}
 	if (e->nfast && pthread_create(&e->detacher, NULL, detacher_main, e) == 0)
 		e->have_detacher = true;
+	if (e->nfast && e->backing_fd >= 0 && project_writable(e) &&
+	    pthread_create(&e->backer, NULL, backer_main, e) == 0)
+		e->have_backer = true;
 	unsigned want = cfg->workers ? cfg->workers : 16;
 	for (unsigned i = 0; i < want; i++) {
 		unsigned slot = atomic_fetch_add(&slots_used, 1);
