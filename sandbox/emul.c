@@ -43,6 +43,7 @@
  */
 #include "sandbox.h"
 #include "creds_int.h"
+#include "emul_int.h"
 #include "jail_int.h"
 #include "notify_int.h"
 
@@ -51,7 +52,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
@@ -59,7 +59,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -250,25 +249,8 @@ struct sbx_emul {
 	struct sbx_view *view;
 	sbx_view_decide_fn decide;
 	void *decide_arg;
-	/* The detacher (see detach_fast_root): one request at a time. */
-	pthread_t detacher;
-	bool have_detacher;
-	pthread_mutex_t dlock; /* held by the worker for a whole request */
-	pthread_mutex_t dmu;
-	pthread_cond_t dcv;
-	int dfd;  /* the request: an O_PATH fd of the root to detach, or -1 */
-	int dres; /* its answer */
-	bool ddone, dstop;
-	/* The backer (see across_fast): one request at a time. */
-	int backing_fd; /* O_PATH of the project's backing tree, or -1 */
-	pthread_t backer;
-	bool have_backer;
-	pthread_mutex_t block; /* held by the worker for a whole request */
-	pthread_mutex_t bmu;
-	pthread_cond_t bcv;
-	const struct backing_req *breq; /* the request, or NULL */
-	long bres;			/* its answer */
-	bool bdone, bstop;
+	/* The detacher and the backer (emul_aux.c), or NULL. */
+	struct sbx_emul_aux *detacher, *backer;
 	struct sbx_creds creds;
 	unsigned nworkers;
 	pthread_t threads[EMUL_MAX_WORKERS];
@@ -283,24 +265,6 @@ struct sbx_emul {
 	atomic_uint_fast64_t performed, refused, overflow, decided;
 };
 
-/* The agent's uids, gids and groups, and NO_NEW_PRIVS, for the calling
- * thread only (raw system calls: the C library's would change every thread
- * of the supervisor). */
-static int take_creds(const struct sbx_emul *e)
-{
-	const struct sbx_creds *c = &e->creds;
-	if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0 ||
-	    syscall(SYS_setresgid, c->gid[0], c->gid[1], c->gid[2]) < 0 ||
-	    syscall(SYS_setresuid, c->uid[0], c->uid[1], c->uid[2]) < 0)
-		return -errno;
-	syscall(SYS_setfsgid, c->gid[3]);
-	syscall(SYS_setfsuid, c->uid[3]);
-	if ((gid_t)syscall(SYS_setfsgid, -1) != c->gid[3] ||
-	    (uid_t)syscall(SYS_setfsuid, -1) != c->uid[3])
-		return -EPERM;
-	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
-}
-
 /* Makes the calling thread the agent, for good (see the top of the
  * file). Only this thread changes: its fs_struct is its own after the
  * unshare, and credentials are per thread when set by raw system calls. */
@@ -310,7 +274,7 @@ static int become_agent(struct sbx_emul *e)
 		return -errno;
 	if (fchdir(e->root_fd) < 0 || chroot(".") < 0 || chdir("/") < 0)
 		return -errno;
-	int rc = take_creds(e);
+	int rc = sbx_emul_take_creds(&e->creds);
 	if (rc < 0)
 		return rc;
 	if (e->writable) {
@@ -564,70 +528,6 @@ static int decide_fast(struct sbx_emul *e, const struct sbx_fs_event *ev, struct
 	}
 }
 
-/*
- * A fast subtree's root is a mount point: rmdir and rename of it give
- * EBUSY. So its bind is detached first, in the sandbox's namespace, by the
- * detacher: a thread of the supervisor that joined that namespace and kept
- * its capabilities and no Landlock domain (Landlock forbids umount, the
- * workers have no CAP_SYS_ADMIN). The call is then made as it came, and
- * reaches the FUSE view's entry, which decides it as it decides any other
- * (the directory stays FUSE for the rest of the session); the detached
- * mount's id stays in the fast list, so what the agent still holds open
- * under it is decided as fast.
- *
- * Race: the worker hands the detacher the O_PATH descriptor it checked
- * (the mount's root, by mount id, on a fast mount), and the detacher
- * unmounts through the host's /proc/thread-self/fd/N, which is that very
- * mount: a rename of a directory on the path meanwhile cannot make it
- * unmount anything else (a hidden place's mount, say).
- */
-static void *detacher_main(void *p)
-{
-	struct sbx_emul *e = p;
-	bool ok = unshare(CLONE_FS) == 0 && setns(e->mntns_fd, CLONE_NEWNS) == 0 &&
-		  fchdir(e->root_fd) == 0 && chroot(".") == 0;
-	pthread_mutex_lock(&e->dmu);
-	for (;;) {
-		while (!e->dstop && e->dfd < 0)
-			pthread_cond_wait(&e->dcv, &e->dmu);
-		if (e->dstop)
-			break;
-		int rc = -EPERM;
-		if (ok) {
-			char link[64];
-			/* The worker's descriptor, through this process's
-			 * table (shared by every thread). */
-			snprintf(link, sizeof(link), "thread-self/fd/%d", e->dfd);
-			rc = fchdir(e->host_proc_fd) == 0 && umount2(link, MNT_DETACH) == 0
-				     ? 0
-				     : -errno;
-		}
-		e->dres = rc;
-		e->dfd = -1;
-		e->ddone = true;
-		pthread_cond_broadcast(&e->dcv);
-	}
-	pthread_mutex_unlock(&e->dmu);
-	return NULL;
-}
-
-static int detach(struct sbx_emul *e, int fd)
-{
-	if (!e->have_detacher)
-		return -EBUSY;
-	pthread_mutex_lock(&e->dlock);
-	pthread_mutex_lock(&e->dmu);
-	e->dfd = fd;
-	e->ddone = false;
-	pthread_cond_broadcast(&e->dcv);
-	while (!e->ddone && !e->dstop)
-		pthread_cond_wait(&e->dcv, &e->dmu);
-	int rc = e->ddone ? e->dres : -EINTR;
-	pthread_mutex_unlock(&e->dmu);
-	pthread_mutex_unlock(&e->dlock);
-	return rc;
-}
-
 /* When the object of an rmdir or a rename (side |a|) is the root of a fast
  * subtree, detaches it. 0 (detached or nothing to do) or -errno. */
 static int detach_fast_root(struct sbx_emul *e, const struct sbx_fs_event *ev, const struct side *a)
@@ -646,166 +546,23 @@ static int detach_fast_root(struct sbx_emul *e, const struct sbx_fs_event *ev, c
 	    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
 	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || !is_fast_mount(e, fd, &which))
 		return 0;
-	return detach(e, fd);
+	/* The detacher (emul_aux.c) unmounts exactly this descriptor's
+	 * mount: see there why a rename meanwhile cannot change which. */
+	return sbx_emul_detach(e->detacher, fd);
 }
 
-/*
- * A rename or link between two fast subtrees (two bind mounts of the one
- * backing tree) is EXDEV in the sandbox, where it is one file system
- * natively. Once decided (decide_fast), it is made on the BACKING tree by
- * the backer: a thread of the supervisor with the agent's uids, gids and
- * groups, NO_NEW_PRIVS and no capability in any set (as a worker), but no
- * Landlock domain and in the supervisor's own mount namespace, where the
- * backing tree is reached from the supervisor's O_PATH descriptor of the
- * project (e->backing_fd).
- *
- * Why no Landlock domain gives the agent nothing: the agent's ruleset
- * grants every right (REFER, REMOVE_*, MAKE_*) beneath each of its
- * writable places, and the project is one of them (checked when the
- * backer starts: without it, there is no backer). Both parents are inside
- * the project (RESOLVE_BENEATH from its backing descriptor) and are the
- * very directories the worker resolved as the agent, Landlock included
- * (below). So Landlock would have allowed this call; what else the kernel
- * checks (permissions of the same inodes with the same credentials, sticky
- * directories, protected_hardlinks) it checks here the same way. (The
- * worker's Landlock domain cannot be used: its rules name the sandbox's
- * mounts, and the backing tree is reached through another mount.)
- *
- * Why a racing thread cannot make it act elsewhere: each backing parent is
- * opened by the parent's project-relative name with RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV, and then
- * must be the SAME directory (st_dev, st_ino; a fast mount is a bind of
- * the backing tree) as the parent the worker resolved and decided in the
- * sandbox; a rename on the way meanwhile makes it another directory (or
- * none) and the call stays EXDEV. The call is made on those descriptors
- * and one name each, which must also be the same object on both sides (a
- * name the sandbox covers with a mount is another object there: refused).
- * What that name holds can change only by another name change in that
- * directory, itself trapped and decided; nothing follows a symlink (a
- * linkat with AT_SYMLINK_FOLLOW is made without it once the name is known
- * not to be a symlink: a symlink swapped in meanwhile is linked itself,
- * never followed on the host; the link of a symlink's target stays EXDEV).
- * No descriptor of the backing tree is ever handed to the agent; each is
- * closed before the call is answered.
- */
-struct backing_req {
-	const struct sbx_fs_event *ev;
-	const struct side *a, *b;
-};
-
-/* The backing directory of |s|'s parent, verified to be the parent the
- * worker resolved, or -1. */
-static int backing_parent(const struct sbx_emul *e, const struct side *s)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-			   RESOLVE_NO_XDEV,
-	};
-	int fd = (int)syscall(SYS_openat2, e->backing_fd, s->prel[0] ? s->prel : ".", &how,
-			      sizeof(how));
-	struct stat want, got;
-	if (fd >= 0 && (fstat(s->pfd, &want) < 0 || fstat(fd, &got) < 0 ||
-			want.st_dev != got.st_dev || want.st_ino != got.st_ino)) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-/* Whether |s|'s name holds the same object (or nothing) in backing parent
- * |bfd| as it held in the sandbox. */
-static bool same_object(const struct side *s, int bfd)
-{
-	size_t n = strlen(s->last);
-	while (n > 1 && s->last[n - 1] == '/')
-		n--;
-	wd_autofree char *name = wd_strndup(s->last, n);
-	struct stat st;
-	if (fstatat(bfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return !s->have && errno == ENOENT;
-	return s->have && st.st_dev == s->st.st_dev && st.st_ino == s->st.st_ino;
-}
-
-/* The call of |q| on the backing tree, on the backer. 0 or -errno; -EXDEV
- * (the sandbox's answer) when anything is not as the worker saw it. */
-static long backing_call(const struct sbx_emul *e, const struct backing_req *q)
-{
-	const struct sbx_fs_event *ev = q->ev;
-	int pa = backing_parent(e, q->a), pb = pa >= 0 ? backing_parent(e, q->b) : -1;
-	long rc = -EXDEV;
-	unsigned flags = ev->flags;
-	if (pa < 0 || pb < 0 || !same_object(q->a, pa) || !same_object(q->b, pb))
-		goto out;
-	if (ev->op == SBX_FS_LINK) {
-		if (flags & AT_EMPTY_PATH)
-			goto out;
-		if (flags & AT_SYMLINK_FOLLOW) {
-			if (q->a->have && S_ISLNK(q->a->st.st_mode))
-				goto out;
-			flags &= ~(unsigned)AT_SYMLINK_FOLLOW;
-		}
-		rc = syscall(SYS_linkat, pa, q->a->last, pb, q->b->last, flags);
-	} else {
-		rc = syscall(SYS_renameat2, pa, q->a->last, pb, q->b->last, flags);
-	}
-	rc = rc < 0 ? -errno : 0;
-out:
-	if (pa >= 0)
-		close(pa);
-	if (pb >= 0)
-		close(pb);
-	return rc;
-}
-
-static void *backer_main(void *p)
-{
-	struct sbx_emul *e = p;
-	/* The agent's credentials for good, no capability (see above). */
-	bool ok = take_creds(e) == 0 && sbx_jail_drop_caps() == 0;
-	pthread_mutex_lock(&e->bmu);
-	for (;;) {
-		while (!e->bstop && !e->breq)
-			pthread_cond_wait(&e->bcv, &e->bmu);
-		if (!e->breq)
-			break; /* stopped, nobody waiting */
-		const struct backing_req *q = e->breq;
-		/* The worker waits for this answer: q stays valid. */
-		pthread_mutex_unlock(&e->bmu);
-		long rc = ok ? backing_call(e, q) : -EXDEV;
-		pthread_mutex_lock(&e->bmu);
-		e->bres = rc;
-		e->breq = NULL;
-		e->bdone = true;
-		pthread_cond_broadcast(&e->bcv);
-	}
-	pthread_mutex_unlock(&e->bmu);
-	return NULL;
-}
-
-/* |ev| (a rename or link the sandbox answered EXDEV) between two fast
- * subtrees of this project: made on the backing tree. 0 or -errno. */
+/* |ev| (a rename or link the sandbox answered EXDEV, decided) between two
+ * fast subtrees of this project: made on the backing tree by the backer
+ * (emul_aux.c says why that gives the agent nothing more and why a race
+ * cannot make it act elsewhere). 0 or -errno. */
 static long across_fast(struct sbx_emul *e, const struct sbx_fs_event *ev, const struct side *a,
 			const struct side *b)
 {
-	if (!e->have_backer || !a->fast || !b->fast || !a->prel || !b->prel ||
-	    (ev->op != SBX_FS_RENAME && ev->op != SBX_FS_LINK))
+	if (!e->backer || !a->fast || !b->fast || !a->prel || !b->prel)
 		return -EXDEV;
-	struct backing_req q = {.ev = ev, .a = a, .b = b};
-	pthread_mutex_lock(&e->block);
-	pthread_mutex_lock(&e->bmu);
-	e->breq = &q;
-	e->bdone = false;
-	pthread_cond_broadcast(&e->bcv);
-	/* The backer answers every request it was given, even when asked to
-	 * stop (and it is stopped only after the workers are joined): |q|
-	 * outlives its use. */
-	while (!e->bdone)
-		pthread_cond_wait(&e->bcv, &e->bmu);
-	long rc = e->bres;
-	pthread_mutex_unlock(&e->bmu);
-	pthread_mutex_unlock(&e->block);
-	return rc;
+	struct sbx_emul_bside x = {a->pfd, a->prel, a->last, a->have, a->st};
+	struct sbx_emul_bside y = {b->pfd, b->prel, b->last, b->have, b->st};
+	return sbx_emul_backer_call(e->backer, ev->op, ev->flags, &x, &y);
 }
 
 /* The mount ids of |a|'s and |b|'s parents are the same. */
@@ -987,18 +744,10 @@ static void emul_free(struct sbx_emul *e)
 		close(e->mntns_fd);
 	if (e->host_proc_fd >= 0)
 		close(e->host_proc_fd);
-	if (e->backing_fd >= 0)
-		close(e->backing_fd);
 	free(e->fast_mnt);
 	wd_strv_free(e->fast_rel);
 	free(e->project);
 	pthread_mutex_destroy(&e->lock);
-	pthread_mutex_destroy(&e->dlock);
-	pthread_mutex_destroy(&e->dmu);
-	pthread_cond_destroy(&e->dcv);
-	pthread_mutex_destroy(&e->block);
-	pthread_mutex_destroy(&e->bmu);
-	pthread_cond_destroy(&e->bcv);
 	pthread_cond_destroy(&e->more);
 	pthread_cond_destroy(&e->ready_cv);
 	free(e);
@@ -1014,20 +763,9 @@ void sbx_emul_stop(struct sbx_emul *e)
 	pthread_mutex_unlock(&e->lock);
 	for (unsigned i = 0; i < e->nworkers; i++)
 		pthread_join(e->threads[i], NULL);
-	if (e->have_detacher) {
-		pthread_mutex_lock(&e->dmu);
-		e->dstop = true;
-		pthread_cond_broadcast(&e->dcv);
-		pthread_mutex_unlock(&e->dmu);
-		pthread_join(e->detacher, NULL);
-	}
-	if (e->have_backer) {
-		pthread_mutex_lock(&e->bmu);
-		e->bstop = true;
-		pthread_cond_broadcast(&e->bcv);
-		pthread_mutex_unlock(&e->bmu);
-		pthread_join(e->backer, NULL);
-	}
+	/* After the workers: no call waits on them. */
+	sbx_emul_aux_stop(e->detacher);
+	sbx_emul_aux_stop(e->backer);
 	emul_free(e);
 }
 
@@ -1050,14 +788,7 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 	e->root_fd = cfg->root_fd;
 	e->mntns_fd = e->host_proc_fd = -1;
 	pthread_mutex_init(&e->lock, NULL);
-	pthread_mutex_init(&e->dlock, NULL);
-	pthread_mutex_init(&e->dmu, NULL);
-	pthread_cond_init(&e->dcv, NULL);
-	e->dfd = -1;
-	pthread_mutex_init(&e->block, NULL);
-	pthread_mutex_init(&e->bmu, NULL);
-	pthread_cond_init(&e->bcv, NULL);
-	e->backing_fd = cfg->backing_fd;
+	int backing_fd = cfg->backing_fd; /* taken */
 	pthread_cond_init(&e->more, NULL);
 	pthread_cond_init(&e->ready_cv, NULL);
 	e->qmax = cfg->queue_max ? cfg->queue_max : 1024;
@@ -1086,14 +817,20 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 			 ? -errno
 			 : sbx_creds_of(cfg->agent_pid, &e->creds, NULL, NULL);
 	if (rc < 0) {
+		if (backing_fd >= 0)
+			close(backing_fd);
 		emul_free(e);
 		return rc;
 	}
-	if (e->nfast && pthread_create(&e->detacher, NULL, detacher_main, e) == 0)
-		e->have_detacher = true;
-	if (e->nfast && e->backing_fd >= 0 && project_writable(e) &&
-	    pthread_create(&e->backer, NULL, backer_main, e) == 0)
-		e->have_backer = true;
+	/* Without a detacher, a fast root stays busy (EBUSY); without a
+	 * backer, a rename between fast subtrees stays EXDEV. */
+	if (e->nfast)
+		(void)sbx_emul_detacher_start(e->mntns_fd, e->root_fd, e->host_proc_fd,
+					      &e->detacher);
+	if (e->nfast && backing_fd >= 0 && project_writable(e))
+		(void)sbx_emul_backer_start(&e->creds, backing_fd, &e->backer);
+	else if (backing_fd >= 0)
+		close(backing_fd);
 	unsigned want = cfg->workers ? cfg->workers : 16;
 	for (unsigned i = 0; i < want; i++) {
 		unsigned slot = atomic_fetch_add(&slots_used, 1);
