@@ -414,6 +414,49 @@ static void test_emul_audit_names_agent(void **state)
 	wt_result_free(&r);
 }
 
+/* A rename or link between fast subtrees onto a sensitive or control
+ * name, or of a directory onto one, is decided before it is made on the
+ * backing tree: refused (passive tier), nothing moves; a plain one is
+ * made. */
+static void test_emul_cross_decided(void **state)
+{
+	struct fx *f = *state;
+	dir_of(f->proj, "fa", 0, 0755);
+	dir_of(f->proj, "fa/sub", 0, 0755);
+	dir_of(f->proj, "fb", 0, 0755);
+	put(f->proj, "fa/plain", "plain\n", 0, 0644);
+	put(f->proj, "fa/sub/s", "s\n", 0, 0644);
+	wd_autofree char *prog = agent();
+	char *argv[] = {"run",		"--tier",  "passive",  "--prompt", "none",
+			"--view=split", "--",	   prog,       "ops",	   "mv",
+			"fa/plain",	"fb/.env", "ln",       "fa/plain", "fb/.env",
+			"mv",		"fa/sub",  "fb/.aws",  "mv",	   "fa/plain",
+			"fb/HEAD",	"mv",	   "fa/plain", "fb/ok",	   NULL};
+	struct wt_result r;
+	wt_wardenv(f->proj, argv, &r);
+	print_message("status %d\nout: %s\nerr: %s\n", r.status, r.out, r.err);
+	assert_int_equal(r.status, 0);
+	const char *want[] = {"001 mv fa/plain EACCES", "002 ln fa/plain EACCES",
+			      "003 mv fa/sub EACCES", "004 mv fa/plain EACCES",
+			      "005 mv fa/plain 0"};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(want); i++)
+		if (!strstr(r.out, want[i]))
+			fail_msg("ESCAPE FOUND or wrong answer: expected \"%s\"", want[i]);
+	const char *absent[] = {"fb/.env", "fb/.aws", "fb/HEAD", "fa/plain"};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(absent); i++) {
+		wd_autofree char *p = wd_asprintf("%s/%s", f->proj, absent[i]);
+		struct stat st;
+		if (lstat(p, &st) == 0)
+			fail_msg("ESCAPE FOUND: %s exists", absent[i]);
+	}
+	wd_autofree char *ok = wd_asprintf("%s/fb/ok", f->proj);
+	wd_autofree char *s = wd_asprintf("%s/fa/sub/s", f->proj);
+	struct stat st;
+	assert_int_equal(stat(ok, &st), 0);
+	assert_int_equal(stat(s, &st), 0);
+	wt_result_free(&r);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -425,6 +468,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fuse_view_errno_differential, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emul_errno_differential_cross, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_emul_cross_decided, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emul_proc_self_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emul_setid_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emul_audit_names_agent, setup, teardown),
