@@ -300,6 +300,24 @@ int sbx_child_exit(int exit_fd, int *status);
  * -ETIMEDOUT, or -EBADF when there is no init pidfd. Closes it. */
 int sbx_child_gone(struct sbx_child *c, int timeout_ms);
 
+/*
+ * The guardian of the split view's fanotify group (guard.c): a process
+ * outside the sandbox that holds a copy of |group_fd| (never reading it)
+ * and of |init_pidfd|, so that the supervisor's death cannot release the
+ * group, which would allow every open waiting for a decision. When the
+ * supervisor dies (or closes *ctl_fd without sbx_guard_stop) it kills init,
+ * waits until init has exited (every task of the sandbox gone) and only
+ * then exits. Call from the supervisor's MAIN thread (the death signal
+ * fires when the forking thread exits), after init exists and before the
+ * agent runs. The caller keeps its own descriptors; *ctl_fd (O_CLOEXEC) and
+ * *pid are the caller's until sbx_guard_stop(). Returns 0 or -errno.
+ */
+int sbx_guard_start(int group_fd, int init_pidfd, int *ctl_fd, pid_t *pid);
+
+/* Tells the guardian to exit without touching the sandbox, closes |ctl_fd|
+ * and reaps |pid| (either may be -1). */
+void sbx_guard_stop(int ctl_fd, pid_t pid);
+
 /* The Landlock ABI of the running kernel, 0 when none. */
 int sbx_landlock_abi(void);
 

@@ -12,6 +12,7 @@
 #include <linux/landlock.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -213,6 +214,42 @@ static size_t kernel_checks(struct check *checks)
 	return n;
 }
 
+/* Which project view `warden run` (--view=auto) gets for |project| and
+ * why: the same probe and start walk as the run (run.c prepare_split). */
+static void view_mechanism(const char *project, const struct pol_config *c)
+{
+	const char *name = "project view";
+	char why[160] = "";
+	wd_autoclose int fd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	const char *env = getenv("WARDEN_VIEW");
+	int rc = fd < 0 ? -errno : sbx_split_probe(fd, why, sizeof(why));
+	if (fd < 0)
+		snprintf(why, sizeof(why), "%s: %s", project, strerror(-rc));
+	else if (env && strcmp(env, "fuse") == 0) {
+		snprintf(why, sizeof(why), "WARDEN_VIEW=fuse");
+		rc = -EPERM;
+	}
+	struct sbx_split *s = NULL;
+	if (rc == 0) {
+		const char *const keep[] = {NULL};
+		struct sbx_split_walk_config wc = {.backing_fd = fd, .policy = c, .keep = keep};
+		rc = sbx_split_walk(&wc, &s);
+		if (rc < 0)
+			snprintf(why, sizeof(why), "the start walk failed: %s", strerror(-rc));
+	}
+	if (rc < 0) {
+		printf("ok    %-34s FUSE (%s)\n", name, why);
+		printf("      -> every open, lookup and read goes through FUSE: slower on "
+		       "open-heavy work%s\n",
+		       geteuid() != 0 ? "; run as root (sudo warden) for the fast view" : "");
+		return;
+	}
+	printf("ok    %-34s split: fanotify on %zu fast subtrees (%zu files), FUSE for %zu "
+	       "directories\n",
+	       name, s->nfast, s->fast_files_total, s->fuse_dirs);
+	sbx_split_free(s);
+}
+
 int sup_cmd_doctor(int argc, char **argv)
 {
 	const char *agent = NULL;
@@ -271,6 +308,7 @@ int sup_cmd_doctor(int argc, char **argv)
 	wd_autofree char *cfg = wd_asprintf("%s/.warden/permissions.json", project);
 	struct pol_config *c = NULL;
 	if (sup_config_load(cfg, true, &c) == 0) {
+		view_mechanism(project, c);
 		sup_sockets_describe(c, stdout);
 		pol_config_free(c);
 	} else {

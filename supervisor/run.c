@@ -247,6 +247,7 @@ static void run_init(struct sup_run *r)
 		.backing_fd = -1,
 		.emul_backing_fd = -1,
 		.view_efd = -1,
+		.guard_ctl = -1,
 		.tmp_fd = -1,
 		.tmp_parent_fd = -1,
 		.view_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -751,6 +752,23 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 		free(err);
 		return rc;
 	}
+	/*
+	 * The guardian holds a second descriptor of the listener's group, so
+	 * that this process's death cannot release the group and allow the
+	 * opens waiting for a decision (guard.c). Forked here, from the main
+	 * thread (its death signal follows the forking thread), once init
+	 * exists and before the agent's first exec is answered: no open of
+	 * the agent's can wait before it holds the group. Without it the run
+	 * does not start.
+	 */
+	if (r->fan) {
+		rc = sbx_guard_start(sbx_fan_group_fd(r->fan), r->child.init_pidfd, &r->guard_ctl,
+				     &r->guard_pid);
+		if (rc < 0) {
+			wd_err("the split view's guardian could not be started: %s", strerror(-rc));
+			return rc;
+		}
+	}
 	/* The sandbox exists: threads may start (dns_int.h says why not
 	 * before). */
 	(void)sup_resolver_serve(r);
@@ -802,6 +820,7 @@ static int end_run(struct sup_run *r, int rc)
 	/* The private temporary directories go once nothing of the sandbox
 	 * can act on them any more. */
 	bool gone = r->child.init_pidfd < 0 || sbx_child_gone(&r->child, 5000) == 0;
+	r->sandbox_gone = gone;
 	sup_tmp_finish(r, gone);
 	int code = SUP_EXIT_NOSTART;
 	if (rc == 0 && r->agent_exited) {
@@ -840,6 +859,20 @@ static void free_launch(struct launch *L)
 /* Stops the views and frees the run's state. */
 static void free_views(struct sup_run *r)
 {
+	/*
+	 * The guardian before the listener. Once every process of the sandbox
+	 * is gone, nothing can wait on the group: it exits at once. Otherwise
+	 * (the sandbox outlived end_run's wait) it must not let go of the
+	 * group while an open may come: its control pipe is closed without
+	 * the stop byte, so it kills init and exits only once the sandbox is
+	 * gone; it is not waited for here.
+	 */
+	if (r->sandbox_gone)
+		sbx_guard_stop(r->guard_ctl, r->guard_pid);
+	else
+		wd_close(&r->guard_ctl);
+	r->guard_ctl = -1;
+	r->guard_pid = 0;
 	/* The listener first: it shares the view's identity table. */
 	sbx_fan_stop(r->fan);
 	r->fan = NULL;

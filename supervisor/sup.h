@@ -164,6 +164,12 @@ struct sup_run {
 	struct sbx_split *split;
 	struct sbx_fan *fan;
 	char split_why[160];
+	/* The guardian of the listener's group (sbx_guard_start): its control
+	 * pipe (-1: none) and pid; |sandbox_gone|: end_run saw every process
+	 * of the sandbox gone, so the guardian may be stopped. */
+	int guard_ctl;
+	pid_t guard_pid;
+	bool sandbox_gone;
 	/* Gated places outside the project (config "mode": "gate"): their
 	 * paths (NULL-terminated), backing fds until their views take them,
 	 * and the views. */

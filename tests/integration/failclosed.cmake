@@ -8,3 +8,5 @@ wd_test(test_failclosed
 	LABELS integration
 	TIMEOUT 300)
 add_dependencies(test_failclosed warden)
+# Also in the all-FUSE project view (WARDEN_VIEW=fuse).
+wd_test_fuse_twin(test_failclosed)

@@ -170,6 +170,32 @@ static void test_doctor_lists_network_entries(void **state)
 	free(proj);
 }
 
+/* doctor says which project view a run gets and why: split as root, FUSE
+ * when asked (WARDEN_VIEW=fuse) and without root, with the way to the
+ * fast view. */
+static void test_doctor_names_the_view_mechanism(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	struct wt_result doc = {0}, fuse = {0}, user = {0};
+	wt_warden(proj, &doc, "doctor", NULL);
+	assert_non_null(
+		strstr(doc.out, "ok    project view                       split: fanotify on "));
+	setenv("WARDEN_VIEW", "fuse", 1);
+	wt_warden(proj, &fuse, "doctor", NULL);
+	unsetenv("WARDEN_VIEW");
+	assert_non_null(
+		strstr(fuse.out, "project view                       FUSE (WARDEN_VIEW=fuse)"));
+	as_nobody(proj, 0666, &user, "doctor", NULL);
+	assert_non_null(strstr(user.out, "FUSE (fanotify permission events need root)"));
+	assert_non_null(strstr(user.out, "run as root (sudo warden) for the fast view"));
+	wt_result_free(&doc);
+	wt_result_free(&fuse);
+	wt_result_free(&user);
+	wt_rmtree(proj);
+	free(proj);
+}
+
 int main(void)
 {
 	wt_require_sandbox();
@@ -180,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_doctor_fuse_0666_works_like_run),
 		cmocka_unit_test(test_doctor_root_probes_what_run_makes),
 		cmocka_unit_test(test_doctor_lists_network_entries),
+		cmocka_unit_test(test_doctor_names_the_view_mechanism),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	wt_rmtree(g_dir);
