@@ -292,6 +292,15 @@ static void cross(void)
 	DO("x-rename-trailing", rename("fa/f/", "fb/x"));
 	DO("x-renameat-dirfd", syscall(SYS_renameat, fa, "f", fb, "f3"));
 	DO("x-renameat-dirfd-back", syscall(SYS_renameat, fb, "f3", fa, "f"));
+	DO("x-rename-via-symlink", rename("fa/tob/g", "fa/g-via"));
+	DO("x-rename-via-symlink-back", rename("fa/g-via", "fa/tob/g"));
+	char cwd[4096], abs1[4200], abs2[4200];
+	if (!getcwd(cwd, sizeof(cwd)))
+		exit(2);
+	snprintf(abs1, sizeof(abs1), "%s/fa/f", cwd);
+	snprintf(abs2, sizeof(abs2), "%s/fb/f-abs", cwd);
+	DO("x-rename-absolute", rename(abs1, abs2));
+	DO("x-rename-absolute-back", rename(abs2, abs1));
 	DO("x-link", link("fa/f", "fb/hard"));
 	DO("x-link-exists", link("fa/f", "fb/hard"));
 	DO("x-link-dir", link("fa/sub", "fb/sublink"));

@@ -123,10 +123,10 @@ static void make_fixture(const char *base)
 }
 
 /* The fixture of the cross script in |base|: fast subtrees fa and fb
- * (files, a directory, a symlink, another user's file, a sticky and a
- * read-only directory), fast roots fc (empty), fd, fe, ff, and top, which
- * the view keeps (a sensitive name in it), with empty and full
- * directories. */
+ * (files, a directory, symlinks to a file and to fb, another user's
+ * file, a sticky and a read-only directory), fast roots fc (empty), fd,
+ * fe, ff, and top, which the view keeps (a sensitive name in it), with
+ * empty and full directories. */
 static void make_cross_fixture(const char *base)
 {
 	dir_of(base, "fa", 0, 0755);
@@ -146,6 +146,8 @@ static void make_cross_fixture(const char *base)
 	put(base, "fa/sticky/other", "o\n", OTHER2, 0644);
 	wd_autofree char *lf = wd_asprintf("%s/fa/lf", base);
 	assert_int_equal(symlink("f", lf), 0);
+	wd_autofree char *tob = wd_asprintf("%s/fa/tob", base);
+	assert_int_equal(symlink("../fb", tob), 0);
 	put(base, "fb/g", "g\n", 0, 0644);
 	dir_of(base, "fb/full", 0, 0755);
 	put(base, "fb/full/y", "y\n", 0, 0644);
