@@ -380,12 +380,15 @@ struct side {
 	bool fast;	/* the parent is on a fast mount */
 	struct stat st; /* what the name holds now (lstat), when |have| */
 	bool have;
+	int ofd; /* a followed object (follow_side), or -1 */
 };
 
 static void side_free(struct side *s)
 {
 	if (s->pfd >= 0)
 		close(s->pfd);
+	if (s->ofd >= 0)
+		close(s->ofd);
 	free(s->last);
 	free(s->rel);
 }
@@ -403,13 +406,31 @@ static bool is_fast_mount(const struct sbx_emul *e, int fd, size_t *which)
 	return false;
 }
 
+/* The project-relative path of |fd| (+ "/" |last|), as the kernel names it
+ * now, or NULL when it is not below the project. */
+static char *rel_of(const struct sbx_emul *e, int fd, const char *last)
+{
+	char link[64], buf[PATH_MAX];
+	snprintf(link, sizeof(link), "thread-self/fd/%d", fd);
+	ssize_t len = readlinkat(e->host_proc_fd, link, buf, sizeof(buf) - 1);
+	if (len <= 0 || !e->project)
+		return NULL;
+	buf[len] = '\0';
+	size_t pl = strlen(e->project);
+	if (strcmp(buf, e->project) == 0)
+		return last ? wd_strdup(last) : NULL;
+	if (strncmp(buf, e->project, pl) != 0 || buf[pl] != '/')
+		return NULL;
+	return last ? wd_asprintf("%s/%s", buf + pl + 1, last) : wd_strdup(buf + pl + 1);
+}
+
 /* Splits |path| into its parent and last component and resolves the
  * parent from |dirfd| as the calling (agent-made) thread. False when the
  * name has no separate last component ("/", "", ".", ".."): the call is
  * then made as it came, and the kernel refuses it. */
 static bool resolve_side(const struct sbx_emul *e, const char *path, int dirfd, struct side *s)
 {
-	*s = (struct side){.pfd = -1};
+	*s = (struct side){.pfd = -1, .ofd = -1};
 	if (!path)
 		return false;
 	size_t n = strlen(path), k = n;
@@ -431,19 +452,35 @@ static bool resolve_side(const struct sbx_emul *e, const char *path, int dirfd, 
 	size_t which;
 	s->fast = is_fast_mount(e, s->pfd, &which);
 	s->have = fstatat(s->pfd, lastname, &s->st, AT_SYMLINK_NOFOLLOW) == 0;
-	/* The parent's path, as the kernel names it now, below the project. */
-	char link[64], buf[PATH_MAX];
-	snprintf(link, sizeof(link), "thread-self/fd/%d", s->pfd);
-	ssize_t len = readlinkat(e->host_proc_fd, link, buf, sizeof(buf) - 1);
-	if (len > 0 && e->project) {
-		buf[len] = '\0';
-		size_t pl = strlen(e->project);
-		if (strcmp(buf, e->project) == 0)
-			s->rel = wd_strdup(lastname);
-		else if (strncmp(buf, e->project, pl) == 0 && buf[pl] == '/')
-			s->rel = wd_asprintf("%s/%s", buf + pl + 1, lastname);
-	}
+	s->rel = rel_of(e, s->pfd, lastname);
 	return true;
+}
+
+/* truncate(2) and linkat(AT_SYMLINK_FOLLOW) act on what a final symlink
+ * names, which may be a sensitive file in a fast subtree behind a plain
+ * name (and from a symlink in the FUSE part too). So the object is opened
+ * once (O_PATH, following, as the agent), and both the decision (its
+ * identity, its own path, its mount) and the call (through the host's
+ * /proc/thread-self/fd/N of that descriptor) use it: a symlink swapped
+ * after the decision changes nothing the call acts on. The error of the
+ * open is the one the call's own walk gives. */
+static bool follows(const struct sbx_fs_event *ev)
+{
+	return ev->op == SBX_FS_TRUNCATE ||
+	       (ev->op == SBX_FS_LINK && (ev->flags & AT_SYMLINK_FOLLOW));
+}
+
+static int follow_side(const struct sbx_emul *e, struct side *s)
+{
+	s->ofd = openat(s->pfd, s->last, O_PATH | O_CLOEXEC);
+	if (s->ofd < 0)
+		return -errno;
+	size_t which;
+	s->fast = is_fast_mount(e, s->ofd, &which);
+	s->have = fstat(s->ofd, &s->st) == 0;
+	free(s->rel);
+	s->rel = rel_of(e, s->ofd, NULL);
+	return 0;
 }
 
 /* Whether the name of |s| (its path, its identity) is sensitive, a control
@@ -605,7 +642,8 @@ static int detach(struct sbx_emul *e, int fd)
 
 /* When the object of an rmdir or a rename (side |a|) is the root of a fast
  * subtree, detaches it. 0 (detached or nothing to do) or -errno. */
-static int detach_fast_root(struct sbx_emul *e, const struct sbx_fs_event *ev, const struct side *a)
+static int detach_fast_root(struct sbx_emul *e, const struct sbx_fs_event *ev, const struct side *a,
+			    bool *detached)
 {
 	bool rm = ev->op == SBX_FS_UNLINK && (ev->flags & AT_REMOVEDIR);
 	if ((!rm && ev->op != SBX_FS_RENAME) || !a->have || !S_ISDIR(a->st.st_mode))
@@ -621,7 +659,9 @@ static int detach_fast_root(struct sbx_emul *e, const struct sbx_fs_event *ev, c
 	    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
 	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || !is_fast_mount(e, fd, &which))
 		return 0;
-	return detach(e, fd);
+	int rc = detach(e, fd);
+	*detached = rc == 0;
+	return rc;
 }
 
 /* The call of |ev| on the resolved sides (see above). */
@@ -634,7 +674,15 @@ static long perform_sides(struct sbx_emul *e, const struct sbx_fs_event *ev, str
 		rc = syscall(SYS_renameat2, a->pfd, a->last, b->pfd, b->last, ev->flags);
 		break;
 	case SBX_FS_LINK:
-		rc = syscall(SYS_linkat, a->pfd, a->last, b->pfd, b->last, ev->flags);
+		if (a->ofd >= 0) {
+			/* The followed object itself (follow_side). */
+			char link[64];
+			snprintf(link, sizeof(link), "thread-self/fd/%d", a->ofd);
+			rc = syscall(SYS_linkat, e->host_proc_fd, link, b->pfd, b->last,
+				     AT_SYMLINK_FOLLOW);
+		} else {
+			rc = syscall(SYS_linkat, a->pfd, a->last, b->pfd, b->last, ev->flags);
+		}
 		break;
 	case SBX_FS_SYMLINK:
 		rc = syscall(SYS_symlinkat, name_arg(ev, 0), b->pfd, b->last);
@@ -648,15 +696,11 @@ static long perform_sides(struct sbx_emul *e, const struct sbx_fs_event *ev, str
 		 * (following a final symlink, as truncate does; no open of
 		 * its content), and truncated through the host's
 		 * /proc/thread-self/fd, this thread's own. */
-		int fd = openat(a->pfd, a->last, O_PATH | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
+		if (a->ofd < 0)
+			return -EBADF; /* follow_side opened it */
 		char link[64];
-		snprintf(link, sizeof(link), "thread-self/fd/%d", fd);
+		snprintf(link, sizeof(link), "thread-self/fd/%d", a->ofd);
 		rc = fchdir(e->host_proc_fd) < 0 ? -1 : syscall(SYS_truncate, link, ev->length);
-		int err = errno;
-		close(fd);
-		errno = err;
 		break;
 	}
 	}
@@ -667,7 +711,7 @@ static long perform_sides(struct sbx_emul *e, const struct sbx_fs_event *ev, str
  * decided and made on its resolved parents; any other as it came. */
 static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
 {
-	struct side a = {.pfd = -1}, b = {.pfd = -1};
+	struct side a = {.pfd = -1, .ofd = -1}, b = {.pfd = -1, .ofd = -1};
 	bool ra = false, rb = false;
 	bool want_a = ev->op != SBX_FS_SYMLINK,
 	     want_b = ev->op == SBX_FS_RENAME || ev->op == SBX_FS_LINK || ev->op == SBX_FS_SYMLINK;
@@ -676,7 +720,13 @@ static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
 	if (want_b && !ev->perr[1])
 		rb = resolve_side(e, ev->path[1], ev->dirfd[1], &b);
 	long rc;
-	if (ra && !a.fast && (rc = detach_fast_root(e, ev, &a)) < 0) {
+	bool detached = false;
+	if (ra && !a.fast && (rc = detach_fast_root(e, ev, &a, &detached)) < 0) {
+		side_free(&a);
+		side_free(&b);
+		return rc;
+	}
+	if (ra && follows(ev) && (rc = follow_side(e, &a)) < 0) {
 		side_free(&a);
 		side_free(&b);
 		return rc;
@@ -689,6 +739,13 @@ static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
 			if (rc == 0)
 				rc = perform_sides(e, ev, &a, &b);
 		}
+	} else if ((a.ofd >= 0 || detached) && (!want_b || rb)) {
+		/* A followed object elsewhere is acted on as opened, never
+		 * walked to again (the FUSE view decides what reaches it); a
+		 * detached fast root from the parents resolved before its
+		 * detach: the name may walk through it (a cwd inside it,
+		 * "../../src"), and a walk now would stop at its root. */
+		rc = perform_sides(e, ev, &a, &b);
 	} else {
 		rc = perform(ev);
 	}
