@@ -365,12 +365,16 @@ struct side {
 	bool fast;	/* the parent is on a fast mount */
 	struct stat st; /* what the name holds now (lstat), when |have| */
 	bool have;
+	int ofd; /* a followed object (follow_side), or -1 */
+	int err; /* why the parent could not be opened (errno), or 0 */
 };
 
 static void side_free(struct side *s)
 {
 	if (s->pfd >= 0)
 		close(s->pfd);
+	if (s->ofd >= 0)
+		close(s->ofd);
 	free(s->last);
 	free(s->rel);
 	free(s->prel);
@@ -389,13 +393,32 @@ static bool is_fast_mount(const struct sbx_emul *e, int fd, size_t *which)
 	return false;
 }
 
+/* The project-relative path of |fd| (+ "/" |last|), as the kernel names it
+ * now ("" for the project itself), or NULL when it is not below the
+ * project. */
+static char *rel_of(const struct sbx_emul *e, int fd, const char *last)
+{
+	char link[64], buf[PATH_MAX];
+	snprintf(link, sizeof(link), "thread-self/fd/%d", fd);
+	ssize_t len = readlinkat(e->host_proc_fd, link, buf, sizeof(buf) - 1);
+	if (len <= 0 || !e->project)
+		return NULL;
+	buf[len] = '\0';
+	size_t pl = strlen(e->project);
+	if (strcmp(buf, e->project) == 0)
+		return wd_strdup(last ? last : "");
+	if (strncmp(buf, e->project, pl) != 0 || buf[pl] != '/')
+		return NULL;
+	return last ? wd_asprintf("%s/%s", buf + pl + 1, last) : wd_strdup(buf + pl + 1);
+}
+
 /* Splits |path| into its parent and last component and resolves the
  * parent from |dirfd| as the calling (agent-made) thread. False when the
  * name has no separate last component ("/", "", ".", ".."): the call is
  * then made as it came, and the kernel refuses it. */
 static bool resolve_side(const struct sbx_emul *e, const char *path, int dirfd, struct side *s)
 {
-	*s = (struct side){.pfd = -1};
+	*s = (struct side){.pfd = -1, .ofd = -1};
 	if (!path)
 		return false;
 	size_t n = strlen(path), k = n;
@@ -411,28 +434,44 @@ static bool resolve_side(const struct sbx_emul *e, const char *path, int dirfd, 
 		return false;
 	wd_autofree char *parent = j == 0 ? wd_strdup(".") : wd_strndup(path, j);
 	s->pfd = openat(dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (s->pfd < 0)
+	if (s->pfd < 0) {
+		s->err = errno;
 		return false;
+	}
 	s->last = wd_strdup(path + j);
 	size_t which;
 	s->fast = is_fast_mount(e, s->pfd, &which);
 	s->have = fstatat(s->pfd, lastname, &s->st, AT_SYMLINK_NOFOLLOW) == 0;
-	/* The parent's path, as the kernel names it now, below the project. */
-	char link[64], buf[PATH_MAX];
-	snprintf(link, sizeof(link), "thread-self/fd/%d", s->pfd);
-	ssize_t len = readlinkat(e->host_proc_fd, link, buf, sizeof(buf) - 1);
-	if (len > 0 && e->project) {
-		buf[len] = '\0';
-		size_t pl = strlen(e->project);
-		if (strcmp(buf, e->project) == 0) {
-			s->rel = wd_strdup(lastname);
-			s->prel = wd_strdup("");
-		} else if (strncmp(buf, e->project, pl) == 0 && buf[pl] == '/') {
-			s->rel = wd_asprintf("%s/%s", buf + pl + 1, lastname);
-			s->prel = wd_strdup(buf + pl + 1);
-		}
-	}
+	s->rel = rel_of(e, s->pfd, lastname);
+	s->prel = rel_of(e, s->pfd, NULL);
 	return true;
+}
+
+/* truncate(2) and linkat(AT_SYMLINK_FOLLOW) act on what a final symlink
+ * names, which may be a sensitive file in a fast subtree behind a plain
+ * name (and from a symlink in the FUSE part too). So the object is opened
+ * once (O_PATH, following, as the agent), and both the decision (its
+ * identity, its own path, its mount) and the call (through the host's
+ * /proc/thread-self/fd/N of that descriptor) use it: a symlink swapped
+ * after the decision changes nothing the call acts on. The error of the
+ * open is the one the call's own walk gives. */
+static bool follows(const struct sbx_fs_event *ev)
+{
+	return ev->op == SBX_FS_TRUNCATE ||
+	       (ev->op == SBX_FS_LINK && (ev->flags & AT_SYMLINK_FOLLOW));
+}
+
+static int follow_side(const struct sbx_emul *e, struct side *s)
+{
+	s->ofd = openat(s->pfd, s->last, O_PATH | O_CLOEXEC);
+	if (s->ofd < 0)
+		return -errno;
+	size_t which;
+	s->fast = is_fast_mount(e, s->ofd, &which);
+	s->have = fstat(s->ofd, &s->st) == 0;
+	free(s->rel);
+	s->rel = rel_of(e, s->ofd, NULL);
+	return 0;
 }
 
 /* Whether the name of |s| (its path, its identity) is sensitive, a control
@@ -584,7 +623,15 @@ static long perform_sides(struct sbx_emul *e, const struct sbx_fs_event *ev, str
 		rc = syscall(SYS_renameat2, a->pfd, a->last, b->pfd, b->last, ev->flags);
 		break;
 	case SBX_FS_LINK:
-		rc = syscall(SYS_linkat, a->pfd, a->last, b->pfd, b->last, ev->flags);
+		if (a->ofd >= 0) {
+			/* The followed object itself (follow_side). */
+			char link[64];
+			snprintf(link, sizeof(link), "thread-self/fd/%d", a->ofd);
+			rc = syscall(SYS_linkat, e->host_proc_fd, link, b->pfd, b->last,
+				     AT_SYMLINK_FOLLOW);
+		} else {
+			rc = syscall(SYS_linkat, a->pfd, a->last, b->pfd, b->last, ev->flags);
+		}
 		break;
 	case SBX_FS_SYMLINK:
 		rc = syscall(SYS_symlinkat, name_arg(ev, 0), b->pfd, b->last);
@@ -598,15 +645,11 @@ static long perform_sides(struct sbx_emul *e, const struct sbx_fs_event *ev, str
 		 * (following a final symlink, as truncate does; no open of
 		 * its content), and truncated through the host's
 		 * /proc/thread-self/fd, this thread's own. */
-		int fd = openat(a->pfd, a->last, O_PATH | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
+		if (a->ofd < 0)
+			return -EBADF; /* follow_side opened it */
 		char link[64];
-		snprintf(link, sizeof(link), "thread-self/fd/%d", fd);
+		snprintf(link, sizeof(link), "thread-self/fd/%d", a->ofd);
 		rc = fchdir(e->host_proc_fd) < 0 ? -1 : syscall(SYS_truncate, link, ev->length);
-		int err = errno;
-		close(fd);
-		errno = err;
 		break;
 	}
 	}
@@ -617,7 +660,7 @@ static long perform_sides(struct sbx_emul *e, const struct sbx_fs_event *ev, str
  * decided and made on its resolved parents; any other as it came. */
 static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
 {
-	struct side a = {.pfd = -1}, b = {.pfd = -1};
+	struct side a = {.pfd = -1, .ofd = -1}, b = {.pfd = -1, .ofd = -1};
 	bool ra = false, rb = false;
 	bool want_a = ev->op != SBX_FS_SYMLINK,
 	     want_b = ev->op == SBX_FS_RENAME || ev->op == SBX_FS_LINK || ev->op == SBX_FS_SYMLINK;
@@ -631,31 +674,58 @@ static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
 	 * that the call gets the kernel's own answer (ENOTEMPTY, 0), not
 	 * the mount point's EBUSY. A rename whose parents are on different
 	 * mounts is EXDEV either way: nothing is detached for it. (A fast
-	 * root's parent is never fast: the subtrees are maximal.) */
+	 * root's parent is never fast: the subtrees are maximal.) The call
+	 * is then made on the parents resolved before the detach (below):
+	 * a name that walks through the root (a cwd inside it, "../../src")
+	 * would stop at the detached mount's root if walked now. */
 	bool rm = ev->op == SBX_FS_UNLINK;
 	bool mv = ev->op == SBX_FS_RENAME && ra && rb && same_mount(a.pfd, b.pfd);
 	if (ra && !a.fast && (rm || mv))
 		rc = detach_fast_root(e, ev, &a);
 	if (rc == 0 && mv && !b.fast && b.have && S_ISDIR(b.st.st_mode))
 		rc = detach_fast_root(e, ev, &b);
+	if (rc == 0 && ra && follows(ev))
+		rc = follow_side(e, &a);
 	if (rc < 0) {
 		side_free(&a);
 		side_free(&b);
 		return rc;
 	}
-	if ((ra && a.fast) || (rb && b.fast)) {
-		if ((want_a && !ra) || (want_b && !rb)) {
-			rc = perform(ev); /* a side the kernel refuses anyway */
-		} else {
-			rc = decide_fast(e, ev, &a, &b);
-			if (rc == 0)
-				rc = perform_sides(e, ev, &a, &b);
-			/* Two fast subtrees: one file system natively. */
-			if (rc == -EXDEV)
-				rc = across_fast(e, ev, &a, &b);
-		}
+	/*
+	 * Never walk a name again once its parent was looked at: a call whose
+	 * parent was resolved onto the FUSE part (or could not be resolved)
+	 * and then made by its path would let a racing thread point a symlink
+	 * or a directory on the way into a fast subtree meanwhile, where
+	 * nothing decides it. So a parent that could not be opened answers
+	 * its own error (the call's walk gives the same one); a call whose
+	 * sides are all resolved is made on those parents, fast or not (the
+	 * FUSE view decides what reaches it there); only a name with no
+	 * parent to resolve ("", "/", a last "." or "..", which the kernel
+	 * refuses whatever the directories hold) is made as it came.
+	 */
+	bool all = (!want_a || ra) && (!want_b || rb);
+	if (want_a && !ra && a.err)
+		rc = -a.err;
+	else if (want_b && !rb && b.err)
+		rc = -b.err;
+	else if (!all)
+		rc = perform(ev); /* a side the kernel refuses anyway */
+	else if ((a.fast && !a.rel) || (b.fast && !b.rel))
+		/* A fast side whose name cannot be placed in the project: its
+		 * path is longer than /proc can give back (PATH_MAX), or its
+		 * mount was detached and is below nothing. The view's rules
+		 * need the name (a HEAD there, a directory moved out of it):
+		 * refused, never judged by its identity alone. */
+		rc = -EACCES;
+	else if (a.fast || b.fast) {
+		rc = decide_fast(e, ev, &a, &b);
+		if (rc == 0)
+			rc = perform_sides(e, ev, &a, &b);
+		/* Two fast subtrees: one file system natively. */
+		if (rc == -EXDEV)
+			rc = across_fast(e, ev, &a, &b);
 	} else {
-		rc = perform(ev);
+		rc = perform_sides(e, ev, &a, &b);
 	}
 	side_free(&a);
 	side_free(&b);

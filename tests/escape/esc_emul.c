@@ -19,9 +19,26 @@
  *   esc_emul setid             set-id modes: "NAME errno".
  *   esc_emul mv A B            rename(A, B): "rename errno".
  *   esc_emul ops OP... -- each OP one of "mv A B", "ln A B", "sym T B",
- *                              "rm A", "rmdir A", "trunc A": "OP A errno".
+ *                              "rm A", "rmdir A", "trunc A": "OP A errno";
+ *                              also "lnL A B" (linkat AT_SYMLINK_FOLLOW),
+ *                              "xchg A B" (RENAME_EXCHANGE), "openw A"
+ *                              (open for writing, then ftruncate to 0, as
+ *                              truncate(1) does), "otrunc A" (O_TRUNC, as
+ *                              a shell's "> A" does), "step N" (prints
+ *                              "STEP N" and waits for the file goN),
+ *                              "sh CMD" (system(CMD): "sh CMD status"),
+ *                              "isroot A" (A is a mount's root: 1 or 0),
+ *                              "cd A" (chdir).
+ *   esc_emul race A B C N      one thread renames A to a buffer that
+ *                              another thread flips between B and C, N
+ *                              times (each success renamed back to A);
+ *                              prints "race ok X refused Y other Z
+ *                              flipped-seen W" and "ESCAPE C" when a
+ *                              rename made C.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <pthread.h>
@@ -33,6 +50,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -356,6 +374,85 @@ static void procself(void)
 	printf("victim size %lld\n", stat("victim", &st) == 0 ? (long long)st.st_size : -1LL);
 }
 
+/* The racing mode: |buf| is flipped between the names |b| and |c| by a
+ * second thread while the first one renames |a| to it. */
+static char race_buf[PATH_MAX];
+static atomic_bool race_stop;
+static const char *race_b, *race_c;
+
+static void *flipper(void *p)
+{
+	(void)p;
+	size_t nb = strlen(race_b) + 1, nc = strlen(race_c) + 1;
+	while (!atomic_load_explicit(&race_stop, memory_order_relaxed)) {
+		memcpy(race_buf, race_c, nc);
+		for (volatile int i = 0; i < 50; i++)
+			;
+		memcpy(race_buf, race_b, nb);
+		for (volatile int i = 0; i < 50; i++)
+			;
+	}
+	return NULL;
+}
+
+/* The one entry of |dir| (the race's directory holds only the file that
+ * moves), in |name|; false when there is not exactly one. */
+static bool only_entry(const char *dir, char *name, size_t len)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return false;
+	int n = 0;
+	for (struct dirent *de; (de = readdir(d));) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n++ == 0)
+			snprintf(name, len, "%s/%s", dir, de->d_name);
+	}
+	closedir(d);
+	return n == 1;
+}
+
+static int race(const char *a, const char *b, const char *c, long n)
+{
+	race_b = b;
+	race_c = c;
+	memcpy(race_buf, b, strlen(b) + 1);
+	char dir[PATH_MAX], where[PATH_MAX + 256];
+	snprintf(dir, sizeof(dir), "%s", a);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return 2;
+	*slash = '\0';
+	pthread_t t;
+	if (pthread_create(&t, NULL, flipper, NULL) != 0)
+		return 2;
+	long ok = 0, refused = 0, other = 0;
+	bool escaped = false;
+	for (long i = 0; i < n && !escaped && other < 100; i++) {
+		if (rename(a, race_buf) == 0) {
+			ok++;
+			/* Wherever it went (b, c, or a name torn between
+			 * them): c only when the race was won. */
+			if (access(c, F_OK) == 0)
+				escaped = true;
+			else if (!only_entry(dir, where, sizeof(where)) || rename(where, a) != 0)
+				other++;
+		} else if (errno == EACCES) {
+			refused++;
+		} else {
+			other++;
+		}
+	}
+	atomic_store(&race_stop, true);
+	pthread_join(t, NULL);
+	printf("race ok %ld refused %ld other %ld\n", ok, refused, other);
+	if (escaped || access(c, F_OK) == 0)
+		printf("ESCAPE %s\n", c);
+	fflush(stdout);
+	return 0;
+}
+
 static void setid(void)
 {
 	mkfile("f");
@@ -423,11 +520,56 @@ int main(int argc, char **argv)
 				DO(name, rmdir(a)), i++;
 			else if (strcmp(op, "trunc") == 0)
 				DO(name, truncate(a, 0)), i++;
-			else
+			else if (strcmp(op, "lnL") == 0)
+				DO(name, linkat(AT_FDCWD, a, AT_FDCWD, b, AT_SYMLINK_FOLLOW)),
+					i += 2;
+			else if (strcmp(op, "xchg") == 0)
+				DO(name, r2(a, b, RENAME_EXCHANGE)), i += 2;
+			else if (strcmp(op, "openw") == 0 || strcmp(op, "otrunc") == 0) {
+				bool t = op[1] == 't';
+				int fd = open(a, O_WRONLY | O_CREAT | O_CLOEXEC | (t ? O_TRUNC : 0),
+					      0644);
+				if (fd >= 0 && !t && ftruncate(fd, 0) < 0) {
+					int e = errno;
+					close(fd);
+					errno = e;
+					fd = -1;
+				}
+				DO(name, fd);
+				if (fd >= 0)
+					close(fd);
+				i++;
+			} else if (strcmp(op, "sh") == 0) {
+				int st = system(a);
+				printf("%03d sh %s %d\n", ++line_no, a,
+				       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+				fflush(stdout);
+				i++;
+			} else if (strcmp(op, "cd") == 0) {
+				DO(name, chdir(a));
+				i++;
+			} else if (strcmp(op, "isroot") == 0) {
+				struct statx sx;
+				bool root = statx(AT_FDCWD, a, AT_SYMLINK_NOFOLLOW, 0, &sx) == 0 &&
+					    (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+				printf("%03d isroot %s %d\n", ++line_no, a, root);
+				fflush(stdout);
+				i++;
+			} else if (strcmp(op, "step") == 0) {
+				char go[64];
+				printf("STEP %s\n", a);
+				fflush(stdout);
+				snprintf(go, sizeof(go), "go%s", a);
+				while (access(go, F_OK) != 0)
+					usleep(20000);
+				i++;
+			} else
 				return 2;
 		}
 	} else if (strcmp(argv[1], "mv") == 0 && argc > 3) {
 		DO("rename", rename(argv[2], argv[3]));
+	} else if (strcmp(argv[1], "race") == 0 && argc > 5) {
+		return race(argv[2], argv[3], argv[4], atol(argv[5]));
 	} else if (strcmp(argv[1], "procself") == 0) {
 		procself();
 	} else if (strcmp(argv[1], "setid") == 0) {

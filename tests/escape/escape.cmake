@@ -183,11 +183,17 @@ wd_agent_program(esc_emul)
 wd_test(test_esc_emul SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_emul.c
 	LIBS wt LABELS escape TIMEOUT 300)
 add_dependencies(test_esc_emul warden esc_emul)
+# The emulation's decisions in fast subtrees (test_esc_split_emul): control
+# names planted, a sensitive file the user makes changed, a name flipped
+# after the notification, fast roots removed and renamed; agent esc_emul.
+wd_test(test_esc_split_emul SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_split_emul.c
+	LIBS wt LABELS escape TIMEOUT 600)
+add_dependencies(test_esc_split_emul warden esc_emul)
 
 # Every escape suite also runs in the all-FUSE view (name_fuse), as the
 # default entries run what `auto` picks: the escapes must fail in every
-# mechanism warden can choose. test_esc_split and test_esc_emul test
-# the split view itself.
+# mechanism warden can choose. test_esc_split, test_esc_emul and
+# test_esc_split_emul test the split view itself.
 foreach(t test_escape test_esc_sys test_esc_files test_esc_identity test_esc_outside
 		test_esc_codex test_esc_tmp test_esc_grammar test_esc_view test_esc_sockets
 		test_esc_review test_esc_tty test_esc_tell test_esc_journal test_esc_decode
