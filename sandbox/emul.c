@@ -380,6 +380,7 @@ struct side {
 	bool fast;	/* the parent is on a fast mount */
 	struct stat st; /* what the name holds now (lstat), when |have| */
 	bool have;
+	int err; /* why the parent could not be opened (errno), or 0 */
 };
 
 static void side_free(struct side *s)
@@ -406,7 +407,8 @@ static bool is_fast_mount(const struct sbx_emul *e, int fd, size_t *which)
 /* Splits |path| into its parent and last component and resolves the
  * parent from |dirfd| as the calling (agent-made) thread. False when the
  * name has no separate last component ("/", "", ".", ".."): the call is
- * then made as it came, and the kernel refuses it. */
+ * then made as it came, and the kernel refuses it; or when the parent
+ * cannot be opened: |err| says why, and that is the call's answer. */
 static bool resolve_side(const struct sbx_emul *e, const char *path, int dirfd, struct side *s)
 {
 	*s = (struct side){.pfd = -1};
@@ -425,8 +427,10 @@ static bool resolve_side(const struct sbx_emul *e, const char *path, int dirfd, 
 		return false;
 	wd_autofree char *parent = j == 0 ? wd_strdup(".") : wd_strndup(path, j);
 	s->pfd = openat(dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (s->pfd < 0)
+	if (s->pfd < 0) {
+		s->err = errno;
 		return false;
+	}
 	s->last = wd_strdup(path + j);
 	size_t which;
 	s->fast = is_fast_mount(e, s->pfd, &which);
@@ -664,7 +668,8 @@ static long perform_sides(struct sbx_emul *e, const struct sbx_fs_event *ev, str
 }
 
 /* |ev| when the split view has fast subtrees: a call touching one is
- * decided and made on its resolved parents; any other as it came. */
+ * decided and made on its resolved parents; any other on its resolved
+ * parents too, undecided here (see below). */
 static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
 {
 	struct side a = {.pfd = -1}, b = {.pfd = -1};
@@ -681,16 +686,38 @@ static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
 		side_free(&b);
 		return rc;
 	}
-	if ((ra && a.fast) || (rb && b.fast)) {
-		if ((want_a && !ra) || (want_b && !rb)) {
-			rc = perform(ev); /* a side the kernel refuses anyway */
-		} else {
-			rc = decide_fast(e, ev, &a, &b);
-			if (rc == 0)
-				rc = perform_sides(e, ev, &a, &b);
-		}
+	/*
+	 * Never walk a name again once its parent was looked at: a call whose
+	 * parent was resolved onto the FUSE part (or could not be resolved)
+	 * and then made by its path would let a racing thread point a symlink
+	 * or a directory on the way into a fast subtree meanwhile, where
+	 * nothing decides it. So a parent that could not be opened answers
+	 * its own error (the call's walk gives the same one); a call whose
+	 * sides are all resolved is made on those parents, fast or not (the
+	 * FUSE view decides what reaches it there); only a name with no
+	 * parent to resolve ("", "/", a last "." or "..", which the kernel
+	 * refuses whatever the directories hold) is made as it came.
+	 */
+	bool all = (!want_a || ra) && (!want_b || rb);
+	if (want_a && !ra && a.err)
+		rc = -a.err;
+	else if (want_b && !rb && b.err)
+		rc = -b.err;
+	else if (!all)
+		rc = perform(ev); /* a side the kernel refuses anyway */
+	else if ((a.fast && !a.rel) || (b.fast && !b.rel))
+		/* A fast side whose name cannot be placed in the project: its
+		 * path is longer than /proc can give back (PATH_MAX), or its
+		 * mount was detached and is below nothing. The view's rules
+		 * need the name (a HEAD there, a directory moved out of it):
+		 * refused, never judged by its identity alone. */
+		rc = -EACCES;
+	else if (a.fast || b.fast) {
+		rc = decide_fast(e, ev, &a, &b);
+		if (rc == 0)
+			rc = perform_sides(e, ev, &a, &b);
 	} else {
-		rc = perform(ev);
+		rc = perform_sides(e, ev, &a, &b);
 	}
 	side_free(&a);
 	side_free(&b);
