@@ -13,6 +13,8 @@
  *                              than PATH_MAX (its name cannot be read
  *                              back from /proc), then renames that
  *                              directory up to "src/X": "NAME errno".
+ *   esc_review_split mv A B    rename(A, B): "rename errno".
+ *   esc_review_split ln A B    link(A, B): "link errno".
  *   esc_review_split swap SECS renames "lnk/payload" to "lnk/HEAD" while
  *                              another thread swaps the symlink "lnk"
  *                              between "fdir" (FUSE) and "src" (fast),
@@ -130,6 +132,10 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "detached") == 0)
 		detached();
+	else if (argc > 3 && strcmp(argv[1], "mv") == 0)
+		out("rename", rename(argv[2], argv[3]));
+	else if (argc > 3 && strcmp(argv[1], "ln") == 0)
+		out("link", link(argv[2], argv[3]));
 	else if (argc > 1 && strcmp(argv[1], "deep") == 0)
 		deep();
 	else if (argc > 2 && strcmp(argv[1], "swap") == 0)

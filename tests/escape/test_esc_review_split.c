@@ -17,6 +17,10 @@
  *     again by its path, which a racing thread pointed into a fast
  *     subtree meanwhile (a symlink exchanged between the two).
  *
+ *   - review: a review run's rename or link between two fast subtrees
+ *     (EXDEV in the sandbox) is never made on the backing tree (closed on
+ *     main; a guard for a backer that makes such calls there).
+ *
  * The agent is esc_review_split (plain system calls, no exec).
  */
 #include <setjmp.h>
@@ -71,13 +75,31 @@ static char *agent(void)
 	return wd_asprintf("%s/tests/escape/esc_review_split", b ? b : ".");
 }
 
-static void run(const struct fx *f, struct wt_result *r, const char *a1, const char *a2)
+/* Runs the agent with up to three arguments; |review|: a review run. */
+static void run_as(const struct fx *f, struct wt_result *r, bool review, const char *a1,
+		   const char *a2, const char *a3)
 {
 	wd_autofree char *prog = agent();
-	char *argv[] = {"run",	   "--view", "split", "--tier",	  "passive",  "--prompt", "none",
-			"--stats", "--",     prog,    (char *)a1, (char *)a2, NULL};
+	char *argv[24] = {"run",     "--view",	 "split", "--tier",
+			  "passive", "--prompt", "none",  "--stats"};
+	size_t n = 8;
+	if (review) {
+		argv[n++] = "--role";
+		argv[n++] = "review";
+	}
+	argv[n++] = "--";
+	argv[n++] = prog;
+	const char *a[] = {a1, a2, a3};
+	for (size_t i = 0; i < 3 && a[i]; i++)
+		argv[n++] = (char *)a[i];
+	argv[n] = NULL;
 	wt_wardenv(f->proj, argv, r);
 	print_message("status %d\nout: %.3000s\nerr: %.3000s\n", r->status, r->out, r->err);
+}
+
+static void run(const struct fx *f, struct wt_result *r, const char *a1, const char *a2)
+{
+	run_as(f, r, false, a1, a2, NULL);
 }
 
 static bool exists(const struct fx *f, const char *rel)
@@ -141,6 +163,25 @@ static void test_symlink_swap_plants_head(void **state)
 	wt_result_free(&r);
 }
 
+/* A review run writes nothing: a rename or link between two fast subtrees
+ * (EXDEV between their mounts in the sandbox, one file system on the
+ * backing tree) must not be made on the backing tree either. */
+static void test_review_run_moves_between_fast_subtrees(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->proj, "lib2/c.txt", "plain c\n");
+	struct wt_result r = {0};
+	run_as(f, &r, true, "mv", "src/a.txt", "lib2/a.txt");
+	assert_split(&r);
+	if (!exists(f, "src/a.txt") || exists(f, "lib2/a.txt"))
+		fail_msg("ESCAPE FOUND: a review run renamed src/a.txt to lib2/a.txt");
+	wt_result_free(&r);
+	run_as(f, &r, true, "ln", "src/a.txt", "lib2/hard.txt");
+	if (exists(f, "lib2/hard.txt"))
+		fail_msg("ESCAPE FOUND: a review run linked src/a.txt as lib2/hard.txt");
+	wt_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -148,6 +189,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_deep_name_plants_head, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlink_swap_plants_head, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_review_run_moves_between_fast_subtrees, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
