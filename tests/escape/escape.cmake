@@ -189,6 +189,16 @@ add_dependencies(test_esc_emul warden esc_emul)
 wd_test(test_esc_split_emul SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_split_emul.c
 	LIBS wt LABELS escape TIMEOUT 600)
 add_dependencies(test_esc_split_emul warden esc_emul)
+# The adversarial review of the split view's emulation
+# (test_esc_review_split), with its agent esc_review_split.
+add_executable(esc_review_split ${CMAKE_SOURCE_DIR}/tests/escape/esc_review_split.c)
+set_target_properties(esc_review_split PROPERTIES
+	RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+target_link_libraries(esc_review_split PRIVATE Threads::Threads)
+wd_agent_program(esc_review_split)
+wd_test(test_esc_review_split SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_review_split.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_review_split warden esc_review_split)
 
 # Every escape suite also runs in the all-FUSE view (name_fuse), as the
 # default entries run what `auto` picks: the escapes must fail in every
