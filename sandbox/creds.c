@@ -274,18 +274,27 @@ static int enter_for_lookup(const struct sbx_creds *c, struct sbx_creds_saved *s
 	return 0;
 }
 
+int sbx_creds_set_ids(const struct sbx_creds *c)
+{
+	if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0 ||
+	    syscall(SYS_setresgid, c->gid[0], c->gid[1], c->gid[2]) < 0 ||
+	    syscall(SYS_setresuid, c->uid[0], c->uid[1], c->uid[2]) < 0)
+		return -errno;
+	syscall(SYS_setfsgid, c->gid[3]);
+	syscall(SYS_setfsuid, c->uid[3]);
+	if ((gid_t)syscall(SYS_setfsgid, -1) != c->gid[3] ||
+	    (uid_t)syscall(SYS_setfsuid, -1) != c->uid[3])
+		return -EPERM;
+	return 0;
+}
+
 /* For good: as root, every uid, gid and group; then no capability in any
  * set (the thread ends afterwards, nothing is put back). */
 static int enter_for_good(const struct sbx_creds *c)
 {
-	if (geteuid() == 0) {
-		if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0 ||
-		    syscall(SYS_setresgid, c->gid[0], c->gid[1], c->gid[2]) < 0 ||
-		    syscall(SYS_setresuid, c->uid[0], c->uid[1], c->uid[2]) < 0)
-			return -errno;
-		syscall(SYS_setfsgid, c->gid[3]);
-		syscall(SYS_setfsuid, c->uid[3]);
-	}
+	int rc = geteuid() == 0 ? sbx_creds_set_ids(c) : 0;
+	if (rc < 0)
+		return rc;
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct d[2];
 	memset(d, 0, sizeof(d));

@@ -58,6 +58,10 @@ enum sbx_creds_scope {
  * thread cannot become the caller (SBX_CREDS_LOOKUP: -EPERM, and nothing
  * changed). After a SBX_CREDS_LOOKUP that succeeded, sbx_creds_leave(|s|)
  * puts the thread's own credentials back. */
+/* This thread only (raw system calls: glibc's wrappers change every thread
+ * of the process): the groups, then every gid and uid of |c|, fsgid and
+ * fsuid checked. 0 or -errno. Needs CAP_SETUID and CAP_SETGID. */
+int sbx_creds_set_ids(const struct sbx_creds *c);
 int sbx_creds_enter(const struct sbx_creds *c, enum sbx_creds_scope scope,
 		    struct sbx_creds_saved *s);
 /* Puts the thread's own credentials back after SBX_CREDS_LOOKUP; dies when

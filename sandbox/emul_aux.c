@@ -28,15 +28,9 @@
 
 int sbx_emul_take_creds(const struct sbx_creds *c)
 {
-	if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0 ||
-	    syscall(SYS_setresgid, c->gid[0], c->gid[1], c->gid[2]) < 0 ||
-	    syscall(SYS_setresuid, c->uid[0], c->uid[1], c->uid[2]) < 0)
-		return -errno;
-	syscall(SYS_setfsgid, c->gid[3]);
-	syscall(SYS_setfsuid, c->uid[3]);
-	if ((gid_t)syscall(SYS_setfsgid, -1) != c->gid[3] ||
-	    (uid_t)syscall(SYS_setfsuid, -1) != c->uid[3])
-		return -EPERM;
+	int rc = sbx_creds_set_ids(c);
+	if (rc < 0)
+		return rc;
 	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
 }
 
