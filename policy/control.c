@@ -119,8 +119,9 @@ struct ctl_pat {
 	bool exclude;
 	bool ok; /* false: refused by the parser (too many components) */
 	/* The prefilter's literal runs (may_match()), lower-cased, each
-	 * followed by a NUL; |nlit| of them. */
+	 * followed by a NUL; |nlit| of them, |litlen| their lengths. */
 	char *lit;
+	size_t *litlen;
 	size_t nlit;
 };
 
@@ -168,7 +169,10 @@ static void ctl_compile(const char *pat, struct ctl_pat *out)
 	out->ok = ctl_split(pat, out);
 	if (!out->ok)
 		return;
-	char *w = out->lit = wd_malloc(strlen(pat) + 1);
+	size_t pl = strlen(pat);
+	char *w = out->lit = wd_malloc(pl + 1);
+	/* At most one run per two bytes of the pattern, and one more. */
+	out->litlen = wd_malloc((pl / 2 + 1) * sizeof(*out->litlen));
 	for (size_t i = 0; i < out->n; i++) {
 		const char *c = out->comp[i], *end = c + out->len[i];
 		if (out->len[i] == 2 && strncmp(c, "**", 2) == 0) {
@@ -182,6 +186,7 @@ static void ctl_compile(const char *pat, struct ctl_pat *out)
 			while (r < end && *r != '*' && *r != '?')
 				r++;
 			if (r > c) {
+				out->litlen[out->nlit] = (size_t)(r - c);
 				for (; c < r; c++)
 					*w++ = (char)lower((unsigned char)*c);
 				*w++ = '\0';
@@ -195,7 +200,9 @@ static void ctl_compile(const char *pat, struct ctl_pat *out)
 static void ctl_release(struct ctl_pat *p)
 {
 	free(p->lit);
+	free(p->litlen);
 	p->lit = NULL;
+	p->litlen = NULL;
 }
 
 /* Adds the positions "**" lets the automaton skip to. */
@@ -302,10 +309,9 @@ static bool may_match(const struct ctl_pat *p, const char *lpath, size_t plen)
 {
 	const char *r = p->lit;
 	for (size_t k = 0; k < p->nlit; k++) {
-		size_t l = strlen(r);
-		if (!memmem(lpath, plen, r, l))
+		if (!pol_lcontains(lpath, plen, r, p->litlen[k]))
 			return false;
-		r += l + 1;
+		r += p->litlen[k] + 1;
 	}
 	return true;
 }

@@ -356,6 +356,9 @@ const char *pol_sensitive_marker(const struct pol_config *c, size_t i);
 /* |path| with "//", "." and ".." resolved lexically ("a/../b" is "b",
  * "/.." is "/", leading ".." of a relative path stay). Caller frees. */
 char *pol_path_lexical(const char *path);
+/* Whether |hay| (|hl| bytes) contains |needle| (|nl| bytes, not 0), byte
+ * for byte: the callers lower-case both first. False for an empty needle. */
+bool pol_lcontains(const char *hay, size_t hl, const char *needle, size_t nl);
 /* Case-insensitive substring search, byte-wise (safe on any bytes). */
 bool pol_icontains(const char *hay, const char *needle);
 

@@ -91,6 +91,24 @@ bool pol_icontains(const char *hay, const char *needle)
 	return false;
 }
 
+bool pol_lcontains(const char *hay, size_t hl, const char *needle, size_t nl)
+{
+	if (nl == 0 || nl > hl)
+		return false;
+	/* memchr() finds the candidates (vectorised in libc); glibc's
+	 * memmem() sets up a table per call, slower on paths this short. */
+	const char *p = hay, *last = hay + (hl - nl);
+	while (p <= last) {
+		p = memchr(p, needle[0], (size_t)(last - p) + 1);
+		if (!p)
+			return false;
+		if (memcmp(p + 1, needle + 1, nl - 1) == 0)
+			return true;
+		p++;
+	}
+	return false;
+}
+
 /* The built-in markers lower-cased, parsed once; shared read-only by the
  * view's threads after the pthread_once(). */
 struct lmarker {
@@ -130,7 +148,7 @@ static bool lcontains(const char *lhay, size_t hl, const char *needle)
 	char *heap = nl < sizeof(buf) ? NULL : wd_malloc(nl + 1);
 	char *ln = heap ? heap : buf;
 	lower_into(ln, needle, nl);
-	bool hit = memmem(lhay, hl, ln, nl) != NULL;
+	bool hit = pol_lcontains(lhay, hl, ln, nl);
 	free(heap);
 	return hit;
 }
@@ -150,7 +168,7 @@ static const char *marker_in(const struct pol_config *c, const char *path)
 		if (lcontains(lp, pl, c->markers[i]))
 			m = c->markers[i];
 	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_markers) && !m; i++)
-		if (builtin_lower[i].n && memmem(lp, pl, builtin_lower[i].s, builtin_lower[i].n))
+		if (pol_lcontains(lp, pl, builtin_lower[i].s, builtin_lower[i].n))
 			m = builtin_markers[i];
 	free(heap);
 	return m;
