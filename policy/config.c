@@ -598,6 +598,8 @@ static void parse_top(struct parser *p, const cJSON *root)
 		} else if (strcmp(key, "control_files") == 0) {
 			c->control = pol_cfg_list(p, k, key, "patterns", take_control, NULL,
 						  &c->ncontrol);
+			pol_control_set_free(c->control_set);
+			c->control_set = pol_control_compile(c->control, c->ncontrol);
 		} else if (strcmp(key, "writable") == 0) {
 			c->writable = pol_cfg_strings(p, k, key, &c->nwritable, false, false, true);
 		} else if (strcmp(key, "outside") == 0) {

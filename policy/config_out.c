@@ -210,6 +210,7 @@ void pol_config_free(struct pol_config *c)
 	wd_strv_free(c->markers);
 	wd_strv_free(c->protect);
 	wd_strv_free(c->control);
+	pol_control_set_free(c->control_set);
 	wd_strv_free(c->writable);
 	wd_strv_free(c->tmp_share);
 	wd_strv_free(c->sock_allow);

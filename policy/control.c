@@ -15,6 +15,7 @@
 #include "policy_int.h"
 
 #include <fnmatch.h>
+#include <pthread.h>
 #include <string.h>
 #include <strings.h>
 
@@ -110,10 +111,18 @@ static bool comp_match(const char *pc, size_t pl, const char *name, size_t nl)
 }
 
 struct ctl_pat {
+	const char *src; /* the pattern as written (with its '!') */
 	const char *comp[CTL_MAX_COMPONENTS];
 	size_t len[CTL_MAX_COMPONENTS];
 	size_t n;
+	uint64_t star; /* bit i: component i is "**" */
 	bool exclude;
+	bool ok; /* false: refused by the parser (too many components) */
+	/* The prefilter's literal runs (may_match()), lower-cased, each
+	 * followed by a NUL; |nlit| of them, |litlen| their lengths. */
+	char *lit;
+	size_t *litlen;
+	size_t nlit;
 };
 
 /* Splits |pat| into components; false when it has too many. */
@@ -142,16 +151,65 @@ static bool ctl_split(const char *pat, struct ctl_pat *out)
 	return true;
 }
 
-static bool is_globstar(const struct ctl_pat *p, size_t i)
+static unsigned char lower(unsigned char ch)
 {
-	return i < p->n && p->len[i] == 2 && strncmp(p->comp[i], "**", 2) == 0;
+	return (ch >= 'A' && ch <= 'Z') ? (unsigned char)(ch + 32) : ch;
+}
+
+/* Parses |pat| once: its components, which are "**", and the literal runs
+ * the prefilter looks for. A component without wildcards must occur in
+ * the path as it is (most paths of a project contain none of ".git",
+ * ".vscode", ...), so the automaton runs only for the few that might
+ * match: each run of bytes between '*' and '?' of a component with no
+ * '[' and no '\\' is in every path the pattern matches. */
+static void ctl_compile(const char *pat, struct ctl_pat *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->src = pat;
+	out->ok = ctl_split(pat, out);
+	if (!out->ok)
+		return;
+	size_t pl = strlen(pat);
+	char *w = out->lit = wd_malloc(pl + 1);
+	/* At most one run per two bytes of the pattern, and one more. */
+	out->litlen = wd_malloc((pl / 2 + 1) * sizeof(*out->litlen));
+	for (size_t i = 0; i < out->n; i++) {
+		const char *c = out->comp[i], *end = c + out->len[i];
+		if (out->len[i] == 2 && strncmp(c, "**", 2) == 0) {
+			out->star |= 1ull << i;
+			continue;
+		}
+		if (memchr(c, '[', out->len[i]) || memchr(c, '\\', out->len[i]))
+			continue;
+		while (c < end) {
+			const char *r = c;
+			while (r < end && *r != '*' && *r != '?')
+				r++;
+			if (r > c) {
+				out->litlen[out->nlit] = (size_t)(r - c);
+				for (; c < r; c++)
+					*w++ = (char)lower((unsigned char)*c);
+				*w++ = '\0';
+				out->nlit++;
+			}
+			c = r + 1;
+		}
+	}
+}
+
+static void ctl_release(struct ctl_pat *p)
+{
+	free(p->lit);
+	free(p->litlen);
+	p->lit = NULL;
+	p->litlen = NULL;
 }
 
 /* Adds the positions "**" lets the automaton skip to. */
 static uint64_t closure(const struct ctl_pat *p, uint64_t set)
 {
 	for (size_t i = 0; i < p->n; i++)
-		if ((set & (1ull << i)) && is_globstar(p, i))
+		if ((set & (1ull << i)) && (p->star & (1ull << i)))
 			set |= 1ull << (i + 1);
 	return set;
 }
@@ -169,7 +227,7 @@ static uint64_t ctl_run(const struct ctl_pat *p, const char *path)
 			for (size_t i = 0; i < p->n; i++) {
 				if (!(set & (1ull << i)))
 					continue;
-				if (is_globstar(p, i))
+				if (p->star & (1ull << i))
 					next |= 1ull << i;
 				else if (comp_match(p->comp[i], p->len[i], path, l))
 					next |= 1ull << (i + 1);
@@ -179,6 +237,30 @@ static uint64_t ctl_run(const struct ctl_pat *p, const char *path)
 		path += l + (e ? 1 : 0);
 	}
 	return set;
+}
+
+/* A set of parsed patterns (the built-in ones, or a config's). */
+struct pol_ctl_set {
+	size_t n;
+	struct ctl_pat pat[];
+};
+
+struct pol_ctl_set *pol_control_compile(char *const *pats, size_t n)
+{
+	struct pol_ctl_set *s = wd_malloc(sizeof(*s) + n * sizeof(s->pat[0]));
+	s->n = n;
+	for (size_t i = 0; i < n; i++)
+		ctl_compile(pats[i], &s->pat[i]);
+	return s;
+}
+
+void pol_control_set_free(struct pol_ctl_set *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		ctl_release(&s->pat[i]);
+	free(s);
 }
 
 int pol_control_check(const char *pat, char **err)
@@ -201,7 +283,7 @@ int pol_control_check(const char *pat, char **err)
 
 /* The |i|th pattern, the built-in ones first, then the config's; NULL past
  * the last. */
-static const char *ctl_pattern(const struct pol_config *c, size_t i)
+const char *pol_control_pattern(const struct pol_config *c, size_t i)
 {
 	size_t nb = WD_ARRAY_SIZE(builtin_control);
 	if (i < nb)
@@ -210,43 +292,49 @@ static const char *ctl_pattern(const struct pol_config *c, size_t i)
 	return c && i < c->ncontrol ? c->control[i] : NULL;
 }
 
-/* Whether |hay| contains the |n| bytes of |needle|, folding ASCII case. */
-static bool icontains_n(const char *hay, const char *needle, size_t n)
-{
-	unsigned char first = (unsigned char)needle[0] | 0x20, alt = (unsigned char)needle[0];
+/* The built-in patterns, parsed once into static storage; the view's
+ * threads share them read-only after the pthread_once(). */
+static struct ctl_pat builtin_pat[WD_ARRAY_SIZE(builtin_control)];
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
-	for (; *hay; hay++) {
-		unsigned char h = (unsigned char)*hay;
-		/* Cheap first-byte test (case-folded letters, or the byte). */
-		if ((h | 0x20) != first && h != alt)
-			continue;
-		if (strncasecmp(hay, needle, n) == 0)
-			return true;
-	}
-	return false;
+static void builtin_parse(void)
+{
+	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_control); i++)
+		ctl_compile(builtin_control[i], &builtin_pat[i]);
 }
 
-/* A quick refusal: a component without wildcards must occur in the path
- * as it is (most paths of a project contain none of ".git", ".vscode",
- * ...), so the automaton runs only for the few that might match. */
-static bool may_match(const struct ctl_pat *p, const char *path)
+/* Whether every literal run of |p| occurs in |lpath| (the path, |plen|
+ * bytes, lower-cased): a quick refusal before the automaton. */
+static bool may_match(const struct ctl_pat *p, const char *lpath, size_t plen)
 {
-	for (size_t i = 0; i < p->n; i++) {
-		const char *c = p->comp[i], *end = c + p->len[i];
-
-		if (is_globstar(p, i) || memchr(c, '[', p->len[i]) || memchr(c, '\\', p->len[i]))
-			continue;
-		/* Each run of bytes between '*' and '?' is in the path. */
-		while (c < end) {
-			const char *w = c;
-			while (w < end && *w != '*' && *w != '?')
-				w++;
-			if (w > c && !icontains_n(path, c, (size_t)(w - c)))
-				return false;
-			c = w + 1;
-		}
+	const char *r = p->lit;
+	for (size_t k = 0; k < p->nlit; k++) {
+		if (!pol_lcontains(lpath, plen, r, p->litlen[k]))
+			return false;
+		r += p->litlen[k] + 1;
 	}
 	return true;
+}
+
+/* Applies |p| to |path| under the last-match rule. */
+static void ctl_apply(const struct ctl_pat *p, const char *path, const char *lpath, size_t plen,
+		      bool *in, const char **hit)
+{
+	if (!p->ok)
+		return; /* refused by the parser; built-ins are short */
+	if (may_match(p, lpath, plen) && (ctl_run(p, path) & (1ull << p->n))) {
+		*in = !p->exclude;
+		*hit = p->src;
+	}
+}
+
+/* The config's patterns, parsed at load (config.c); NULL when they were
+ * not (a config put together by hand), and the caller parses each. */
+static const struct pol_ctl_set *config_set(const struct pol_config *c)
+{
+	if (c && c->control_set && c->control_set->n == c->ncontrol)
+		return c->control_set;
+	return NULL;
 }
 
 bool pol_is_control(const struct pol_config *c, const char *path, const char **pattern)
@@ -257,18 +345,30 @@ bool pol_is_control(const struct pol_config *c, const char *path, const char **p
 		*pattern = NULL;
 	if (!path || !path[0] || path[0] == '/')
 		return false;
-	for (size_t i = 0;; i++) {
-		const char *pat = ctl_pattern(c, i);
-		struct ctl_pat p;
-		if (!pat)
-			break;
-		if (!ctl_split(pat, &p))
-			continue; /* refused by the parser; built-ins are short */
-		if (may_match(&p, path) && (ctl_run(&p, path) & (1ull << p.n))) {
-			in = !p.exclude;
-			hit = pat;
+	pthread_once(&builtin_once, builtin_parse);
+
+	/* The path lower-cased once, for every pattern's prefilter. */
+	size_t plen = strlen(path);
+	char buf[512];
+	char *heap = plen < sizeof(buf) ? NULL : wd_malloc(plen + 1);
+	char *lpath = heap ? heap : buf;
+	for (size_t i = 0; i <= plen; i++)
+		lpath[i] = (char)lower((unsigned char)path[i]);
+
+	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_pat); i++)
+		ctl_apply(&builtin_pat[i], path, lpath, plen, &in, &hit);
+	const struct pol_ctl_set *set = config_set(c);
+	for (size_t i = 0; c && i < c->ncontrol; i++) {
+		if (set) {
+			ctl_apply(&set->pat[i], path, lpath, plen, &in, &hit);
+			continue;
 		}
+		struct ctl_pat p;
+		ctl_compile(c->control[i], &p);
+		ctl_apply(&p, path, lpath, plen, &in, &hit);
+		ctl_release(&p);
 	}
+	free(heap);
 	if (pattern && in)
 		*pattern = hit;
 	return in;
@@ -282,16 +382,30 @@ bool pol_is_control(const struct pol_config *c, const char *path, const char **p
  * last-match rule; when one differs, some s may be answered differently,
  * and the rename is reported.
  */
+static bool run_differs(const struct ctl_pat *p, const char *from, const char *to)
+{
+	return p->ok && ctl_run(p, from) != ctl_run(p, to);
+}
+
 bool pol_control_below_differs(const struct pol_config *c, const char *from, const char *to)
 {
-	for (size_t i = 0;; i++) {
-		const char *pat = ctl_pattern(c, i);
-		struct ctl_pat p;
-		if (!pat)
-			return false;
-		if (!ctl_split(pat, &p))
+	pthread_once(&builtin_once, builtin_parse);
+	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_pat); i++)
+		if (run_differs(&builtin_pat[i], from, to))
+			return true;
+	const struct pol_ctl_set *set = config_set(c);
+	for (size_t i = 0; c && i < c->ncontrol; i++) {
+		if (set) {
+			if (run_differs(&set->pat[i], from, to))
+				return true;
 			continue;
-		if (ctl_run(&p, from) != ctl_run(&p, to))
+		}
+		struct ctl_pat p;
+		ctl_compile(c->control[i], &p);
+		bool d = run_differs(&p, from, to);
+		ctl_release(&p);
+		if (d)
 			return true;
 	}
+	return false;
 }

@@ -131,6 +131,9 @@ struct pol_config {
 	size_t nprotect;
 	char **control; /* control_files patterns (control.c) */
 	size_t ncontrol;
+	/* |control| parsed once at load (pol_control_compile()); read-only
+	 * after, so the view's threads share it. */
+	struct pol_ctl_set *control_set;
 	char **writable;
 	size_t nwritable;
 	char **tmp_share; /* "tmp": {"share": [...]} */
@@ -342,9 +345,20 @@ bool pol_glob_match(const char *pat, const char *path);
 /* 0 when |pat| is a usable control_files pattern (control.c); else -EINVAL
  * with, when |err| is not NULL, what is wrong (caller frees). */
 int pol_control_check(const char *pat, char **err);
+/* The |n| control_files patterns |pats| parsed for pol_is_control(); the
+ * strings must outlive the set (they are the config's own). */
+struct pol_ctl_set *pol_control_compile(char *const *pats, size_t n);
+void pol_control_set_free(struct pol_ctl_set *s);
+/* The |i|th control pattern (the built-in ones, then |c|'s), NULL past the
+ * last; the |i|th sensitive marker (|c|'s, then the built-in ones) alike. */
+const char *pol_control_pattern(const struct pol_config *c, size_t i);
+const char *pol_sensitive_marker(const struct pol_config *c, size_t i);
 /* |path| with "//", "." and ".." resolved lexically ("a/../b" is "b",
  * "/.." is "/", leading ".." of a relative path stay). Caller frees. */
 char *pol_path_lexical(const char *path);
+/* Whether |hay| (|hl| bytes) contains |needle| (|nl| bytes, not 0), byte
+ * for byte: the callers lower-case both first. False for an empty needle. */
+bool pol_lcontains(const char *hay, size_t hl, const char *needle, size_t nl);
 /* Case-insensitive substring search, byte-wise (safe on any bytes). */
 bool pol_icontains(const char *hay, const char *needle);
 

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <pthread.h>
 #include <string.h>
 
 /* The built-in markers. The list is never put in a judge prompt (a model
@@ -58,6 +59,14 @@ static unsigned char fold(unsigned char c)
 	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
 }
 
+/* |n| bytes of |s| lower-cased into |out| (NUL-terminated). */
+static void lower_into(char *out, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)fold((unsigned char)s[i]);
+	out[n] = '\0';
+}
+
 bool pol_icontains(const char *hay, const char *needle)
 {
 	size_t nl = strlen(needle);
@@ -65,8 +74,11 @@ bool pol_icontains(const char *hay, const char *needle)
 		return false;
 	const unsigned char *h = (const unsigned char *)hay;
 	const unsigned char *n = (const unsigned char *)needle;
+	unsigned char f = fold(n[0]);
+	/* The first byte in both cases: a letter's upper case, or itself. */
+	unsigned char g = (f >= 'a' && f <= 'z') ? (unsigned char)(f - 32) : f;
 	for (; *h; h++) {
-		if (fold(*h) != fold(n[0]))
+		if (*h != f && *h != g)
 			continue;
 		size_t i = 1;
 		while (i < nl && h[i] && fold(h[i]) == fold(n[i]))
@@ -79,17 +91,87 @@ bool pol_icontains(const char *hay, const char *needle)
 	return false;
 }
 
+bool pol_lcontains(const char *hay, size_t hl, const char *needle, size_t nl)
+{
+	if (nl == 0 || nl > hl)
+		return false;
+	/* memchr() finds the candidates (vectorised in libc); glibc's
+	 * memmem() sets up a table per call, slower on paths this short. */
+	const char *p = hay, *last = hay + (hl - nl);
+	while (p <= last) {
+		p = memchr(p, needle[0], (size_t)(last - p) + 1);
+		if (!p)
+			return false;
+		if (memcmp(p + 1, needle + 1, nl - 1) == 0)
+			return true;
+		p++;
+	}
+	return false;
+}
+
+/* The built-in markers lower-cased, parsed once; shared read-only by the
+ * view's threads after the pthread_once(). */
+struct lmarker {
+	char *s;
+	size_t n;
+};
+static struct lmarker builtin_lower[WD_ARRAY_SIZE(builtin_markers)];
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static void builtin_lowercase(void)
+{
+	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_markers); i++) {
+		size_t n = strlen(builtin_markers[i]);
+		builtin_lower[i].s = wd_malloc(n + 1);
+		builtin_lower[i].n = n;
+		lower_into(builtin_lower[i].s, builtin_markers[i], n);
+	}
+}
+
+const char *pol_sensitive_marker(const struct pol_config *c, size_t i)
+{
+	size_t nc = c ? c->nmarkers : 0;
+	if (i < nc)
+		return c->markers[i];
+	i -= nc;
+	return i < WD_ARRAY_SIZE(builtin_markers) ? builtin_markers[i] : NULL;
+}
+
+/* Whether lower-cased |lhay| (|hl| bytes) contains |needle| folding case:
+ * what pol_icontains(hay, needle) answers, with the hay lowered once. */
+static bool lcontains(const char *lhay, size_t hl, const char *needle)
+{
+	size_t nl = strlen(needle);
+	if (nl == 0)
+		return false;
+	char buf[128];
+	char *heap = nl < sizeof(buf) ? NULL : wd_malloc(nl + 1);
+	char *ln = heap ? heap : buf;
+	lower_into(ln, needle, nl);
+	bool hit = pol_lcontains(lhay, hl, ln, nl);
+	free(heap);
+	return hit;
+}
+
 /* The first marker (the config's, then the built-in ones) that occurs in
- * |path|, or NULL. */
+ * |path|, or NULL. The path is lowered once for all of them. */
 static const char *marker_in(const struct pol_config *c, const char *path)
 {
-	for (size_t i = 0; c && i < c->nmarkers; i++)
-		if (pol_icontains(path, c->markers[i]))
-			return c->markers[i];
-	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_markers); i++)
-		if (pol_icontains(path, builtin_markers[i]))
-			return builtin_markers[i];
-	return NULL;
+	pthread_once(&builtin_once, builtin_lowercase);
+	size_t pl = strlen(path);
+	char buf[512];
+	char *heap = pl < sizeof(buf) ? NULL : wd_malloc(pl + 1);
+	char *lp = heap ? heap : buf;
+	const char *m = NULL;
+	lower_into(lp, path, pl);
+	for (size_t i = 0; c && i < c->nmarkers && !m; i++)
+		if (lcontains(lp, pl, c->markers[i]))
+			m = c->markers[i];
+	for (size_t i = 0; i < WD_ARRAY_SIZE(builtin_markers) && !m; i++)
+		if (pol_lcontains(lp, pl, builtin_lower[i].s, builtin_lower[i].n))
+			m = builtin_markers[i];
+	free(heap);
+	return m;
 }
 
 bool pol_is_sensitive(const struct pol_config *c, const char *path, const char **marker)
