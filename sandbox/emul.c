@@ -43,6 +43,7 @@
  */
 #include "sandbox.h"
 #include "creds_int.h"
+#include "emul_int.h"
 #include "jail_int.h"
 #include "notify_int.h"
 
@@ -58,7 +59,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -249,15 +249,8 @@ struct sbx_emul {
 	struct sbx_view *view;
 	sbx_view_decide_fn decide;
 	void *decide_arg;
-	/* The detacher (see detach_fast_root): one request at a time. */
-	pthread_t detacher;
-	bool have_detacher;
-	pthread_mutex_t dlock; /* held by the worker for a whole request */
-	pthread_mutex_t dmu;
-	pthread_cond_t dcv;
-	int dfd;  /* the request: an O_PATH fd of the root to detach, or -1 */
-	int dres; /* its answer */
-	bool ddone, dstop;
+	/* The detacher and the backer (emul_aux.c), or NULL. */
+	struct sbx_emul_aux *detacher, *backer;
 	struct sbx_creds creds;
 	unsigned nworkers;
 	pthread_t threads[EMUL_MAX_WORKERS];
@@ -281,21 +274,12 @@ static int become_agent(struct sbx_emul *e)
 		return -errno;
 	if (fchdir(e->root_fd) < 0 || chroot(".") < 0 || chdir("/") < 0)
 		return -errno;
-	const struct sbx_creds *c = &e->creds;
-	if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0 ||
-	    syscall(SYS_setresgid, c->gid[0], c->gid[1], c->gid[2]) < 0 ||
-	    syscall(SYS_setresuid, c->uid[0], c->uid[1], c->uid[2]) < 0)
-		return -errno;
-	syscall(SYS_setfsgid, c->gid[3]);
-	syscall(SYS_setfsuid, c->uid[3]);
-	if ((gid_t)syscall(SYS_setfsgid, -1) != c->gid[3] ||
-	    (uid_t)syscall(SYS_setfsuid, -1) != c->uid[3])
-		return -EPERM;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -errno;
+	int rc = sbx_emul_take_creds(&e->creds);
+	if (rc < 0)
+		return rc;
 	if (e->writable) {
 		int abi = 0;
-		int rc = sbx_jail_landlock(e->writable, &abi);
+		rc = sbx_jail_landlock(e->writable, &abi);
 		if (rc < 0 && rc != -EOPNOTSUPP)
 			return rc;
 	}
@@ -377,6 +361,7 @@ struct side {
 	int pfd;	/* O_PATH of the parent directory, or -1 */
 	char *last;	/* the last component, trailing slashes kept */
 	char *rel;	/* project-relative path of the name, or NULL */
+	char *prel;	/* project-relative path of the parent ("": the root), or NULL */
 	bool fast;	/* the parent is on a fast mount */
 	struct stat st; /* what the name holds now (lstat), when |have| */
 	bool have;
@@ -388,6 +373,7 @@ static void side_free(struct side *s)
 		close(s->pfd);
 	free(s->last);
 	free(s->rel);
+	free(s->prel);
 }
 
 static bool is_fast_mount(const struct sbx_emul *e, int fd, size_t *which)
@@ -438,10 +424,13 @@ static bool resolve_side(const struct sbx_emul *e, const char *path, int dirfd, 
 	if (len > 0 && e->project) {
 		buf[len] = '\0';
 		size_t pl = strlen(e->project);
-		if (strcmp(buf, e->project) == 0)
+		if (strcmp(buf, e->project) == 0) {
 			s->rel = wd_strdup(lastname);
-		else if (strncmp(buf, e->project, pl) == 0 && buf[pl] == '/')
+			s->prel = wd_strdup("");
+		} else if (strncmp(buf, e->project, pl) == 0 && buf[pl] == '/') {
 			s->rel = wd_asprintf("%s/%s", buf + pl + 1, lastname);
+			s->prel = wd_strdup(buf + pl + 1);
+		}
 	}
 	return true;
 }
@@ -539,70 +528,6 @@ static int decide_fast(struct sbx_emul *e, const struct sbx_fs_event *ev, struct
 	}
 }
 
-/*
- * A fast subtree's root is a mount point: rmdir and rename of it give
- * EBUSY. So its bind is detached first, in the sandbox's namespace, by the
- * detacher: a thread of the supervisor that joined that namespace and kept
- * its capabilities and no Landlock domain (Landlock forbids umount, the
- * workers have no CAP_SYS_ADMIN). The call is then made as it came, and
- * reaches the FUSE view's entry, which decides it as it decides any other
- * (the directory stays FUSE for the rest of the session); the detached
- * mount's id stays in the fast list, so what the agent still holds open
- * under it is decided as fast.
- *
- * Race: the worker hands the detacher the O_PATH descriptor it checked
- * (the mount's root, by mount id, on a fast mount), and the detacher
- * unmounts through the host's /proc/thread-self/fd/N, which is that very
- * mount: a rename of a directory on the path meanwhile cannot make it
- * unmount anything else (a hidden place's mount, say).
- */
-static void *detacher_main(void *p)
-{
-	struct sbx_emul *e = p;
-	bool ok = unshare(CLONE_FS) == 0 && setns(e->mntns_fd, CLONE_NEWNS) == 0 &&
-		  fchdir(e->root_fd) == 0 && chroot(".") == 0;
-	pthread_mutex_lock(&e->dmu);
-	for (;;) {
-		while (!e->dstop && e->dfd < 0)
-			pthread_cond_wait(&e->dcv, &e->dmu);
-		if (e->dstop)
-			break;
-		int rc = -EPERM;
-		if (ok) {
-			char link[64];
-			/* The worker's descriptor, through this process's
-			 * table (shared by every thread). */
-			snprintf(link, sizeof(link), "thread-self/fd/%d", e->dfd);
-			rc = fchdir(e->host_proc_fd) == 0 && umount2(link, MNT_DETACH) == 0
-				     ? 0
-				     : -errno;
-		}
-		e->dres = rc;
-		e->dfd = -1;
-		e->ddone = true;
-		pthread_cond_broadcast(&e->dcv);
-	}
-	pthread_mutex_unlock(&e->dmu);
-	return NULL;
-}
-
-static int detach(struct sbx_emul *e, int fd)
-{
-	if (!e->have_detacher)
-		return -EBUSY;
-	pthread_mutex_lock(&e->dlock);
-	pthread_mutex_lock(&e->dmu);
-	e->dfd = fd;
-	e->ddone = false;
-	pthread_cond_broadcast(&e->dcv);
-	while (!e->ddone && !e->dstop)
-		pthread_cond_wait(&e->dcv, &e->dmu);
-	int rc = e->ddone ? e->dres : -EINTR;
-	pthread_mutex_unlock(&e->dmu);
-	pthread_mutex_unlock(&e->dlock);
-	return rc;
-}
-
 /* When the object of an rmdir or a rename (side |a|) is the root of a fast
  * subtree, detaches it. 0 (detached or nothing to do) or -errno. */
 static int detach_fast_root(struct sbx_emul *e, const struct sbx_fs_event *ev, const struct side *a)
@@ -621,7 +546,32 @@ static int detach_fast_root(struct sbx_emul *e, const struct sbx_fs_event *ev, c
 	    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
 	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || !is_fast_mount(e, fd, &which))
 		return 0;
-	return detach(e, fd);
+	/* The detacher (emul_aux.c) unmounts exactly this descriptor's
+	 * mount: see there why a rename meanwhile cannot change which. */
+	return sbx_emul_detach(e->detacher, fd);
+}
+
+/* |ev| (a rename or link the sandbox answered EXDEV, decided) between two
+ * fast subtrees of this project: made on the backing tree by the backer
+ * (emul_aux.c says why that gives the agent nothing more and why a race
+ * cannot make it act elsewhere). 0 or -errno. */
+static long across_fast(struct sbx_emul *e, const struct sbx_fs_event *ev, const struct side *a,
+			const struct side *b)
+{
+	if (!e->backer || !a->fast || !b->fast || !a->prel || !b->prel)
+		return -EXDEV;
+	struct sbx_emul_bside x = {a->pfd, a->prel, a->last, a->have, a->st};
+	struct sbx_emul_bside y = {b->pfd, b->prel, b->last, b->have, b->st};
+	return sbx_emul_backer_call(e->backer, ev->op, ev->flags, &x, &y);
+}
+
+/* The mount ids of |a|'s and |b|'s parents are the same. */
+static bool same_mount(int fa, int fb)
+{
+	struct statx x, y;
+	return statx(fa, "", AT_EMPTY_PATH, STATX_MNT_ID, &x) == 0 &&
+	       statx(fb, "", AT_EMPTY_PATH, STATX_MNT_ID, &y) == 0 &&
+	       (x.stx_mask & y.stx_mask & STATX_MNT_ID) && x.stx_mnt_id == y.stx_mnt_id;
 }
 
 /* The call of |ev| on the resolved sides (see above). */
@@ -675,8 +625,20 @@ static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
 		ra = resolve_side(e, ev->path[0], ev->dirfd[0], &a);
 	if (want_b && !ev->perr[1])
 		rb = resolve_side(e, ev->path[1], ev->dirfd[1], &b);
-	long rc;
-	if (ra && !a.fast && (rc = detach_fast_root(e, ev, &a)) < 0) {
+	long rc = 0;
+	/* A fast root as the object of an rmdir or a rename, or as the
+	 * target a rename replaces or exchanges with: detached first, so
+	 * that the call gets the kernel's own answer (ENOTEMPTY, 0), not
+	 * the mount point's EBUSY. A rename whose parents are on different
+	 * mounts is EXDEV either way: nothing is detached for it. (A fast
+	 * root's parent is never fast: the subtrees are maximal.) */
+	bool rm = ev->op == SBX_FS_UNLINK;
+	bool mv = ev->op == SBX_FS_RENAME && ra && rb && same_mount(a.pfd, b.pfd);
+	if (ra && !a.fast && (rm || mv))
+		rc = detach_fast_root(e, ev, &a);
+	if (rc == 0 && mv && !b.fast && b.have && S_ISDIR(b.st.st_mode))
+		rc = detach_fast_root(e, ev, &b);
+	if (rc < 0) {
 		side_free(&a);
 		side_free(&b);
 		return rc;
@@ -688,6 +650,9 @@ static long perform_split(struct sbx_emul *e, const struct sbx_fs_event *ev)
 			rc = decide_fast(e, ev, &a, &b);
 			if (rc == 0)
 				rc = perform_sides(e, ev, &a, &b);
+			/* Two fast subtrees: one file system natively. */
+			if (rc == -EXDEV)
+				rc = across_fast(e, ev, &a, &b);
 		}
 	} else {
 		rc = perform(ev);
@@ -783,9 +748,6 @@ static void emul_free(struct sbx_emul *e)
 	wd_strv_free(e->fast_rel);
 	free(e->project);
 	pthread_mutex_destroy(&e->lock);
-	pthread_mutex_destroy(&e->dlock);
-	pthread_mutex_destroy(&e->dmu);
-	pthread_cond_destroy(&e->dcv);
 	pthread_cond_destroy(&e->more);
 	pthread_cond_destroy(&e->ready_cv);
 	free(e);
@@ -801,14 +763,20 @@ void sbx_emul_stop(struct sbx_emul *e)
 	pthread_mutex_unlock(&e->lock);
 	for (unsigned i = 0; i < e->nworkers; i++)
 		pthread_join(e->threads[i], NULL);
-	if (e->have_detacher) {
-		pthread_mutex_lock(&e->dmu);
-		e->dstop = true;
-		pthread_cond_broadcast(&e->dcv);
-		pthread_mutex_unlock(&e->dmu);
-		pthread_join(e->detacher, NULL);
-	}
+	/* After the workers: no call waits on them. */
+	sbx_emul_aux_stop(e->detacher);
+	sbx_emul_aux_stop(e->backer);
 	emul_free(e);
+}
+
+/* The project is among the agent's writable places (its Landlock
+ * ruleset grants every right beneath it): the backer may act in it. */
+static bool project_writable(const struct sbx_emul *e)
+{
+	for (size_t i = 0; e->project && e->writable && e->writable[i]; i++)
+		if (wd_path_within(e->project, e->writable[i]))
+			return true;
+	return false;
 }
 
 int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
@@ -820,10 +788,7 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 	e->root_fd = cfg->root_fd;
 	e->mntns_fd = e->host_proc_fd = -1;
 	pthread_mutex_init(&e->lock, NULL);
-	pthread_mutex_init(&e->dlock, NULL);
-	pthread_mutex_init(&e->dmu, NULL);
-	pthread_cond_init(&e->dcv, NULL);
-	e->dfd = -1;
+	int backing_fd = cfg->backing_fd; /* taken */
 	pthread_cond_init(&e->more, NULL);
 	pthread_cond_init(&e->ready_cv, NULL);
 	e->qmax = cfg->queue_max ? cfg->queue_max : 1024;
@@ -852,11 +817,20 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 			 ? -errno
 			 : sbx_creds_of(cfg->agent_pid, &e->creds, NULL, NULL);
 	if (rc < 0) {
+		if (backing_fd >= 0)
+			close(backing_fd);
 		emul_free(e);
 		return rc;
 	}
-	if (e->nfast && pthread_create(&e->detacher, NULL, detacher_main, e) == 0)
-		e->have_detacher = true;
+	/* Without a detacher, a fast root stays busy (EBUSY); without a
+	 * backer, a rename between fast subtrees stays EXDEV. */
+	if (e->nfast)
+		(void)sbx_emul_detacher_start(e->mntns_fd, e->root_fd, e->host_proc_fd,
+					      &e->detacher);
+	if (e->nfast && backing_fd >= 0 && project_writable(e))
+		(void)sbx_emul_backer_start(&e->creds, backing_fd, &e->backer);
+	else if (backing_fd >= 0)
+		close(backing_fd);
 	unsigned want = cfg->workers ? cfg->workers : 16;
 	for (unsigned i = 0; i < want; i++) {
 		unsigned slot = atomic_fetch_add(&slots_used, 1);

@@ -782,6 +782,12 @@ struct sbx_emul_config {
 	struct sbx_view *view; /* the project's view (its identity table), or NULL */
 	sbx_view_decide_fn decide;
 	void *decide_arg;
+	/* An O_PATH descriptor of the project's backing tree (taken, closed
+	 * by the emulation even when it fails to start), or -1: a rename or
+	 * link between two fast subtrees is then made there (emul.c,
+	 * across_fast). -1 for review runs, whose fast mounts are read-only.
+	 * Set it explicitly: 0 is a descriptor. */
+	int backing_fd;
 	unsigned workers;   /* threads performing calls (0: 16) */
 	unsigned queue_max; /* calls waiting for a worker (0: 1024) */
 };

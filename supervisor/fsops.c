@@ -38,7 +38,10 @@ int sup_fs_start(struct sup_run *r, char *const *writable)
 		 * exist only with one (without, nothing is fast). */
 		.decide = r->view ? sup_view_decide : NULL,
 		.decide_arg = r,
+		/* Taken (run.c made it; -1 for review runs). */
+		.backing_fd = r->emul_backing_fd,
 	};
+	r->emul_backing_fd = -1;
 	int rc = sbx_emul_start(&c, &r->emul);
 	if (rc < 0)
 		wd_err("the emulation of the agent's renames, links and removals could not start: "

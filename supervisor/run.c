@@ -245,6 +245,7 @@ static void run_init(struct sup_run *r)
 		.tty_fd = -1,
 		.saved_fg = -1,
 		.backing_fd = -1,
+		.emul_backing_fd = -1,
 		.view_efd = -1,
 		.guard_ctl = -1,
 		.tmp_fd = -1,
@@ -710,6 +711,12 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 	/* The split view's fast subtrees see no rename, link or removal:
 	 * those calls are trapped and performed by the supervisor. */
 	r->fs_trap = r->fan != NULL;
+	/* Renames and links between two fast subtrees are made on the
+	 * backing tree (sandbox/emul.c says why that gives the agent nothing
+	 * more); never for a review run, which may not write. The view takes
+	 * backing_fd during the spawn: the emulation's copy is made now. */
+	if (r->fs_trap && !r->opts.review && r->backing_fd >= 0)
+		r->emul_backing_fd = fcntl(r->backing_fd, F_DUPFD_CLOEXEC, 0);
 	struct sbx_spawn_config sc = {
 		.path = L->prog,
 		.argv = r->opts.argv,
@@ -877,6 +884,7 @@ static void free_views(struct sup_run *r)
 	 * answered by the view's stop. */
 	sup_fs_stop(r);
 	wd_close(&r->backing_fd);
+	wd_close(&r->emul_backing_fd);
 	for (size_t i = 0; i < r->ngates; i++) {
 		sbx_view_stop(r->gates[i]);
 		wd_close(&r->gate_fds[i]);

@@ -235,6 +235,9 @@ struct sup_run {
 	 * |fs_trap| when the filter traps them, |emul| its workers. */
 	bool fs_trap;
 	struct sbx_emul *emul;
+	/* A dup of backing_fd for the emulation (taken by sup_fs_start), made
+	 * before the view takes backing_fd; -1: none. */
+	int emul_backing_fd;
 	char *resolver_why; /* why there is none, or NULL */
 	/* The datagram destinations each process was allowed (connect.c). */
 	struct sup_dgrams *dgrams;

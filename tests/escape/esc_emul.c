@@ -8,6 +8,11 @@
  *                              "nocaps" first drops every capability and
  *                              sets NO_NEW_PRIVS, which makes a native run
  *                              the agent (uid 0 without capabilities).
+ *   esc_emul cross DIR [nocaps] renames and links between the fast subtrees
+ *                              of the driver's fixture in DIR, and onto
+ *                              fast roots: "NAME errno", the state, then
+ *                              the calls that still differ; to stderr, which
+ *                              of them is a mount root ("layout NAME 0|1").
  *   esc_emul procself          names through /proc/self, /proc/thread-self
  *                              and /dev/fd, which must not reach the
  *                              supervisor's descriptors: "NAME errno".
@@ -80,6 +85,10 @@ static void script(bool whiteout)
 	char cwd[4096], abs1[4200], abs2[4200];
 	if (!getcwd(cwd, sizeof(cwd)))
 		exit(2);
+	struct statx sx;
+	bool root = statx(AT_FDCWD, ".", 0, STATX_BASIC_STATS, &sx) == 0 &&
+		    (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	fprintf(stderr, "layout fx %d\n", root ? 1 : 0);
 	int dfd = open("d", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	int ffd = open("file", O_RDONLY | O_CLOEXEC);
 	char longname[300], toolong[5000];
@@ -236,6 +245,88 @@ static void script(bool whiteout)
 	unlink("/dev/shm/esc-emul-x");
 }
 
+static void state_of(const char *const *names, size_t n)
+{
+	struct stat st;
+	for (size_t i = 0; i < n; i++) {
+		if (lstat(names[i], &st) == 0)
+			printf("state %s mode %o size %lld nlink %lu\n", names[i],
+			       (unsigned)st.st_mode, (long long)st.st_size,
+			       (unsigned long)st.st_nlink);
+		else
+			printf("state %s absent\n", names[i]);
+	}
+}
+
+/* Between fast subtrees (fa, fb: two mounts of one file system) every
+ * call answers as natively; a fast root (fc, fd, fe, ff: their parent is
+ * the FUSE part) replaced, exchanged or removed answers as natively too.
+ * The calls after the state are the ones that still differ. */
+static void cross(void)
+{
+	const char *roots[] = {"fa", "fb", "fc", "fd", "fe", "ff", "top"};
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		struct statx sx;
+		bool root = statx(AT_FDCWD, roots[i], AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS,
+				  &sx) == 0 &&
+			    (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+		fprintf(stderr, "layout %s %d\n", roots[i], root ? 1 : 0);
+	}
+	int fa = open("fa", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fb = open("fb", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	DO("x-rename", rename("fa/f", "fb/f"));
+	DO("x-rename-back", rename("fb/f", "fa/f"));
+	DO("x-rename-dir", rename("fa/sub", "fb/sub"));
+	DO("x-rename-dir-back", rename("fb/sub", "fa/sub"));
+	DO("x-noreplace-exists", r2("fa/f", "fb/g", RENAME_NOREPLACE));
+	DO("x-exchange", r2("fa/f", "fb/g", RENAME_EXCHANGE));
+	DO("x-exchange-back", r2("fb/g", "fa/f", RENAME_EXCHANGE));
+	DO("x-exchange-missing", r2("fa/f", "fb/none", RENAME_EXCHANGE));
+	DO("x-rename-over", rename("fa/f2", "fb/g"));
+	DO("x-rename-notempty", rename("fa/sub", "fb/full"));
+	DO("x-rename-file-over-dir", rename("fa/f", "fb/full"));
+	DO("x-rename-missing", rename("fa/none", "fb/x"));
+	DO("x-rename-into-ro", rename("fa/f", "fb/ro/f"));
+	DO("x-rename-out-of-ro", rename("fb/ro/x", "fa/x"));
+	DO("x-rename-sticky", rename("fa/sticky/other", "fb/o"));
+	DO("x-rename-trailing", rename("fa/f/", "fb/x"));
+	DO("x-renameat-dirfd", syscall(SYS_renameat, fa, "f", fb, "f3"));
+	DO("x-renameat-dirfd-back", syscall(SYS_renameat, fb, "f3", fa, "f"));
+	DO("x-rename-via-symlink", rename("fa/tob/g", "fa/g-via"));
+	DO("x-rename-via-symlink-back", rename("fa/g-via", "fa/tob/g"));
+	char cwd[4096], abs1[4200], abs2[4200];
+	if (!getcwd(cwd, sizeof(cwd)))
+		exit(2);
+	snprintf(abs1, sizeof(abs1), "%s/fa/f", cwd);
+	snprintf(abs2, sizeof(abs2), "%s/fb/f-abs", cwd);
+	DO("x-rename-absolute", rename(abs1, abs2));
+	DO("x-rename-absolute-back", rename(abs2, abs1));
+	DO("x-link", link("fa/f", "fb/hard"));
+	DO("x-link-exists", link("fa/f", "fb/hard"));
+	DO("x-link-dir", link("fa/sub", "fb/sublink"));
+	DO("x-link-missing", link("fa/none", "fb/x"));
+	DO("x-link-protected", link("fa/theirs", "fb/t"));
+	DO("x-link-symlink-nofollow", linkat(AT_FDCWD, "fa/lf", AT_FDCWD, "fb/lk", 0));
+	DO("x-link-follow-file", linkat(AT_FDCWD, "fa/f", AT_FDCWD, "fb/lk2", AT_SYMLINK_FOLLOW));
+	DO("x-link-into-ro", link("fa/f", "fb/ro/h"));
+	DO("x-linkat-dirfd", linkat(fa, "f", fb, "hard2", 0));
+	DO("root-rename-over-empty", rename("top/e1", "fc"));
+	DO("root-rename-notempty", rename("top/e2", "fd"));
+	DO("root-exchange", r2("top/e3", "fe", RENAME_EXCHANGE));
+	DO("root-rmdir-notempty", rmdir("ff"));
+	const char *names[] = {
+		"fa/f",	    "fb/f",  "fa/sub/x", "fb/sub", "fb/g",     "fa/f2", "fb/hard",
+		"fb/hard2", "fb/lk", "fb/lk2",	 "fb/f3",  "fb/ro/x",  "fa/x",	"fc",
+		"top/e1",   "fd/z",  "top/e2",	 "fe/w",   "top/e3/v", "ff/q",	"fa/sticky/other"};
+	state_of(names, sizeof(names) / sizeof(names[0]));
+	/* What still differs: fast <-> FUSE part, and a symlink followed
+	 * across fast subtrees. */
+	DO("d-rename-fast-to-fuse", rename("fa/f4", "top/f4"));
+	DO("d-link-fast-to-root", link("fa/f", "rootlink"));
+	DO("d-link-follow-symlink",
+	   linkat(AT_FDCWD, "fa/lf", AT_FDCWD, "fb/lk3", AT_SYMLINK_FOLLOW));
+}
+
 static void procself(void)
 {
 	mkfile("victim");
@@ -308,6 +399,12 @@ int main(int argc, char **argv)
 				whiteout = false;
 		}
 		script(whiteout);
+	} else if (strcmp(argv[1], "cross") == 0 && argc > 2) {
+		if (chdir(argv[2]) < 0)
+			return 2;
+		if (argc > 3 && strcmp(argv[3], "nocaps") == 0)
+			drop_caps();
+		cross();
 	} else if (strcmp(argv[1], "ops") == 0) {
 		for (int i = 2; i < argc; i++) {
 			const char *op = argv[i], *a = i + 1 < argc ? argv[i + 1] : "",

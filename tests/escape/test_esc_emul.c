@@ -6,7 +6,11 @@
  *
  * - every errno of the emulated calls is the agent's own: the same script
  *   runs natively as the agent would (uid 0, no capability, NO_NEW_PRIVS)
- *   and under warden, on the same fixture, and every line must match;
+ *   and under warden (the split view, whose fixture is one fast subtree),
+ *   on the same fixture, and every line must match;
+ * - renames and links between two fast subtrees, and renames onto and
+ *   removals of fast roots, answer as natively; exactly the listed calls
+ *   between a fast subtree and the FUSE part still differ (EXDEV);
  * - names through /proc/self, /proc/thread-self and /dev/fd resolve to the
  *   worker, which is in no pid namespace of the sandbox's /proc: they fail
  *   and never reach the supervisor's descriptors;
@@ -109,12 +113,54 @@ static void make_fixture(const char *base)
 	dir_of(fx, "ro", OTHER, 0555);
 	put(fx, "ro/x", "x\n", OTHER, 0644);
 	dir_of(fx, "hl", 0, 0755);
-	put(fx, "hl/secret", "s\n", OTHER, 0600);
+	/* Not a sensitive name: fx stays one fast subtree. */
+	put(fx, "hl/theirs", "s\n", OTHER, 0600);
 	put(fx, "hl/public", "p\n", OTHER, 0644);
 	wd_autofree char *ldir = wd_asprintf("%s/ldir", fx);
 	wd_autofree char *lf = wd_asprintf("%s/lf", fx);
 	assert_int_equal(symlink("d", ldir), 0);
 	assert_int_equal(symlink("file", lf), 0);
+}
+
+/* The fixture of the cross script in |base|: fast subtrees fa and fb
+ * (files, a directory, symlinks to a file and to fb, another user's
+ * file, a sticky and a read-only directory), fast roots fc (empty), fd,
+ * fe, ff, and top, which the view keeps (a sensitive name in it), with
+ * empty and full directories. */
+static void make_cross_fixture(const char *base)
+{
+	dir_of(base, "fa", 0, 0755);
+	dir_of(base, "fb", 0, 0755);
+	dir_of(base, "fc", 0, 0755);
+	dir_of(base, "fd", 0, 0755);
+	dir_of(base, "fe", 0, 0755);
+	dir_of(base, "ff", 0, 0755);
+	dir_of(base, "top", 0, 0755);
+	put(base, "fa/f", "0123456789\n", 0, 0644);
+	put(base, "fa/f2", "two\n", 0, 0644);
+	put(base, "fa/f4", "four\n", 0, 0644);
+	dir_of(base, "fa/sub", 0, 0755);
+	put(base, "fa/sub/x", "x\n", 0, 0644);
+	put(base, "fa/theirs", "t\n", OTHER, 0600);
+	dir_of(base, "fa/sticky", OTHER, 01777);
+	put(base, "fa/sticky/other", "o\n", OTHER2, 0644);
+	wd_autofree char *lf = wd_asprintf("%s/fa/lf", base);
+	assert_int_equal(symlink("f", lf), 0);
+	wd_autofree char *tob = wd_asprintf("%s/fa/tob", base);
+	assert_int_equal(symlink("../fb", tob), 0);
+	put(base, "fb/g", "g\n", 0, 0644);
+	dir_of(base, "fb/full", 0, 0755);
+	put(base, "fb/full/y", "y\n", 0, 0644);
+	dir_of(base, "fb/ro", OTHER, 0555);
+	put(base, "fb/ro/x", "x\n", OTHER, 0644);
+	put(base, "fd/z", "z\n", 0, 0644);
+	put(base, "fe/w", "w\n", 0, 0644);
+	put(base, "ff/q", "q\n", 0, 0644);
+	put(base, "top/.env", "SECRET=cross\n", 0, 0600);
+	dir_of(base, "top/e1", 0, 0755);
+	dir_of(base, "top/e2", 0, 0755);
+	dir_of(base, "top/e3", 0, 0755);
+	put(base, "top/e3/v", "v\n", 0, 0644);
 }
 
 /* Runs `warden run --tier aggressive --prompt none [OPT] -- esc_emul
@@ -138,12 +184,13 @@ static void run(const struct fx *f, struct wt_result *r, const char *opt, ...)
 	print_message("status %d\nout: %.6000s\nerr: %.2000s\n", r->status, r->out, r->err);
 }
 
-/* The script run natively, as the agent would be: its output. */
-static char *native(const struct fx *f, bool whiteout)
+/* The script |mode| run natively, as the agent would be: its output. */
+static char *native(const struct fx *f, const char *mode, bool whiteout)
 {
 	wd_autofree char *prog = agent();
-	wd_autofree char *cmd = wd_asprintf("'%s' script '%s/fx' nocaps%s", prog, f->native,
-					    whiteout ? "" : " nowhiteout");
+	bool cross = strcmp(mode, "cross") == 0;
+	wd_autofree char *cmd = wd_asprintf("'%s' %s '%s%s' nocaps%s", prog, mode, f->native,
+					    cross ? "" : "/fx", whiteout ? "" : " nowhiteout");
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	struct wd_sb sb = {0};
@@ -176,31 +223,114 @@ static void differential(void **state, const char *opt, bool whiteout)
 	struct fx *f = *state;
 	make_fixture(f->native);
 	make_fixture(f->proj);
-	wd_autofree char *want = native(f, whiteout);
+	wd_autofree char *want = native(f, "script", whiteout);
 	assert_non_null(strstr(want, "state file"));
 	struct wt_result r;
 	run(f, &r, opt, "script", "fx", whiteout ? NULL : "nowhiteout", NULL);
 	assert_int_equal(r.status, 0);
 	assert_non_null(r.out);
+	/* With the split view, fx is one fast subtree (a mount root), or the
+	 * script tests the FUSE view, not the emulation. */
+	if (strcmp(opt, "--view=split") == 0 && !strstr(r.err, "layout fx 1"))
+		fail_msg("fx is not a fast subtree");
 	int d = differences(want, r.out);
 	if (d)
 		fail_msg("%d calls answered otherwise under warden than natively", d);
 	wt_result_free(&r);
 }
 
-/* The project without the view: the emulation alone stands between the
- * agent's calls and the file system. */
+/* The split view (the trap is on exactly when it is): the fixture is one
+ * fast subtree, so the emulation decides and performs every call in it.
+ * (RENAME_WHITEOUT needs CAP_MKNOD: EPERM both ways.) */
 static void test_emul_errno_differential(void **state)
 {
-	differential(state, "--no-view", true);
+	differential(state, "--view=split", true);
 }
 
-/* Through the project's FUSE view: the emulated call reaches the view,
- * which answers as the backing file system does (but for RENAME_WHITEOUT,
- * which the view does not offer: EINVAL). */
-static void test_emul_errno_differential_view(void **state)
+/* The FUSE view alone (--view=fuse: no fast subtree, no trap): a check of
+ * the view's answers, not of the emulation (but for RENAME_WHITEOUT, which
+ * the view does not offer: EINVAL). */
+static void test_fuse_view_errno_differential(void **state)
 {
-	differential(state, "--stats", false);
+	differential(state, "--view=fuse", false);
+}
+
+/* The calls that still differ with the split view, each with its answer
+ * under warden (natively all succeed): a rename or link between a fast
+ * subtree and the FUSE part is EXDEV (the view would not see a change made
+ * behind it), and so is a link that follows a symlink across fast
+ * subtrees (the target is not resolved on the backing tree). */
+static const struct {
+	const char *name, *warden;
+} still_differ[] = {
+	{"d-rename-fast-to-fuse", "EXDEV"},
+	{"d-link-fast-to-root", "EXDEV"},
+	{"d-link-follow-symlink", "EXDEV"},
+};
+
+/* The text after "NNN " of a line, its name and its answer. */
+static bool split_line(const char *l, size_t len, char *name, size_t nn, char *ans, size_t na)
+{
+	if (len < 5 || l[3] != ' ')
+		return false;
+	const char *sp = memchr(l + 4, ' ', len - 4);
+	if (!sp)
+		return false;
+	snprintf(name, nn, "%.*s", (int)(sp - (l + 4)), l + 4);
+	snprintf(ans, na, "%.*s", (int)(l + len - sp - 1), sp + 1);
+	return true;
+}
+
+/* Renames and links between fast subtrees, and renames onto and rmdir of
+ * fast roots, answer as natively; exactly still_differ differs. */
+static void test_emul_errno_differential_cross(void **state)
+{
+	struct fx *f = *state;
+	make_cross_fixture(f->native);
+	make_cross_fixture(f->proj);
+	wd_autofree char *want = native(f, "cross", true);
+	assert_non_null(strstr(want, "state fa/f "));
+	struct wt_result r;
+	run(f, &r, "--view=split", "cross", ".", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(r.out);
+	/* The layout the cases are about: without it they test nothing. */
+	const char *layout[] = {"layout fa 1", "layout fb 1", "layout fc 1", "layout fd 1",
+				"layout fe 1", "layout ff 1", "layout top 0"};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(layout); i++)
+		if (!strstr(r.err, layout[i]))
+			fail_msg("the fixture's layout is not the expected one: no \"%s\"",
+				 layout[i]);
+	int d = 0;
+	size_t listed = 0;
+	const char *a = want, *b = r.out;
+	while (*a || *b) {
+		size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+		char n1[128], v1[64], n2[128], v2[64];
+		size_t k = WD_ARRAY_SIZE(still_differ);
+		if (split_line(a, la, n1, sizeof(n1), v1, sizeof(v1)) &&
+		    split_line(b, lb, n2, sizeof(n2), v2, sizeof(v2)) && strcmp(n1, n2) == 0)
+			for (k = 0; k < WD_ARRAY_SIZE(still_differ); k++)
+				if (strcmp(still_differ[k].name, n1) == 0)
+					break;
+		if (k < WD_ARRAY_SIZE(still_differ)) {
+			listed++;
+			if (strcmp(v1, "0") != 0 || strcmp(v2, still_differ[k].warden) != 0) {
+				print_message("%s: native %s, warden %s (want 0, %s)\n", n1, v1, v2,
+					      still_differ[k].warden);
+				d++;
+			}
+		} else if (la != lb || memcmp(a, b, la) != 0) {
+			print_message("native:  %.*s\nwarden:  %.*s\n", (int)la, a, (int)lb, b);
+			d++;
+		}
+		a += la + (a[la] ? 1 : 0);
+		b += lb + (b[lb] ? 1 : 0);
+	}
+	assert_int_equal(listed, WD_ARRAY_SIZE(still_differ));
+	if (d)
+		fail_msg("%d calls answered otherwise under warden than natively", d);
+	wt_result_free(&r);
 }
 
 /* Names through /proc/self, /proc/thread-self and /dev/fd: the worker has
@@ -286,6 +416,49 @@ static void test_emul_audit_names_agent(void **state)
 	wt_result_free(&r);
 }
 
+/* A rename or link between fast subtrees onto a sensitive or control
+ * name, or of a directory onto one, is decided before it is made on the
+ * backing tree: refused (passive tier), nothing moves; a plain one is
+ * made. */
+static void test_emul_cross_decided(void **state)
+{
+	struct fx *f = *state;
+	dir_of(f->proj, "fa", 0, 0755);
+	dir_of(f->proj, "fa/sub", 0, 0755);
+	dir_of(f->proj, "fb", 0, 0755);
+	put(f->proj, "fa/plain", "plain\n", 0, 0644);
+	put(f->proj, "fa/sub/s", "s\n", 0, 0644);
+	wd_autofree char *prog = agent();
+	char *argv[] = {"run",		"--tier",  "passive",  "--prompt", "none",
+			"--view=split", "--",	   prog,       "ops",	   "mv",
+			"fa/plain",	"fb/.env", "ln",       "fa/plain", "fb/.env",
+			"mv",		"fa/sub",  "fb/.aws",  "mv",	   "fa/plain",
+			"fb/HEAD",	"mv",	   "fa/plain", "fb/ok",	   NULL};
+	struct wt_result r;
+	wt_wardenv(f->proj, argv, &r);
+	print_message("status %d\nout: %s\nerr: %s\n", r.status, r.out, r.err);
+	assert_int_equal(r.status, 0);
+	const char *want[] = {"001 mv fa/plain EACCES", "002 ln fa/plain EACCES",
+			      "003 mv fa/sub EACCES", "004 mv fa/plain EACCES",
+			      "005 mv fa/plain 0"};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(want); i++)
+		if (!strstr(r.out, want[i]))
+			fail_msg("ESCAPE FOUND or wrong answer: expected \"%s\"", want[i]);
+	const char *absent[] = {"fb/.env", "fb/.aws", "fb/HEAD", "fa/plain"};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(absent); i++) {
+		wd_autofree char *p = wd_asprintf("%s/%s", f->proj, absent[i]);
+		struct stat st;
+		if (lstat(p, &st) == 0)
+			fail_msg("ESCAPE FOUND: %s exists", absent[i]);
+	}
+	wd_autofree char *ok = wd_asprintf("%s/fb/ok", f->proj);
+	wd_autofree char *s = wd_asprintf("%s/fa/sub/s", f->proj);
+	struct stat st;
+	assert_int_equal(stat(ok, &st), 0);
+	assert_int_equal(stat(s, &st), 0);
+	wt_result_free(&r);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -294,7 +467,10 @@ int main(void)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_emul_errno_differential, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_emul_errno_differential_view, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fuse_view_errno_differential, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_emul_errno_differential_cross, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_emul_cross_decided, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emul_proc_self_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emul_setid_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emul_audit_names_agent, setup, teardown),
