@@ -210,3 +210,14 @@ foreach(t test_escape test_esc_sys test_esc_files test_esc_identity test_esc_out
 		test_esc_cwd test_esc_names test_esc_lookup test_esc_net)
 	wd_test_fuse_twin(${t})
 endforeach()
+# The split view fails closed: the supervisor SIGKILLed while opens of a
+# .env in a fast subtree wait for a person (test_esc_split_failclosed),
+# with its agent esc_splitfc (untraced children forked without exec).
+add_executable(esc_splitfc ${CMAKE_SOURCE_DIR}/tests/escape/esc_splitfc.c)
+set_target_properties(esc_splitfc PROPERTIES
+	RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+wd_agent_program(esc_splitfc)
+wd_test(test_esc_split_failclosed SOURCES
+	${CMAKE_SOURCE_DIR}/tests/escape/test_esc_split_failclosed.c
+	LIBS wt LABELS escape TIMEOUT 300)
+add_dependencies(test_esc_split_failclosed warden esc_splitfc)
