@@ -153,12 +153,20 @@ static void read_host_conf(struct sup_resolver *rs, const char *path, struct wd_
 	fclose(f);
 }
 
+/* One line of a hosts file, parsed. */
+struct hosts_line {
+	int family;
+	uint8_t addr[16];
+	char **names; /* canonical first, then aliases */
+};
+
 size_t sup_hosts_load(struct sup_names *t, const char *path)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return 0;
-	size_t n = 0;
+	struct hosts_line *lines = NULL;
+	size_t nlines = 0, cap = 0;
 	char line[1024];
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "#\n")] = '\0';
@@ -166,27 +174,44 @@ size_t sup_hosts_load(struct sup_names *t, const char *path)
 		char *addr = strtok_r(line, " \t", &save);
 		if (!addr)
 			continue;
-		uint8_t a[16];
-		int family = AF_INET;
-		if (inet_pton(AF_INET, addr, a) != 1) {
-			family = AF_INET6;
-			if (inet_pton(AF_INET6, addr, a) != 1)
+		struct hosts_line h = {.family = AF_INET};
+		if (inet_pton(AF_INET, addr, h.addr) != 1) {
+			h.family = AF_INET6;
+			if (inet_pton(AF_INET6, addr, h.addr) != 1)
 				continue;
 		}
-		/* The first name of a line is the canonical one, the rest
-		 * aliases: added last, it is the address's newest name, the
-		 * one a connection is shown by. */
-		char *names[32];
-		size_t k = 0;
-		for (char *name = strtok_r(NULL, " \t", &save); name && k < WD_ARRAY_SIZE(names);
+		for (char *name = strtok_r(NULL, " \t", &save); name;
 		     name = strtok_r(NULL, " \t", &save))
-			names[k++] = name;
-		while (k > 0) {
-			sup_names_add(t, names[--k], family, a);
-			n++;
+			wd_strv_push(&h.names, name);
+		if (!h.names)
+			continue;
+		if (nlines == cap) {
+			cap = cap ? cap * 2 : 16;
+			lines = wd_realloc(lines, cap * sizeof(*lines));
 		}
+		lines[nlines++] = h;
 	}
 	fclose(f);
+	/*
+	 * The names an address is shown by: the newest one added. The
+	 * resolver (glibc's files backend) answers an address with the
+	 * first line that lists it, and a line's first name is its
+	 * canonical one, the rest aliases. So the lines are added from the
+	 * last to the first and each line's names from its last to its
+	 * first: the first line's canonical name is added last. (A host
+	 * file with "127.0.0.1 localhost" then "127.0.0.1 vm" shows
+	 * loopback as localhost.)
+	 */
+	size_t n = 0;
+	for (size_t i = nlines; i-- > 0;) {
+		size_t k = wd_strv_len(lines[i].names);
+		while (k > 0) {
+			sup_names_add(t, lines[i].names[--k], lines[i].family, lines[i].addr);
+			n++;
+		}
+		wd_strv_free(lines[i].names);
+	}
+	free(lines);
 	return n;
 }
 

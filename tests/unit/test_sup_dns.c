@@ -532,7 +532,8 @@ static void test_dns_error_answer(void **state)
 }
 
 /* The hosts file: every name of a line under its address, comments and
- * malformed lines skipped, IPv6 too. */
+ * malformed lines skipped, IPv6 too. An address on several lines is
+ * shown by the first line's first name, as the resolver answers it. */
 static void test_hosts_load(void **state)
 {
 	(void)state;
@@ -541,6 +542,7 @@ static void test_hosts_load(void **state)
 	assert_true(fd >= 0);
 	const char *text = "# comment 10.0.0.1 nope\n"
 			   "127.0.0.1\tlocalhost\n"
+			   "127.0.0.1 vm runsc\n"
 			   "::1 localhost ip6-localhost # trailing comment\n"
 			   "10.77.0.5   Build.Test build   \n"
 			   "not-an-address name.test\n"
@@ -548,12 +550,14 @@ static void test_hosts_load(void **state)
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
 	struct sup_names *t = sup_names_new();
-	assert_int_equal(sup_hosts_load(t, path), 5);
+	assert_int_equal(sup_hosts_load(t, path), 7);
 	uint8_t a[16];
 	inet_pton(AF_INET, "127.0.0.1", a);
 	char **n = sup_names_of(t, AF_INET, a);
 	assert_non_null(n);
 	assert_string_equal(n[0], "localhost");
+	assert_string_equal(n[1], "vm");
+	assert_string_equal(n[2], "runsc");
 	wd_strv_free(n);
 	inet_pton(AF_INET6, "::1", a);
 	n = sup_names_of(t, AF_INET6, a);
