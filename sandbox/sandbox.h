@@ -793,13 +793,14 @@ struct sbx_emul_config {
 	 * across_fast). -1 for review runs, whose fast mounts are read-only.
 	 * Set it explicitly: 0 is a descriptor. */
 	int backing_fd;
-	unsigned workers;   /* threads performing calls (0: 16) */
+	unsigned workers;   /* threads performing calls, at most (0: 16) */
 	unsigned queue_max; /* calls waiting for a worker (0: 1024) */
 };
 
-/* Starts the workers, each made the agent in every way the kernel checks
- * (emul.c). Call after sbx_spawn() returned (the supervisor must be single
- * threaded while it clones). 0 and *out, or -errno (nothing runs). */
+/* Starts the first worker, made the agent in every way the kernel checks
+ * (emul.c); the others start when calls find every worker busy. Call
+ * after sbx_spawn() returned (the supervisor must be single threaded
+ * while it clones). 0 and *out, or -errno (nothing runs). */
 int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out);
 /* Hands |ev| (taken) to a worker, which performs it and answers the
  * notification. -EAGAIN when the queue is full (|ev| is answered with
