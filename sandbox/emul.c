@@ -252,9 +252,9 @@ struct sbx_emul {
 	/* The detacher and the backer (emul_aux.c), or NULL. */
 	struct sbx_emul_aux *detacher, *backer;
 	struct sbx_creds creds;
-	unsigned nworkers;
+	unsigned nworkers, want; /* started, and at most (under |lock|) */
+	unsigned idle;		 /* workers waiting for a call (under |lock|) */
 	pthread_t threads[EMUL_MAX_WORKERS];
-	unsigned slot[EMUL_MAX_WORKERS];
 	pthread_mutex_t lock;
 	pthread_cond_t more, ready_cv;
 	struct sbx_fs_event **queue;
@@ -759,8 +759,10 @@ static void *worker(void *p)
 	}
 	for (;;) {
 		pthread_mutex_lock(&e->lock);
+		e->idle++;
 		while (!e->stopping && e->qlen == 0)
 			pthread_cond_wait(&e->more, &e->lock);
+		e->idle--;
 		if (e->stopping) {
 			pthread_mutex_unlock(&e->lock);
 			break;
@@ -783,6 +785,25 @@ static void *worker(void *p)
 	return NULL;
 }
 
+/* Starts one more worker; with |e->lock| held. 0 or -errno. */
+static int add_worker(struct sbx_emul *e)
+{
+	unsigned slot = atomic_fetch_add(&slots_used, 1);
+	if (slot >= EMUL_MAX_WORKERS) {
+		atomic_fetch_sub(&slots_used, 1);
+		return -EAGAIN;
+	}
+	struct worker_arg *wa = wd_malloc(sizeof(*wa));
+	*wa = (struct worker_arg){.e = e, .slot = slot};
+	int rc = pthread_create(&e->threads[e->nworkers], NULL, worker, wa);
+	if (rc != 0) {
+		free(wa);
+		return -rc;
+	}
+	e->nworkers++;
+	return 0;
+}
+
 int sbx_emul_submit(struct sbx_emul *e, struct sbx_fs_event *ev)
 {
 	pthread_mutex_lock(&e->lock);
@@ -791,6 +812,13 @@ int sbx_emul_submit(struct sbx_emul *e, struct sbx_fs_event *ev)
 		e->queue[(e->qhead + e->qlen) % e->qmax] = ev;
 		e->qlen++;
 		pthread_cond_signal(&e->more);
+		/* The pool grows when a call finds every worker busy, up to
+		 * |want|; a worker whose set-up failed stops the growth (the
+		 * others keep serving). A new worker takes calls only once it
+		 * is the agent in every way: until then they wait queued. */
+		if (e->qlen > e->idle + (e->nworkers - e->ready - e->failed) &&
+		    e->nworkers < e->want && !e->failed)
+			(void)add_worker(e);
 	}
 	pthread_mutex_unlock(&e->lock);
 	if (room)
@@ -901,25 +929,20 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 		(void)sbx_emul_backer_start(&e->creds, backing_fd, &e->backer);
 	else if (backing_fd >= 0)
 		close(backing_fd);
-	unsigned want = cfg->workers ? cfg->workers : 16;
-	for (unsigned i = 0; i < want; i++) {
-		unsigned slot = atomic_fetch_add(&slots_used, 1);
-		if (slot >= EMUL_MAX_WORKERS) {
-			atomic_fetch_sub(&slots_used, 1);
-			break;
-		}
-		struct worker_arg *wa = wd_malloc(sizeof(*wa));
-		*wa = (struct worker_arg){.e = e, .slot = slot};
-		if (pthread_create(&e->threads[e->nworkers], NULL, worker, wa) != 0) {
-			free(wa);
-			break;
-		}
-		e->nworkers++;
-	}
+	/* One worker now, the rest when calls need them (sbx_emul_submit):
+	 * each one's set-up (a mount namespace, a Landlock ruleset) costs a
+	 * few milliseconds, and most sessions make few such calls. The first
+	 * one's set-up is waited for, so a run whose workers cannot be made
+	 * the agent does not start. */
+	e->want = cfg->workers ? cfg->workers : 16;
+	if (e->want > EMUL_MAX_WORKERS)
+		e->want = EMUL_MAX_WORKERS;
 	pthread_mutex_lock(&e->lock);
-	while (e->ready + e->failed < e->nworkers)
+	rc = add_worker(e);
+	while (rc == 0 && e->ready + e->failed < e->nworkers)
 		pthread_cond_wait(&e->ready_cv, &e->lock);
-	rc = e->failed ? e->fail_err : e->nworkers == 0 ? -EAGAIN : 0;
+	if (rc == 0 && e->failed)
+		rc = e->fail_err;
 	pthread_mutex_unlock(&e->lock);
 	if (rc < 0) {
 		sbx_emul_stop(e);

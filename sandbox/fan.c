@@ -629,11 +629,17 @@ static void *watcher_main(void *arg)
 
 /* ---- life ----------------------------------------------------------------- */
 
+/* The listener's group: permission events, the opener's thread id. */
+static int group_init(void)
+{
+	return fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_TID |
+				     FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS,
+			     O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+}
+
 int sbx_fan_new(const struct sbx_fan_config *cfg, struct sbx_fan **out)
 {
-	int g = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_TID |
-				      FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS,
-			      O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	int g = cfg->group >= 0 ? cfg->group : group_init();
 	if (g < 0)
 		return -errno;
 	struct sbx_fan *f = wd_calloc(1, sizeof(*f));
@@ -723,6 +729,12 @@ void sbx_fan_counts(const struct sbx_fan *f, struct sbx_fan_counts *c)
 	c->fuse_dirs = f->fuse_dirs;
 }
 
+static void *close_fd_main(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
 void sbx_fan_stop(struct sbx_fan *f)
 {
 	if (!f)
@@ -741,7 +753,19 @@ void sbx_fan_stop(struct sbx_fan *f)
 	for (size_t i = 0; i < f->nwatches; i++)
 		free(f->watches[i].rel);
 	free(f->watches);
-	wd_close(&f->ino_fd);
+	/*
+	 * Closing a notification group waits until the kernel has freed its
+	 * marks (an SRCU grace period: 10-20 ms here, each). The inotify
+	 * instance is closed on a thread of its own while the group below is
+	 * drained and closed, so the two waits overlap instead of adding up.
+	 * Nothing reads ino_fd any more (the watcher is joined).
+	 */
+	pthread_t closer;
+	bool closing = f->ino_fd >= 0 && pthread_create(&closer, NULL, close_fd_main,
+							(void *)(intptr_t)f->ino_fd) == 0;
+	if (!closing)
+		wd_close(&f->ino_fd);
+	f->ino_fd = -1;
 	/* The workers: the decide callback answers at once when the run is
 	 * closing (the supervisor closes it before stopping the views), and
 	 * what is queued is refused by run_job. */
@@ -764,6 +788,8 @@ void sbx_fan_stop(struct sbx_fan *f)
 	if (f->group >= 0)
 		(void)drain(f, true);
 	wd_close(&f->group);
+	if (closing)
+		pthread_join(closer, NULL);
 	wd_close(&f->stop_efd);
 	wd_close(&f->backing_fd);
 	for (size_t i = 0; i < f->nfast; i++)
@@ -777,15 +803,15 @@ void sbx_fan_stop(struct sbx_fan *f)
 
 /* ---- the probe ------------------------------------------------------------- */
 
-int sbx_split_probe(int project_fd, char *why, size_t len)
+int sbx_split_probe(int project_fd, int *group, char *why, size_t len)
 {
+	if (group)
+		*group = -1;
 	if (sbx_needs_userns()) {
 		snprintf(why, len, "fanotify permission events need root");
 		return -EPERM;
 	}
-	int g = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_REPORT_TID |
-				      FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS,
-			      O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	int g = group_init();
 	if (g < 0) {
 		int e = errno;
 		snprintf(why, len, "fanotify permission events are not available (%s%s)",
@@ -804,6 +830,10 @@ int sbx_split_probe(int project_fd, char *why, size_t len)
 		rc = -errno;
 		snprintf(why, len, "fanotify's evictable marks are not available here (%s)",
 			 strerror(-rc));
+	} else {
+		/* The probe's marks go: the group may serve the run. */
+		(void)fanotify_mark(g, FAN_MARK_REMOVE | FAN_MARK_IGNORED_MASK, FAN_PERM_MASK,
+				    AT_FDCWD, proc);
 	}
 	int m = rc ? -1
 		   : (int)syscall(SYS_open_tree, project_fd, "",
@@ -822,8 +852,18 @@ int sbx_split_probe(int project_fd, char *why, size_t len)
 				 strerror(-rc));
 		}
 	}
+	/* The detached copy dies with its last descriptor, and its mount
+	 * mark with it: nothing of the probe stays in the group. */
 	if (m >= 0)
 		close(m);
-	close(g);
+	/*
+	 * The group is handed on rather than closed: closing a group waits
+	 * for the kernel to free its marks (an SRCU grace period, 10-20 ms
+	 * here), which a run would pay once more at its start.
+	 */
+	if (group && rc == 0)
+		*group = g;
+	else
+		close(g);
 	return rc;
 }

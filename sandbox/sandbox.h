@@ -678,8 +678,10 @@ void sbx_split_free(struct sbx_split *s);
 /* Whether the split view can run for this project (root in the initial
  * user namespace, fanotify permission events, evictable marks on its
  * file system, detached mounts): 0, else -errno and a one-line reason in
- * |why|. */
-int sbx_split_probe(int project_fd, char *why, size_t len);
+ * |why|. On 0, a non-NULL |group| receives the fanotify group the probe
+ * made, without marks, for sbx_fan_config.group (the caller owns it);
+ * else it is -1. */
+int sbx_split_probe(int project_fd, int *group, char *why, size_t len);
 
 struct sbx_view;
 struct sbx_fan; /* opaque: the listener */
@@ -695,6 +697,9 @@ struct sbx_fan_config {
 	const char *project;		 /* the project's path in the sandbox (absolute) */
 	int backing_fd;			 /* O_PATH of the project (borrowed; dup'ed) */
 	const struct sbx_split *split;	 /* borrowed until sbx_fan_start returns */
+	/* The group sbx_split_probe() handed on (taken, even on failure), or
+	 * -1 for a new one. Set it explicitly: 0 is a descriptor. */
+	int group;
 	sbx_view_decide_fn decide;
 	void *decide_arg;
 	size_t premark_max; /* files the pre-marking walk marks at most (0: 190,000) */
@@ -788,13 +793,14 @@ struct sbx_emul_config {
 	 * across_fast). -1 for review runs, whose fast mounts are read-only.
 	 * Set it explicitly: 0 is a descriptor. */
 	int backing_fd;
-	unsigned workers;   /* threads performing calls (0: 16) */
+	unsigned workers;   /* threads performing calls, at most (0: 16) */
 	unsigned queue_max; /* calls waiting for a worker (0: 1024) */
 };
 
-/* Starts the workers, each made the agent in every way the kernel checks
- * (emul.c). Call after sbx_spawn() returned (the supervisor must be single
- * threaded while it clones). 0 and *out, or -errno (nothing runs). */
+/* Starts the first worker, made the agent in every way the kernel checks
+ * (emul.c); the others start when calls find every worker busy. Call
+ * after sbx_spawn() returned (the supervisor must be single threaded
+ * while it clones). 0 and *out, or -errno (nothing runs). */
 int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out);
 /* Hands |ev| (taken) to a worker, which performs it and answers the
  * notification. -EAGAIN when the queue is full (|ev| is answered with

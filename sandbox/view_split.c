@@ -57,6 +57,11 @@ struct walk {
 	size_t seen, max_files;
 	int64_t until_ns;
 	bool stopped;
+	/* Every entry is stat'ed (a second walk, needed only when a sensitive
+	 * or control file has other names somewhere); else only the ones
+	 * whose identity matters and directories. */
+	bool stat_all;
+	bool need_links; /* a sensitive or control file with st_nlink > 1 */
 };
 
 static size_t add_dir(struct walk *w, char *path, size_t up)
@@ -83,6 +88,8 @@ static void add_ident(struct walk *w, const struct stat *st, bool sens, bool ctl
 				       (o->nidents ? o->nidents * 2 : 16) * sizeof(*o->idents));
 	o->idents[o->nidents++] =
 		(struct sbx_split_ident){st->st_dev, st->st_ino, sens, ctl, st->st_nlink > 1};
+	if (st->st_nlink > 1)
+		w->need_links = true;
 }
 
 static void add_link(struct walk *w, const struct stat *st, size_t dir)
@@ -140,11 +147,25 @@ static void walk_dir(struct walk *w, int fd, size_t di, int depth)
 			     kept(w, child);
 		if (named)
 			w->dirs[di].clean = false;
+		/* The type from the directory itself: a plain file's identity
+		 * matters only for a second name of a sensitive or control
+		 * file, which only a walk with stat_all looks for. */
+		unsigned char type = de->d_type;
 		struct stat st;
+		bool stat_it = w->stat_all || type == DT_UNKNOWN || type == DT_DIR ||
+			       (type == DT_REG && (sens || ctl));
+		if (!stat_it) {
+			if (type == DT_REG)
+				w->dirs[di].files++;
+			free(child);
+			errno = 0;
+			continue;
+		}
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			/* Gone meanwhile, or unreadable: not known, so not fast. */
 			w->dirs[di].clean = false;
 			free(child);
+			errno = 0;
 			continue;
 		}
 		if (S_ISREG(st.st_mode)) {
@@ -246,6 +267,21 @@ static void choose(struct walk *w)
 	free(roots);
 }
 
+/* One walk from the project's root; frees what only the walk needed. */
+static void walk_once(struct walk *w, int fd)
+{
+	add_dir(w, wd_strdup(""), 0);
+	walk_dir(w, fd, 0, 0);
+	choose(w);
+	for (size_t i = 0; i < w->ndirs; i++)
+		free(w->dirs[i].path);
+	free(w->dirs);
+	free(w->links);
+	w->dirs = NULL;
+	w->links = NULL;
+	w->ndirs = w->capdirs = w->nlinks = w->caplinks = 0;
+}
+
 int sbx_split_walk(const struct sbx_split_walk_config *cfg, struct sbx_split **out)
 {
 	int64_t t0 = wd_now_mono_ns();
@@ -262,15 +298,27 @@ int sbx_split_walk(const struct sbx_split_walk_config *cfg, struct sbx_split **o
 		.max_files = cfg->max_files ? cfg->max_files : 200000,
 		.until_ns = t0 + (int64_t)((cfg->max_s > 0 ? cfg->max_s : 2.0) * 1e9),
 	};
-	add_dir(&w, wd_strdup(""), 0);
-	walk_dir(&w, fd, 0, 0);
-	choose(&w);
+	walk_once(&w, fd);
+	if (w.need_links) {
+		/* A sensitive or control file has another name somewhere: every
+		 * plain file is stat'ed, so that the directory holding that
+		 * name stays FUSE (choose). Rare; the first walk's result is
+		 * dropped whole and the budget starts again. */
+		sbx_split_free(w.out);
+		w.out = wd_calloc(1, sizeof(struct sbx_split));
+		w.stat_all = true;
+		w.seen = 0;
+		w.stopped = false;
+		fd = openat(cfg->backing_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+			sbx_split_free(w.out);
+			return -e;
+		}
+		walk_once(&w, fd);
+	}
 	w.out->complete = !w.stopped;
 	w.out->walk_s = (double)(wd_now_mono_ns() - t0) / 1e9;
-	for (size_t i = 0; i < w.ndirs; i++)
-		free(w.dirs[i].path);
-	free(w.dirs);
-	free(w.links);
 	*out = w.out;
 	return 0;
 }

@@ -222,7 +222,7 @@ static void view_mechanism(const char *project, const struct pol_config *c)
 	char why[160] = "";
 	wd_autoclose int fd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	const char *env = getenv("WARDEN_VIEW");
-	int rc = fd < 0 ? -errno : sbx_split_probe(fd, why, sizeof(why));
+	int rc = fd < 0 ? -errno : sbx_split_probe(fd, NULL, why, sizeof(why));
 	if (fd < 0)
 		snprintf(why, sizeof(why), "%s: %s", project, strerror(-rc));
 	else if (env && strcmp(env, "fuse") == 0) {

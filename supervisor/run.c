@@ -563,7 +563,8 @@ static int prepare_split(struct sup_run *r, struct launch *L)
 			 r->opts.no_view ? "--no-view" : "--view=fuse or WARDEN_VIEW=fuse");
 		return 0;
 	}
-	int rc = sbx_split_probe(r->backing_fd, r->split_why, sizeof(r->split_why));
+	int group = -1;
+	int rc = sbx_split_probe(r->backing_fd, &group, r->split_why, sizeof(r->split_why));
 	if (rc < 0) {
 		if (mode == SUP_VIEW_SPLIT) {
 			wd_err("--view=split is not available here: %s", r->split_why);
@@ -594,11 +595,14 @@ static int prepare_split(struct sup_run *r, struct launch *L)
 		.project = L->project,
 		.backing_fd = r->backing_fd,
 		.split = r->split,
+		.group = group, /* taken by sbx_fan_new, even when it fails */
 		.decide = sup_view_decide,
 		.decide_arg = r,
 	};
 	if (rc == 0)
 		rc = sbx_fan_new(&fc, &r->fan);
+	else
+		close(group);
 	if (rc < 0) {
 		sbx_split_free(r->split);
 		r->split = NULL;

@@ -227,6 +227,38 @@ static void test_judge_key_not_in_agent_environment(void **state)
 	wt_result_free(&r);
 }
 
+/* A name change waiting for the judge holds one of the emulation's
+ * workers (the split view, as root: renames are performed by warden);
+ * the pool grows, so another agent's rename is not held up behind it.
+ * With one worker, `mv src/b src/c` would wait for the judge's answer
+ * (here: none for a minute, then the judge's timeout) and the first mv
+ * would be over when the script looks. */
+static void test_judge_waiting_rename_holds_no_other(void **state)
+{
+	struct fx *f = *state;
+	/* The judge allows the first mv's exec (its argument names a
+	 * sensitive file: no rule covers it), then takes a minute over the
+	 * rename itself. */
+	push(f, ALLOW);
+	struct js_reply slow = {.mode = JS_SLOW, .content = ALLOW, .delay_ms = 60000};
+	js_push(f->js, &slow);
+	wt_write(f->proj, "src/a", "a\n");
+	wt_write(f->proj, "src/b", "b\n");
+	wt_write(f->proj, ".warden/permissions.json",
+		 "{\"rules\": [{\"action\": \"allow\", \"command\": [\"mv\"]},"
+		 " {\"action\": \"allow\", \"command\": [\"sleep\"]}]}\n");
+	struct wt_result r;
+	wt_warden(f->proj, &r, "run", "--view", "split", "--tier", "passive", "--", "/bin/sh", "-c",
+		  "mv src/a src/.env 2>/dev/null & sleep 1; mv src/b src/c && echo moved;"
+		  " kill -0 $! 2>/dev/null && echo 'first still waits'; kill -9 $!; wait",
+		  NULL);
+	print_message("out: %s\nerr: %s\n", r.out, r.err);
+	assert_non_null(strstr(r.out, "moved"));
+	assert_non_null(strstr(r.out, "first still waits"));
+	assert_int_equal(js_count(f->js), 2);
+	wt_result_free(&r);
+}
+
 int main(void)
 {
 	wt_require_sandbox();
@@ -240,6 +272,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_judge_allow_covers_make_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_judge_sub_session_reads_parent_rules, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_judge_waiting_rename_holds_no_other, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_judge_key_not_in_agent_environment, setup,
 						teardown),

@@ -188,6 +188,19 @@ static void test_split_walk_hard_link_keeps_fuse(void **state)
 	s = walk(NULL, 0, 0);
 	assert_false(has_fast(s, "hl"));
 	sbx_split_free(s);
+	/* A second name of a control file keeps its directory too, and a
+	 * name the walk meets before the control file's own. */
+	put("aa/tool.sh", "t");
+	char q[256];
+	snprintf(q, sizeof(q), "%s/aa/tool.sh", g_root);
+	assert_int_equal(unlink(q), 0);
+	rel_link(".git/hooks/pre-commit", "aa/tool.sh");
+	s = walk(NULL, 0, 0);
+	assert_false(has_fast(s, "aa"));
+	assert_true(has_ident(s, "aa/tool.sh", false));
+	assert_true(has_fast(s, "src"));
+	sbx_split_free(s);
+	assert_int_equal(unlink(q), 0);
 }
 
 static void test_split_walk_budget_and_cap(void **state)
