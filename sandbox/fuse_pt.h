@@ -12,7 +12,7 @@
 
 /* FUSE_PASSTHROUGH: bit 37 of the 64-bit INIT flags, i.e. bit 5 of flags2
  * (which the kernel reads only with FUSE_INIT_EXT, bit 30 of flags). */
-#define PT_INIT_EXT	    (1u << 30)
+#define PT_INIT_EXT	      (1u << 30)
 #define PT_FLAGS2_PASSTHROUGH (1u << 5)
 /* fuse_open_out.open_flags: the open's I/O goes to the backing file. */
 #define PT_FOPEN_PASSTHROUGH (1u << 7)

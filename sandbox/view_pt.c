@@ -47,8 +47,7 @@ static bool pt_patch_init(const struct pt_init_in *in, char *rep, size_t len)
 
 	if (len != sizeof(*oh) + sizeof(*out) || oh->len != len || oh->error != 0)
 		return false;
-	if (in->major != 7 || !(in->flags & PT_INIT_EXT) ||
-	    !(in->flags2 & PT_FLAGS2_PASSTHROUGH))
+	if (in->major != 7 || !(in->flags & PT_INIT_EXT) || !(in->flags2 & PT_FLAGS2_PASSTHROUGH))
 		return false;
 	if (out->flags & FUSE_WRITEBACK_CACHE)
 		return false;
@@ -81,11 +80,10 @@ static int pt_answer_init(struct sbx_view *v, int fuse_fd, int peer)
 	const struct fuse_in_header *ih = (const struct fuse_in_header *)buf;
 	struct pt_init_in in = {0};
 
-	if ((size_t)n < sizeof(*ih) + sizeof(in) - sizeof(in.flags2) ||
-	    ih->opcode != FUSE_INIT)
+	if ((size_t)n < sizeof(*ih) + sizeof(in) - sizeof(in.flags2) || ih->opcode != FUSE_INIT)
 		return -EPROTO;
-	memcpy(&in, ih + 1, (size_t)n - sizeof(*ih) < sizeof(in) ? (size_t)n - sizeof(*ih)
-								  : sizeof(in));
+	memcpy(&in, ih + 1,
+	       (size_t)n - sizeof(*ih) < sizeof(in) ? (size_t)n - sizeof(*ih) : sizeof(in));
 	struct fuse_buf fb = {.mem = buf, .size = (size_t)n};
 
 	/* do_init() sets everything the session keeps (got_init, conn,
@@ -326,8 +324,8 @@ static int pt_probe_fs(int *fs_out)
 	int fs = (int)syscall(SYS_fsopen, "fuse", FSOPEN_CLOEXEC);
 	char num[16];
 	snprintf(num, sizeof(num), "%d", dev);
-	const char *keys[][2] = {{"fd", num}, {"rootmode", "40000"}, {"user_id", "0"},
-				 {"group_id", "0"}};
+	const char *keys[][2] = {
+		{"fd", num}, {"rootmode", "40000"}, {"user_id", "0"}, {"group_id", "0"}};
 	int rc = fs < 0 ? -errno : 0;
 	for (size_t i = 0; !rc && i < WD_ARRAY_SIZE(keys); i++)
 		if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, keys[i][0], keys[i][1], 0) < 0)

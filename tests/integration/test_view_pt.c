@@ -110,8 +110,7 @@ static void test_pt_writes_land(void **state)
 	wd_autofree char *text = NULL;
 
 	put_real(f, "w.txt", "0123456789\n");
-	assert_int_equal(sh(f, "printf AB | dd of=w.txt bs=1 seek=2 conv=notrunc 2>/dev/null"),
-			 0);
+	assert_int_equal(sh(f, "printf AB | dd of=w.txt bs=1 seek=2 conv=notrunc 2>/dev/null"), 0);
 	assert_int_equal(sh(f, "printf 'tail\\n' >> w.txt"), 0);
 	assert_int_equal(read_real(f, "w.txt", &text), 0);
 	assert_string_equal(text, "01AB456789\ntail\n");
@@ -286,8 +285,7 @@ static void test_pt_decisions_kept(void **state)
 	assert_true(find_record(".env") >= 0);
 	assert_int_not_equal(sh(f, "echo x >> .warden/permissions.json"), 0);
 	wd_autofree char *perm = NULL;
-	assert_int_equal(read_real(f, ".warden/permissions.json", &perm),
-			 0);
+	assert_int_equal(read_real(f, ".warden/permissions.json", &perm), 0);
 	assert_string_equal(perm, "{}\n");
 	g_dec.verdict = 0;
 	uint64_t before = pt_status(f).opens;
@@ -342,10 +340,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_pt_big_read_and_mmap, setup_pt, teardown),
 		cmocka_unit_test_setup_teardown(test_pt_writes_land, setup_pt, teardown),
-		cmocka_unit_test_setup_teardown(test_pt_outside_edit_read_fresh, setup_pt, teardown),
+		cmocka_unit_test_setup_teardown(test_pt_outside_edit_read_fresh, setup_pt,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_pt_reader_and_writer, setup_pt, teardown),
 		cmocka_unit_test_setup_teardown(test_pt_exec, setup_pt, teardown),
-		cmocka_unit_test_setup_teardown(test_pt_fallback_served_by_view, setup_pt, teardown),
+		cmocka_unit_test_setup_teardown(test_pt_fallback_served_by_view, setup_pt,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_pt_decisions_kept, setup_pt, teardown),
 		cmocka_unit_test_setup_teardown(test_pt_read_only, setup_pt_ro, teardown),
 		cmocka_unit_test_setup_teardown(test_pt_off_without_flag, setup, teardown),
