@@ -87,8 +87,8 @@ struct sbx_view_config {
 	 * view: the markers decide as in the project. */
 	const char *prefix;
 	bool all_sensitive;
-	/* Try kernel FUSE passthrough (docs/design.md, "The sandbox: the
-	 * view's passthrough"): only when the caller made the mount as root in
+	/* Try kernel FUSE passthrough (docs/design.md, section "The view's
+	 * passthrough"): only when the caller made the mount as root in
 	 * the initial user namespace (the backing-file ioctl needs
 	 * CAP_SYS_ADMIN there) and the kernel's INIT is queued on the fd. */
 	bool passthrough;

@@ -5,7 +5,7 @@
  *
  * It does not decide anything: an open reaches it only once the view's own
  * checks and the decide callback allowed it (view_files.c). Why and how:
- * docs/design.md, section "The sandbox: the view's passthrough".
+ * docs/design.md, section "The view's passthrough".
  */
 #include "view_int.h"
 
