@@ -102,7 +102,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		sbx_view_reply_err(req, -rc);
 		return;
 	}
-	int32_t id = sbx_view_pt_open(sbx_view_of_req(req), sbx_view_req_node(req, ino), true);
+	int32_t id = sbx_view_pt_open(sbx_view_of_req(req), sbx_view_req_node(req, ino));
 
 	if (sbx_view_pt_reply_open(req, fi, id) != 0) {
 		close((int)fi->fh); /* the request was interrupted */
@@ -191,7 +191,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		sbx_view_reply_err(req, -rc);
 		return;
 	}
-	int32_t id = sbx_view_pt_open(sbx_view_of_req(req), sbx_view_req_node(req, e.ino), true);
+	int32_t id = sbx_view_pt_open(sbx_view_of_req(req), sbx_view_req_node(req, e.ino));
 
 	if (sbx_view_pt_reply_create(req, &e, fi, id) != 0) {
 		close((int)fi->fh);

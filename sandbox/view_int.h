@@ -153,10 +153,10 @@ struct sbx_view {
  * with passthrough when the kernel offers it (v->pt.on). 0, or -errno when
  * the session cannot serve. */
 int sbx_view_pt_mount(struct sbx_view *v, int fuse_fd);
-/* Counts an open of |n| (|regular|: a regular file whose open was allowed)
- * and chooses its mode: the backing id to reply with, or 0 for an open the
+/* Counts an open of |n| (a regular file whose open was allowed) and
+ * chooses its mode: the backing id to reply with, or 0 for an open the
  * view serves. Every open counted is ended by sbx_view_opened(-1). */
-int32_t sbx_view_pt_open(struct sbx_view *v, struct vnode *n, bool regular);
+int32_t sbx_view_pt_open(struct sbx_view *v, struct vnode *n);
 /* Drops |n|'s backing id; with v->lock held, at its last release. */
 void sbx_view_pt_close_id(struct sbx_view *v, struct vnode *n);
 /* fuse_reply_open() / fuse_reply_create(), passing through to |id| when

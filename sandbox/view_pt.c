@@ -167,7 +167,7 @@ static int pt_backing_open(struct sbx_view *v, struct vnode *n)
 	return id < 0 ? -errno : id;
 }
 
-int32_t sbx_view_pt_open(struct sbx_view *v, struct vnode *n, bool regular)
+int32_t sbx_view_pt_open(struct sbx_view *v, struct vnode *n)
 {
 	int32_t id = 0;
 
@@ -180,7 +180,7 @@ int32_t sbx_view_pt_open(struct sbx_view *v, struct vnode *n, bool regular)
 	 * closes, before it sends the release that ends the view's count. */
 	if (n->opens == 0) {
 		n->pt_cached = true;
-		if (v->pt.on && regular && !atomic_load(&v->stopping)) {
+		if (v->pt.on && !atomic_load(&v->stopping)) {
 			int rc = pt_backing_open(v, n);
 
 			if (rc > 0) {
