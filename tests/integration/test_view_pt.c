@@ -287,6 +287,26 @@ static void test_pt_decisions_kept(void **state)
 	wd_autofree char *perm = NULL;
 	assert_int_equal(read_real(f, ".warden/permissions.json", &perm), 0);
 	assert_string_equal(perm, "{}\n");
+	/* A read-only open that passed through cannot be turned into a
+	 * writer: write(2), a shared writable mapping and F_SETFL are the
+	 * open's, not the backing file's. */
+	wd_autofree char *pp = vpath(f, ".warden/permissions.json");
+	uint64_t ro = pt_status(f).opens;
+	int fd = open(pp, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_true(pt_status(f).opens > ro);
+	assert_int_equal(write(fd, "x", 1), -1);
+	assert_int_equal(errno, EBADF);
+	assert_true(mmap(NULL, 3, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
+	assert_int_equal(errno, EACCES);
+	assert_int_equal(fcntl(fd, F_SETFL, O_APPEND), 0);
+	assert_int_equal(write(fd, "x", 1), -1);
+	close(fd);
+	free(perm);
+	perm = NULL;
+	assert_int_equal(read_real(f, ".warden/permissions.json", &perm), 0);
+	assert_string_equal(perm, "{}\n");
+
 	g_dec.verdict = 0;
 	uint64_t before = pt_status(f).opens;
 	int asked = records();
