@@ -87,6 +87,11 @@ struct sbx_view_config {
 	 * view: the markers decide as in the project. */
 	const char *prefix;
 	bool all_sensitive;
+	/* Try kernel FUSE passthrough (docs/design.md, section "The view's
+	 * passthrough"): only when the caller made the mount as root in
+	 * the initial user namespace (the backing-file ioctl needs
+	 * CAP_SYS_ADMIN there) and the kernel's INIT is queued on the fd. */
+	bool passthrough;
 };
 
 /* The sandbox is set up (its mounts on entries of the view are made):
@@ -101,6 +106,27 @@ void sbx_view_identity_of(struct sbx_view *v, dev_t dev, ino_t ino, bool *sensit
 /* How many objects the view holds now, and how many entries it has asked
  * the kernel to drop so far (for tests and --stats). */
 void sbx_view_counts(struct sbx_view *v, size_t *nodes, uint64_t *evicted);
+
+/* The view's kernel passthrough: whether it was negotiated (and why not),
+ * how many opens passed through of how many opens of files, and how many
+ * backing registrations failed (those files were served by the view). */
+struct sbx_view_pt_status {
+	bool on;
+	const char *why; /* static, NULL when on */
+	uint64_t opens, all, failed;
+	int last_err;
+};
+void sbx_view_passthrough(struct sbx_view *v, struct sbx_view_pt_status *out);
+
+/* Whether this kernel offers FUSE passthrough to a file system created
+ * (never mounted) for the question, and whether this process may register
+ * a backing file (root in the initial user namespace). |why| (static) says
+ * what is missing; NULL when both hold. Not thread-safe (|why|'s buffer). */
+struct sbx_pt_probe {
+	bool init_offered, backing_ok;
+	const char *why;
+};
+void sbx_pt_probe(struct sbx_pt_probe *out);
 
 /* Serves the FUSE connection |fuse_fd| (already mounted, e.g. by the child;
  * taken) on background threads. Returns 0 and *out, or -errno. */

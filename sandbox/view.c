@@ -170,6 +170,8 @@ static struct sbx_view *view_new(const struct sbx_view_config *cfg)
 	v->hidden = wd_strv_dup((char *const *)cfg->hidden, NULL);
 	v->unmarked = wd_strv_dup((char *const *)cfg->unmarked, NULL);
 	v->writable = cfg->writable ? wd_strv_dup((char *const *)cfg->writable, NULL) : NULL;
+	v->pt.fd = -1;
+	v->pt.why = "not a root run on the supervisor's own mount";
 	return v;
 }
 
@@ -194,8 +196,9 @@ static int view_set_root(struct sbx_view *v, const struct sbx_view_config *cfg)
 
 /* The FUSE session on the mounted |fuse_fd|, which it owns from then on
  * (libfuse closes it in fuse_session_destroy()); closed here when no
- * session takes it. 0, or -errno with no session left. */
-static int view_open_session(struct sbx_view *v, int fuse_fd)
+ * session takes it. 0, or -errno with no session left. With |pt| the view
+ * answers the kernel's INIT itself (view_pt.c) to negotiate passthrough. */
+static int view_open_session(struct sbx_view *v, int fuse_fd, bool pt)
 {
 	char *argv[] = {"warden-view", NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
@@ -207,6 +210,13 @@ static int view_open_session(struct sbx_view *v, int fuse_fd)
 	if (!v->se) {
 		close(fuse_fd);
 		return -ENOMEM;
+	}
+	if (pt) {
+		int rc = sbx_view_pt_mount(v, fuse_fd);
+
+		if (rc < 0)
+			fuse_session_destroy(v->se);
+		return rc;
 	}
 	/* libfuse takes an already-mounted fd as "/dev/fd/N". */
 	snprintf(dev, sizeof(dev), "/dev/fd/%d", fuse_fd);
@@ -235,7 +245,7 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 		view_free(v);
 		return rc;
 	}
-	rc = view_open_session(v, fuse_fd);
+	rc = view_open_session(v, fuse_fd, cfg->passthrough);
 	if (rc < 0) {
 		view_free(v);
 		return rc;

@@ -86,6 +86,14 @@ static int do_open(fuse_req_t req, struct vnode *n, struct fuse_file_info *fi)
 	return 0;
 }
 
+/* An open or create that reaches the reply was checked and, where it must
+ * be, decided (do_open, do_create): only regular files, and every refusal
+ * (write-protected, a review's read-only view, .warden/, a decision) is
+ * answered before. The reply may then pass the file's reads, writes and
+ * mmap straight to the backing file (view_pt.c): none of op_read,
+ * op_write_buf and the fault path decides anything that would be skipped,
+ * and flush, fsync, fallocate, lseek and release still come here with the
+ * handle the view opened. */
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	int rc = do_open(req, sbx_view_req_node(req, ino), fi);
@@ -94,8 +102,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		sbx_view_reply_err(req, -rc);
 		return;
 	}
-	sbx_view_opened(sbx_view_of_req(req), sbx_view_req_node(req, ino), 1);
-	if (fuse_reply_open(req, fi) != 0) {
+	int32_t id = sbx_view_pt_open(sbx_view_of_req(req), sbx_view_req_node(req, ino));
+
+	if (sbx_view_pt_reply_open(req, fi, id) != 0) {
 		close((int)fi->fh); /* the request was interrupted */
 		sbx_view_opened(sbx_view_of_req(req), sbx_view_req_node(req, ino), -1);
 	}
@@ -182,8 +191,9 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		sbx_view_reply_err(req, -rc);
 		return;
 	}
-	sbx_view_opened(sbx_view_of_req(req), sbx_view_req_node(req, e.ino), 1);
-	if (fuse_reply_create(req, &e, fi) != 0) {
+	int32_t id = sbx_view_pt_open(sbx_view_of_req(req), sbx_view_req_node(req, e.ino));
+
+	if (sbx_view_pt_reply_create(req, &e, fi, id) != 0) {
 		close((int)fi->fh);
 		sbx_view_opened(sbx_view_of_req(req), sbx_view_req_node(req, e.ino), -1);
 	}

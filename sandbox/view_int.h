@@ -73,6 +73,12 @@ struct vnode {
 	bool cache_known;
 	struct timespec cache_mtime;
 	off_t cache_size;
+	/* The kernel passthrough mode of its open files (view_pt.c), chosen
+	 * at the first open and kept until the last release; under
+	 * view.lock. backing_id > 0: every open passes through to it;
+	 * pt_cached: every open is served by the view. */
+	int32_t backing_id;
+	bool pt_cached;
 };
 
 /* What an identity is known as (sbx_view_ident.flags, sbx_view_node_flags()). */
@@ -128,7 +134,36 @@ struct sbx_view {
 	bool evictor_started, evict_stop;
 	atomic_bool sealed; /* set-up is over: later lookups are not pinned */
 	uint64_t evicted;   /* entries the kernel was asked to drop */
+
+	/* Kernel passthrough (view_pt.c). on and fd are set before the
+	 * session's threads start and never change; the counts are under
+	 * lock. */
+	struct {
+		bool on;	 /* negotiated at INIT */
+		int fd;		 /* the session's /dev/fuse fd, for the ioctls */
+		const char *why; /* static: why it is off */
+		uint64_t opens, all, failed;
+		int last_err; /* of the last failed backing registration */
+	} pt;
 };
+
+/* ---- view_pt.c: kernel passthrough ---------------------------------- */
+
+/* Mounts the session on |fuse_fd| (taken) and answers the kernel's INIT,
+ * with passthrough when the kernel offers it (v->pt.on). 0, or -errno when
+ * the session cannot serve. */
+int sbx_view_pt_mount(struct sbx_view *v, int fuse_fd);
+/* Counts an open of |n| (a regular file whose open was allowed) and
+ * chooses its mode: the backing id to reply with, or 0 for an open the
+ * view serves. Every open counted is ended by sbx_view_opened(-1). */
+int32_t sbx_view_pt_open(struct sbx_view *v, struct vnode *n);
+/* Drops |n|'s backing id; with v->lock held, at its last release. */
+void sbx_view_pt_close_id(struct sbx_view *v, struct vnode *n);
+/* fuse_reply_open() / fuse_reply_create(), passing through to |id| when
+ * it is > 0. */
+int sbx_view_pt_reply_open(fuse_req_t req, const struct fuse_file_info *fi, int32_t id);
+int sbx_view_pt_reply_create(fuse_req_t req, const struct fuse_entry_param *e,
+			     const struct fuse_file_info *fi, int32_t id);
 
 /* ---- view.c: inode table and paths ---------------------------------- */
 

@@ -263,8 +263,8 @@ void sbx_view_opened(struct sbx_view *v, struct vnode *n, int delta)
 	pthread_mutex_lock(&v->lock);
 	if (delta > 0)
 		n->opens++;
-	else if (n->opens)
-		n->opens--;
+	else if (n->opens && --n->opens == 0)
+		sbx_view_pt_close_id(v, n);
 	pthread_mutex_unlock(&v->lock);
 }
 

@@ -250,6 +250,29 @@ static void view_mechanism(const char *project, const struct pol_config *c)
 	sbx_split_free(s);
 }
 
+/* Whether the view's reads and writes of open files pass through the
+ * kernel (view_pt.c), from a probe file system made for the question, as
+ * the run negotiates it: root runs only. */
+static void view_passthrough(void)
+{
+	const char *name = "view reads (FUSE passthrough)";
+	struct sbx_pt_probe pr;
+
+	if (sbx_needs_userns()) {
+		printf("warn  %-34s off: not a root run\n", name);
+		printf("      -> reads of files in the view's FUSE part each go through the "
+		       "view; registering backing files needs CAP_SYS_ADMIN (sudo warden)\n");
+		return;
+	}
+	sbx_pt_probe(&pr);
+	if (pr.init_offered && pr.backing_ok)
+		printf("ok    %-34s on: reads, writes and mmap of open files go straight to "
+		       "the file\n",
+		       name);
+	else
+		printf("warn  %-34s off: %s\n", name, pr.why);
+}
+
 int sup_cmd_doctor(int argc, char **argv)
 {
 	const char *agent = NULL;
@@ -309,6 +332,7 @@ int sup_cmd_doctor(int argc, char **argv)
 	struct pol_config *c = NULL;
 	if (sup_config_load(cfg, true, &c) == 0) {
 		view_mechanism(project, c);
+		view_passthrough();
 		sup_sockets_describe(c, stdout);
 		pol_config_free(c);
 	} else {

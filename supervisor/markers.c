@@ -53,6 +53,9 @@ int sup_start_view(void *arg, int fuse_fd)
 		.decide_arg = r,
 		.threads = 0,
 		.fd_budget = view_budget(r),
+		/* As root spawn made the mount itself (fsopen) in the initial
+		 * user namespace, and its INIT waits on fuse_fd. */
+		.passthrough = !sbx_needs_userns(),
 	};
 	r->backing_fd = -1; /* the view owns it now, even on failure */
 	return sbx_view_start(&vc, fuse_fd, &r->view);

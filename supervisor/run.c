@@ -797,6 +797,18 @@ static void print_stats(const struct sup_run *r)
 		"  view: %zu objects held at exit, %llu entries dropped to stay within its "
 		"descriptors\n",
 		nodes, (unsigned long long)evicted);
+	struct sbx_view_pt_status pt;
+	sbx_view_passthrough(r->view, &pt);
+	if (pt.on)
+		fprintf(stderr,
+			"  view passthrough: %llu of %llu opens of files passed through; %llu "
+			"files served by the view%s%s\n",
+			(unsigned long long)pt.opens, (unsigned long long)pt.all,
+			(unsigned long long)pt.failed,
+			pt.failed ? ", their backing registration failed: " : "",
+			pt.failed ? strerror(pt.last_err) : "");
+	else
+		fprintf(stderr, "  view passthrough: off (%s)\n", pt.why);
 	if (r->fan) {
 		struct sbx_fan_counts c;
 		sbx_fan_counts(r->fan, &c);

@@ -455,6 +455,41 @@ static void test_split_git_objects_fast_git_not(void **state)
 	wt_result_free(&r);
 }
 
+/* ---- the FUSE part's kernel passthrough ------------------------------------ */
+
+/* How many opens --stats says passed through to the kernel, or -1 when it
+ * prints no passthrough count. */
+static long passed_through(const struct wt_result *r)
+{
+	const char *at = r->err ? strstr(r->err, "view passthrough: ") : NULL;
+	unsigned long long n;
+	if (!at || sscanf(at, "view passthrough: %llu of", &n) != 1)
+		return -1;
+	return (long)n;
+}
+
+/* A root run passes the FUSE part's reads through to the kernel: a file in
+ * the project's root reads right and --stats counts the opens, in the
+ * split view and with --view fuse, so a run where passthrough is silently
+ * off fails here. The agent's .env open is still refused. */
+static void test_split_fuse_part_passes_through(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->proj, ".env", "API_KEY=" SECRET "\n");
+	const char *script = SHOW "test \"$(cat README.md)\" = '# split view escapes' && echo "
+				  "READ-OK; cat src/a.txt >/dev/null; show .env; " WAIT(1);
+	const char *const views[][3] = {{NULL}, {"--view", "fuse", NULL}};
+	for (size_t i = 0; i < WD_ARRAY_SIZE(views); i++) {
+		struct wt_result r = {0};
+		run_steps(f, views[i][0] ? views[i] : NULL, script, 1, no_user, &r);
+		assert_true(said(&r, "READ-OK"));
+		assert_no_secret(&r);
+		assert_true(passed_through(&r) > 0);
+		wt_result_free(&r);
+	}
+	assert_refused(f, ".env");
+}
+
 /* ---- --view and WARDEN_VIEW ------------------------------------------------- */
 
 /* One short run with |view| (NULL: no --view) and WARDEN_VIEW=|env| (NULL:
@@ -528,6 +563,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_split_git_objects_fast_git_not, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_split_view_option, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_split_fuse_part_passes_through, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

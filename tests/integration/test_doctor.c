@@ -196,6 +196,27 @@ static void test_doctor_names_the_view_mechanism(void **state)
 	free(proj);
 }
 
+/* doctor says whether the view's reads pass through the kernel: on as
+ * root where the kernel offers it (else why not), off without root. */
+static void test_doctor_says_whether_reads_pass_through(void **state)
+{
+	(void)state;
+	char *proj = new_project();
+	struct wt_result doc = {0}, user = {0};
+	wt_warden(proj, &doc, "doctor", NULL);
+	const char *line = strstr(doc.out, "view reads (FUSE passthrough)      ");
+	assert_non_null(line);
+	if (!strstr(line, "the kernel does not offer FUSE passthrough"))
+		assert_non_null(strstr(doc.out, "ok    view reads (FUSE passthrough)      on: "));
+	as_nobody(proj, 0666, &user, "doctor", NULL);
+	assert_non_null(strstr(user.out, "warn  view reads (FUSE passthrough)      off: not a "
+					 "root run"));
+	wt_result_free(&doc);
+	wt_result_free(&user);
+	wt_rmtree(proj);
+	free(proj);
+}
+
 int main(void)
 {
 	wt_require_sandbox();
@@ -207,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_doctor_root_probes_what_run_makes),
 		cmocka_unit_test(test_doctor_lists_network_entries),
 		cmocka_unit_test(test_doctor_names_the_view_mechanism),
+		cmocka_unit_test(test_doctor_says_whether_reads_pass_through),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	wt_rmtree(g_dir);

@@ -84,6 +84,7 @@ int find_record(const char *path)
 /* ---- the fixture ------------------------------------------------------ */
 
 static bool g_read_only;
+static bool g_passthrough;
 static size_t g_fd_budget; /* 0: the view's default */
 static const char *const g_hidden[] = {".warden/audit.db", ".warden/audit.db-wal",
 				       ".warden/audit.db-shm", NULL};
@@ -121,6 +122,7 @@ static int setup_common(void **state)
 	cfg.decide = decide;
 	cfg.threads = 4;
 	cfg.fd_budget = g_fd_budget;
+	cfg.passthrough = g_passthrough;
 	int fuse_fd = sbx_fuse_mount(f->dir, 0, 0);
 
 	assert_true(fuse_fd >= 0);
@@ -142,6 +144,7 @@ static int setup_common(void **state)
 int setup(void **state)
 {
 	g_read_only = false;
+	g_passthrough = false;
 	g_fd_budget = 0;
 	return setup_common(state);
 }
@@ -149,6 +152,7 @@ int setup(void **state)
 int setup_small_budget(void **state)
 {
 	g_read_only = false;
+	g_passthrough = false;
 	g_fd_budget = 200;
 	return setup_common(state);
 }
@@ -156,6 +160,23 @@ int setup_small_budget(void **state)
 int setup_ro(void **state)
 {
 	g_read_only = true;
+	g_passthrough = false;
+	g_fd_budget = 0;
+	return setup_common(state);
+}
+
+int setup_pt(void **state)
+{
+	g_read_only = false;
+	g_passthrough = true;
+	g_fd_budget = 0;
+	return setup_common(state);
+}
+
+int setup_pt_ro(void **state)
+{
+	g_read_only = true;
+	g_passthrough = true;
 	g_fd_budget = 0;
 	return setup_common(state);
 }

@@ -54,6 +54,9 @@ void put_real(struct fx *f, const char *name, const char *text);
 int setup(void **state);
 int setup_small_budget(void **state);
 int setup_ro(void **state);
+/* The same with kernel passthrough asked for (read-write, read-only). */
+int setup_pt(void **state);
+int setup_pt_ro(void **state);
 int teardown(void **state);
 
 /* Starts `sh -c |cmd|` in |dir|; its pid. */
