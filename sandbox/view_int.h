@@ -128,6 +128,11 @@ struct sbx_view {
 	bool evictor_started, evict_stop;
 	atomic_bool sealed; /* set-up is over: later lookups are not pinned */
 	uint64_t evicted;   /* entries the kernel was asked to drop */
+
+	/* Told of each directory made through the view (sbx_view_on_made_dir);
+	 * under lock. */
+	sbx_view_made_dir_fn made_dir;
+	void *made_dir_arg;
 };
 
 /* ---- view.c: inode table and paths ---------------------------------- */
