@@ -241,9 +241,11 @@ struct sbx_emul {
 	int root_fd;
 	char **writable;  /* NULL: no Landlock */
 	int host_proc_fd; /* the host's /proc, opened before any setns */
-	uint64_t *fast_mnt;
-	char **fast_rel;
-	size_t nfast;
+	/* The split view: calls are resolved and fast ones decided here
+	 * (perform_split), the fast list grows with the binder's mounts. */
+	bool split;
+	struct sbx_emul_fast fast;
+	struct sbx_emul_binder *binder; /* NULL: no directory is bound later */
 	char *project;
 	const struct pol_config *policy;
 	struct sbx_view *view;
@@ -380,17 +382,12 @@ static void side_free(struct side *s)
 	free(s->prel);
 }
 
-static bool is_fast_mount(const struct sbx_emul *e, int fd, size_t *which)
+static bool is_fast_mount(struct sbx_emul *e, int fd)
 {
 	struct statx sx;
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
 		return false;
-	for (size_t i = 0; i < e->nfast; i++)
-		if (e->fast_mnt[i] == sx.stx_mnt_id) {
-			*which = i;
-			return true;
-		}
-	return false;
+	return sbx_emul_fast_has(&e->fast, sx.stx_mnt_id);
 }
 
 /* The project-relative path of |fd| (+ "/" |last|), as the kernel names it
@@ -416,7 +413,7 @@ static char *rel_of(const struct sbx_emul *e, int fd, const char *last)
  * parent from |dirfd| as the calling (agent-made) thread. False when the
  * name has no separate last component ("/", "", ".", ".."): the call is
  * then made as it came, and the kernel refuses it. */
-static bool resolve_side(const struct sbx_emul *e, const char *path, int dirfd, struct side *s)
+static bool resolve_side(struct sbx_emul *e, const char *path, int dirfd, struct side *s)
 {
 	*s = (struct side){.pfd = -1, .ofd = -1};
 	if (!path)
@@ -439,8 +436,7 @@ static bool resolve_side(const struct sbx_emul *e, const char *path, int dirfd, 
 		return false;
 	}
 	s->last = wd_strdup(path + j);
-	size_t which;
-	s->fast = is_fast_mount(e, s->pfd, &which);
+	s->fast = is_fast_mount(e, s->pfd);
 	s->have = fstatat(s->pfd, lastname, &s->st, AT_SYMLINK_NOFOLLOW) == 0;
 	s->rel = rel_of(e, s->pfd, lastname);
 	s->prel = rel_of(e, s->pfd, NULL);
@@ -461,13 +457,12 @@ static bool follows(const struct sbx_fs_event *ev)
 	       (ev->op == SBX_FS_LINK && (ev->flags & AT_SYMLINK_FOLLOW));
 }
 
-static int follow_side(const struct sbx_emul *e, struct side *s)
+static int follow_side(struct sbx_emul *e, struct side *s)
 {
 	s->ofd = openat(s->pfd, s->last, O_PATH | O_CLOEXEC);
 	if (s->ofd < 0)
 		return -errno;
-	size_t which;
-	s->fast = is_fast_mount(e, s->ofd, &which);
+	s->fast = is_fast_mount(e, s->ofd);
 	s->have = fstat(s->ofd, &s->st) == 0;
 	free(s->rel);
 	s->rel = rel_of(e, s->ofd, NULL);
@@ -580,10 +575,9 @@ static int detach_fast_root(struct sbx_emul *e, const struct sbx_fs_event *ev, c
 	wd_autofree char *name = wd_strndup(a->last, n);
 	wd_autoclose int fd = openat(a->pfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
 	struct statx sx;
-	size_t which;
 	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 ||
 	    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
-	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || !is_fast_mount(e, fd, &which))
+	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || !is_fast_mount(e, fd))
 		return 0;
 	/* The detacher (emul_aux.c) unmounts exactly this descriptor's
 	 * mount: see there why a rename meanwhile cannot change which. */
@@ -774,7 +768,7 @@ static void *worker(void *p)
 		/* A caller killed while its call waited is not acted for. */
 		if (sbx_notify_id_valid(e->notify_fd, ev->id)) {
 			atomic_store(&slots[wa.slot].acting_for, ev->pid);
-			long r = e->nfast ? perform_split(e, ev) : perform(ev);
+			long r = e->split ? perform_split(e, ev) : perform(ev);
 			atomic_store(&slots[wa.slot].acting_for, 0);
 			atomic_fetch_add(r < 0 ? &e->refused : &e->performed, 1);
 			sbx_notify_answer(e->notify_fd, ev->id, r);
@@ -842,8 +836,8 @@ static void emul_free(struct sbx_emul *e)
 		close(e->mntns_fd);
 	if (e->host_proc_fd >= 0)
 		close(e->host_proc_fd);
-	free(e->fast_mnt);
-	wd_strv_free(e->fast_rel);
+	sbx_emul_binder_free(e->binder);
+	sbx_emul_fast_free(&e->fast);
 	free(e->project);
 	pthread_mutex_destroy(&e->lock);
 	pthread_cond_destroy(&e->more);
@@ -861,7 +855,9 @@ void sbx_emul_stop(struct sbx_emul *e)
 	pthread_mutex_unlock(&e->lock);
 	for (unsigned i = 0; i < e->nworkers; i++)
 		pthread_join(e->threads[i], NULL);
-	/* After the workers: no call waits on them. */
+	/* After the workers: no call waits on them; the binder's last
+	 * attach is done. */
+	sbx_emul_binder_stop(e->binder);
 	sbx_emul_aux_stop(e->detacher);
 	sbx_emul_aux_stop(e->backer);
 	emul_free(e);
@@ -875,6 +871,25 @@ static bool project_writable(const struct sbx_emul *e)
 		if (wd_path_within(e->project, e->writable[i]))
 			return true;
 	return false;
+}
+
+/* The binder, when directories made later may be bound: a fanotify group
+ * to mark them, a detacher to attach them and a run that may write (a
+ * review run makes no directory). It gets its own copy of |backing_fd|. */
+static void start_binder(struct sbx_emul *e, const struct sbx_emul_config *cfg, int backing_fd)
+{
+	if (!cfg->fan || !e->detacher || backing_fd < 0)
+		return;
+	struct sbx_emul_binder_config bc = {
+		.fast = &e->fast,
+		.detacher = e->detacher,
+		.fan = cfg->fan,
+		.backing_fd = fcntl(backing_fd, F_DUPFD_CLOEXEC, 0),
+		.policy = cfg->policy,
+		.keep = cfg->split_keep,
+	};
+	if (bc.backing_fd >= 0)
+		(void)sbx_emul_binder_start(&bc, &e->binder);
 }
 
 int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
@@ -894,15 +909,10 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 	if (cfg->writable)
 		e->writable = wd_strv_dup(cfg->writable, NULL);
 	e->host_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cfg->nfast) {
-		e->nfast = cfg->nfast;
-		e->fast_mnt = wd_calloc(cfg->nfast, sizeof(uint64_t));
-		e->fast_rel = wd_calloc(cfg->nfast + 1, sizeof(char *));
-		for (size_t i = 0; i < cfg->nfast; i++) {
-			e->fast_mnt[i] = cfg->fast[i].mnt_id;
-			e->fast_rel[i] = wd_strdup(cfg->fast[i].rel);
-		}
-	}
+	sbx_emul_fast_init(&e->fast);
+	for (size_t i = 0; i < cfg->nfast; i++)
+		(void)sbx_emul_fast_add(&e->fast, cfg->fast[i].mnt_id, cfg->fast[i].rel);
+	e->split = cfg->nfast > 0 || cfg->fan;
 	e->project = cfg->project ? wd_strdup(cfg->project) : NULL;
 	e->policy = cfg->policy;
 	e->view = cfg->view;
@@ -920,12 +930,14 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 		emul_free(e);
 		return rc;
 	}
-	/* Without a detacher, a fast root stays busy (EBUSY); without a
-	 * backer, a rename between fast subtrees stays EXDEV. */
-	if (e->nfast)
-		(void)sbx_emul_detacher_start(e->mntns_fd, e->root_fd, e->host_proc_fd,
+	/* Without a detacher, a fast root stays busy (EBUSY) and no
+	 * directory made later is bound; without a backer, a rename between
+	 * fast subtrees stays EXDEV. */
+	if (e->split)
+		(void)sbx_emul_detacher_start(e->mntns_fd, e->root_fd, e->host_proc_fd, e->project,
 					      &e->detacher);
-	if (e->nfast && backing_fd >= 0 && project_writable(e))
+	start_binder(e, cfg, backing_fd);
+	if (e->split && backing_fd >= 0 && project_writable(e))
 		(void)sbx_emul_backer_start(&e->creds, backing_fd, &e->backer);
 	else if (backing_fd >= 0)
 		close(backing_fd);
@@ -961,4 +973,17 @@ void sbx_emul_counts(struct sbx_emul *e, struct sbx_emul_counts *c)
 	c->failed = atomic_load(&e->refused);
 	c->overflow = atomic_load(&e->overflow);
 	c->decided = atomic_load(&e->decided);
+	sbx_emul_binder_counts(e->binder, &c->bound, &c->bind_failed);
+}
+
+void sbx_emul_made_dir(struct sbx_emul *e, const char *rel, dev_t dev, ino_t ino)
+{
+	if (e)
+		sbx_emul_binder_queue(e->binder, rel, dev, ino);
+}
+
+void sbx_emul_stop_binding(struct sbx_emul *e)
+{
+	if (e)
+		sbx_emul_binder_stop(e->binder);
 }

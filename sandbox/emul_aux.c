@@ -4,7 +4,8 @@
  *
  * - the detacher unmounts a fast root before a call that would find it
  *   busy (it needs CAP_SYS_ADMIN and no Landlock domain, which the workers
- *   do not have);
+ *   do not have), and attaches the binder's new fast subtrees (it is in
+ *   the sandbox's mount namespace, which the binder is not);
  * - the backer makes a rename or link between two fast subtrees on the
  *   backing tree (it needs no Landlock domain and the supervisor's mount
  *   namespace, which the workers do not have).
@@ -13,9 +14,11 @@
 #include "jail_int.h"
 
 #include "common.h"
+#include "policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <sched.h>
@@ -23,6 +26,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -42,8 +46,12 @@ struct sbx_emul_aux {
 	int (*init)(struct sbx_emul_aux *h); /* on the thread, once: 0 or -errno */
 	long (*act)(struct sbx_emul_aux *h, const void *req);
 	long refused; /* the answer when init failed */
-	/* the detacher's */
+	/* the detacher's; |view_fd| (the project's view root, O_PATH) and
+	 * |view_dev| are its own, opened once it is in the sandbox */
 	int mntns_fd, root_fd, host_proc_fd;
+	char *project;
+	int view_fd;
+	dev_t view_dev;
 	/* the backer's */
 	const struct sbx_creds *creds; /* during init only */
 	int backing_fd;
@@ -131,6 +139,9 @@ void sbx_emul_aux_stop(struct sbx_emul_aux *h)
 	pthread_join(h->thread, NULL);
 	if (h->backing_fd >= 0)
 		close(h->backing_fd);
+	if (h->view_fd >= 0)
+		close(h->view_fd);
+	free(h->project);
 	pthread_mutex_destroy(&h->one);
 	pthread_mutex_destroy(&h->mu);
 	pthread_cond_destroy(&h->cv);
@@ -157,25 +168,128 @@ void sbx_emul_aux_stop(struct sbx_emul_aux *h)
  * unmount anything else (a hidden place's mount, say).
  * --------------------------------------------------------------------- */
 
+/* The detacher's two acts. */
+struct detacher_req {
+	int fd;			   /* detach: the worker's descriptor of the root */
+	struct sbx_emul_attach *a; /* attach, else NULL */
+};
+
 static int detacher_init(struct sbx_emul_aux *h)
 {
-	return unshare(CLONE_FS) == 0 && setns(h->mntns_fd, CLONE_NEWNS) == 0 &&
-			       fchdir(h->root_fd) == 0 && chroot(".") == 0
-		       ? 0
-		       : -errno;
+	if (unshare(CLONE_FS) < 0 || setns(h->mntns_fd, CLONE_NEWNS) < 0 ||
+	    fchdir(h->root_fd) < 0 || chroot(".") < 0)
+		return -errno;
+	/* The project's view: the top mount at the project's path, opened
+	 * before the agent runs (the emulation starts before its first exec
+	 * is answered). Without it the detacher still detaches; nothing is
+	 * attached. */
+	struct stat st;
+	if (h->project) {
+		h->view_fd = open(h->project, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (h->view_fd >= 0 && fstat(h->view_fd, &st) == 0)
+			h->view_dev = st.st_dev;
+		else
+			wd_close(&h->view_fd);
+	}
+	return 0;
 }
 
-static long detacher_act(struct sbx_emul_aux *h, const void *req)
+/* Unmounts the mount whose root the caller's |fd| is, through the host's
+ * /proc/thread-self/fd/N of this process's table (shared by every thread),
+ * so exactly that mount. */
+static int unmount_fd(struct sbx_emul_aux *h, int fd)
 {
-	int fd = *(const int *)req;
 	char link[64];
-	/* The worker's descriptor, through this process's table (shared by
-	 * every thread). */
 	snprintf(link, sizeof(link), "thread-self/fd/%d", fd);
 	return fchdir(h->host_proc_fd) == 0 && umount2(link, MNT_DETACH) == 0 ? 0 : -errno;
 }
 
-int sbx_emul_detacher_start(int mntns_fd, int root_fd, int host_proc_fd, struct sbx_emul_aux **out)
+/* The project-relative place of the mount |fd| is the root of, as this
+ * thread (the sandbox's root and namespace) names it, or NULL when it is
+ * not below the project. */
+static char *place_of(struct sbx_emul_aux *h, int fd)
+{
+	char link[64], buf[PATH_MAX];
+	snprintf(link, sizeof(link), "thread-self/fd/%d", fd);
+	ssize_t len = readlinkat(h->host_proc_fd, link, buf, sizeof(buf) - 1);
+	if (len <= 0)
+		return NULL;
+	buf[len] = '\0';
+	size_t pl = strlen(h->project);
+	if (strncmp(buf, h->project, pl) != 0 || buf[pl] != '/' || !buf[pl + 1])
+		return NULL;
+	return wd_strdup(buf + pl + 1);
+}
+
+/*
+ * The attach of a directory made during the session (the binder made the
+ * detached copy, marked it, and checked it is the backing directory the
+ * view made). The target is resolved from the view's root without
+ * following a symlink and without crossing a mount (RESOLVE_NO_XDEV): a
+ * name whose parent became fast meanwhile, or that reaches a hidden
+ * place's mount, is not the view's and is left alone. It must be a
+ * directory of the view with the backing directory's inode number. The
+ * mount is attached on THAT descriptor, so a rename after the check moves
+ * nothing: the mount lands on the very directory checked, wherever it is
+ * now. Its place is then read back; a directory renamed meanwhile to a
+ * name the start walk would not have bound is unmounted at once.
+ *
+ * Why the window between the attach and that second look (or a race
+ * around it) gives the agent nothing: every open in a fast mount is
+ * decided by fanotify (marked before this attach) by the file's identity
+ * and its CURRENT name, with the view's rules, so a file reached under
+ * a sensitive or control name there is decided as through the view;
+ * every name change there is trapped and decided by the emulation with
+ * the view's rules (the mount is published in the fast list before it is
+ * attached); a rename or link between it and the FUSE part is EXDEV. So
+ * the only objects in a new mount are ones made in it (each open decided
+ * at its name) or ones already decided. What is weaker than the FUSE view
+ * there is what is weaker in any fast subtree: chmod, chown and utimes of
+ * a sensitive file made in it are the kernel's to check, not decided.
+ */
+static long attach(struct sbx_emul_aux *h, struct sbx_emul_attach *a)
+{
+	if (h->view_fd < 0)
+		return -ENOENT;
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+	wd_autoclose int t = (int)syscall(SYS_openat2, h->view_fd, a->rel, &how, sizeof(how));
+	struct stat st;
+	if (t < 0 || fstat(t, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_dev != h->view_dev ||
+	    st.st_ino != a->ino)
+		/* ENOENT: the view's reply to the mkdir may not have reached
+		 * the kernel yet (its dentry is negative until then); else the
+		 * name is in a fast mount already, or not that directory now. */
+		return t < 0 && errno == ENOENT ? -EAGAIN : 1;
+	int rc = sbx_emul_fast_add(a->fast, a->mnt, a->rel);
+	if (rc < 0)
+		return rc;
+	if (syscall(SYS_move_mount, a->mnt_fd, "", t, "",
+		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return -errno;
+	bool sens, ctl;
+	a->now = place_of(h, a->mnt_fd);
+	if (!a->now || sbx_split_entry_named(a->policy, a->keep, a->now, &sens, &ctl)) {
+		free(a->now);
+		a->now = NULL;
+		rc = unmount_fd(h, a->mnt_fd);
+		/* Not unmounted is still decided as fast (above); say so. */
+		return rc < 0 ? rc : -EACCES;
+	}
+	return 0;
+}
+
+static long detacher_act(struct sbx_emul_aux *h, const void *req)
+{
+	const struct detacher_req *q = req;
+	return q->a ? attach(h, q->a) : unmount_fd(h, q->fd);
+}
+
+int sbx_emul_detacher_start(int mntns_fd, int root_fd, int host_proc_fd, const char *project,
+			    struct sbx_emul_aux **out)
 {
 	struct sbx_emul_aux *h = wd_calloc(1, sizeof(*h));
 	*h = (struct sbx_emul_aux){.init = detacher_init,
@@ -184,9 +298,12 @@ int sbx_emul_detacher_start(int mntns_fd, int root_fd, int host_proc_fd, struct 
 				   .mntns_fd = mntns_fd,
 				   .root_fd = root_fd,
 				   .host_proc_fd = host_proc_fd,
+				   .project = project ? wd_strdup(project) : NULL,
+				   .view_fd = -1,
 				   .backing_fd = -1};
 	int rc = aux_start(h);
 	if (rc < 0) {
+		free(h->project);
 		free(h);
 		return rc;
 	}
@@ -196,7 +313,14 @@ int sbx_emul_detacher_start(int mntns_fd, int root_fd, int host_proc_fd, struct 
 
 int sbx_emul_detach(struct sbx_emul_aux *h, int fd)
 {
-	return h ? (int)aux_call(h, &fd) : -EBUSY;
+	struct detacher_req q = {.fd = fd};
+	return h ? (int)aux_call(h, &q) : -EBUSY;
+}
+
+int sbx_emul_attach(struct sbx_emul_aux *h, struct sbx_emul_attach *a)
+{
+	struct detacher_req q = {.fd = -1, .a = a};
+	return h ? (int)aux_call(h, &q) : -ENOSYS;
 }
 
 /* ---------------------------------------------------------------------
@@ -330,6 +454,7 @@ int sbx_emul_backer_start(const struct sbx_creds *c, int backing_fd, struct sbx_
 				   .mntns_fd = -1,
 				   .root_fd = -1,
 				   .host_proc_fd = -1,
+				   .view_fd = -1,
 				   .creds = c,
 				   .backing_fd = backing_fd};
 	int rc = aux_start(h);

@@ -103,6 +103,11 @@ struct sbx_fan {
 	int ino_fd;
 	struct fan_watch *watches;
 	size_t nwatches, capwatches;
+	/* Fast subtrees bound during the session, for the watcher to take
+	 * (sbx_fan_watch_dir): under |lock|, |more_efd| wakes it. */
+	char **bound;
+	size_t nbound;
+	int more_efd;
 
 	pthread_mutex_t lock; /* the queue and the worker counts */
 	pthread_cond_t cond;  /* work queued, or a worker gone */
@@ -601,6 +606,25 @@ static void on_watch_event(struct sbx_fan *f, const struct inotify_event *e)
 		settle_file(f, rel, sens, ctl);
 }
 
+/* Watches the fast subtrees bound since the last call. */
+static void take_bound(struct sbx_fan *f)
+{
+	uint64_t v;
+	(void)!read(f->more_efd, &v, sizeof(v));
+	pthread_mutex_lock(&f->lock);
+	char **bound = f->bound;
+	size_t n = f->nbound;
+	f->bound = NULL;
+	f->nbound = 0;
+	pthread_mutex_unlock(&f->lock);
+	for (size_t i = 0; i < n; i++) {
+		if (!atomic_load(&f->stopping))
+			settle_dir(f, bound[i], false, false, 0);
+		free(bound[i]);
+	}
+	free(bound);
+}
+
 static void *watcher_main(void *arg)
 {
 	struct sbx_fan *f = arg;
@@ -608,13 +632,16 @@ static void *watcher_main(void *arg)
 		settle_dir(f, f->fast[i], false, false, 0);
 	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
 	while (!atomic_load(&f->stopping)) {
-		struct pollfd p[2] = {{.fd = f->ino_fd, .events = POLLIN},
-				      {.fd = f->stop_efd, .events = POLLIN}};
-		int n = poll(p, 2, -1);
+		struct pollfd p[3] = {{.fd = f->ino_fd, .events = POLLIN},
+				      {.fd = f->stop_efd, .events = POLLIN},
+				      {.fd = f->more_efd, .events = POLLIN}};
+		int n = poll(p, 3, -1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 || (p[1].revents & POLLIN))
 			break;
+		if (p[2].revents & POLLIN)
+			take_bound(f);
 		ssize_t len;
 		while ((len = read(f->ino_fd, buf, sizeof(buf))) > 0) {
 			for (char *q = buf; q < buf + len;) {
@@ -648,8 +675,9 @@ int sbx_fan_new(const struct sbx_fan_config *cfg, struct sbx_fan **out)
 	f->group = g;
 	f->ino_fd = -1;
 	f->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	f->more_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	f->backing_fd = fcntl(cfg->backing_fd, F_DUPFD_CLOEXEC, 3);
-	if (f->stop_efd < 0 || f->backing_fd < 0) {
+	if (f->stop_efd < 0 || f->more_efd < 0 || f->backing_fd < 0) {
 		int e = errno;
 		sbx_fan_stop(f);
 		return e ? -e : -EIO;
@@ -689,8 +717,21 @@ int sbx_fan_mark_mount(struct sbx_fan *f, int mnt_fd)
 	if (fanotify_mark(f->group, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_PERM_MASK, AT_FDCWD, proc) <
 	    0)
 		return -errno;
-	f->fast_subtrees++;
+	/* The start's mounts (marked before the listener starts, on the
+	 * spawning thread); the binder counts its own. */
+	if (!f->reader_started)
+		f->fast_subtrees++;
 	return 0;
+}
+
+void sbx_fan_watch_dir(struct sbx_fan *f, const char *rel)
+{
+	pthread_mutex_lock(&f->lock);
+	f->bound = wd_realloc(f->bound, (f->nbound + 1) * sizeof(*f->bound));
+	f->bound[f->nbound++] = wd_strdup(rel);
+	pthread_mutex_unlock(&f->lock);
+	uint64_t one = 1;
+	(void)!write(f->more_efd, &one, sizeof(one));
 }
 
 int sbx_fan_start(struct sbx_fan *f, struct sbx_view *view)
@@ -791,6 +832,10 @@ void sbx_fan_stop(struct sbx_fan *f)
 	if (closing)
 		pthread_join(closer, NULL);
 	wd_close(&f->stop_efd);
+	wd_close(&f->more_efd);
+	for (size_t i = 0; i < f->nbound; i++)
+		free(f->bound[i]);
+	free(f->bound);
 	wd_close(&f->backing_fd);
 	for (size_t i = 0; i < f->nfast; i++)
 		free(f->fast[i]);

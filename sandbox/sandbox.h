@@ -94,6 +94,15 @@ struct sbx_view_config {
 	bool passthrough;
 };
 
+/* Told by the project's view after a mkdir through it succeeded: the new
+ * directory's project-relative |path| (borrowed for the call) and its
+ * identity. Called on a FUSE worker while the request waits for its
+ * reply: it must neither block nor reach the view. */
+typedef void (*sbx_view_made_dir_fn)(void *arg, const char *path, dev_t dev, ino_t ino);
+/* Sets (or, with NULL, clears) the view's mkdir hook; |arg| is borrowed
+ * until the view stops or the hook is cleared. */
+void sbx_view_on_made_dir(struct sbx_view *v, sbx_view_made_dir_fn fn, void *arg);
+
 /* The sandbox is set up (its mounts on entries of the view are made):
  * entries looked up from now on may be evicted; the ones looked up before
  * (a mount may sit on them) never are. */
@@ -700,6 +709,13 @@ struct sbx_split_walk_config {
  * 0 and *out, or -errno. */
 int sbx_split_walk(const struct sbx_split_walk_config *cfg, struct sbx_split **out);
 void sbx_split_free(struct sbx_split *s);
+/* The start walk's test of one entry at project-relative |path|: whether
+ * it is sensitive (*sens), a control file (*ctl), write-protected, or one
+ * of |keep| or on the way to one; any of them keeps its directory FUSE.
+ * A directory made during the session is bound only when this is false
+ * (emul_bind.c). */
+bool sbx_split_entry_named(const struct pol_config *pol, const char *const *keep, const char *path,
+			   bool *sens, bool *ctl);
 
 /* Whether the split view can run for this project (root in the initial
  * user namespace, fanotify permission events, evictable marks on its
@@ -739,6 +755,9 @@ int sbx_fan_group_fd(const struct sbx_fan *f);
 /* Marks the detached mount |mnt_fd| (OPEN_TREE_CLONE) for permission
  * events. 0 or -errno. */
 int sbx_fan_mark_mount(struct sbx_fan *f, int mnt_fd);
+/* A fast subtree bound during the session at project-relative |rel|
+ * (copied): the watcher watches its directories. Never blocks. */
+void sbx_fan_watch_dir(struct sbx_fan *f, const char *rel);
 /* Starts the listener and the pre-marking walk, once the sandbox exists:
  * |view| is the project's FUSE view, whose identity table both share. */
 int sbx_fan_start(struct sbx_fan *f, struct sbx_view *view);
@@ -819,6 +838,13 @@ struct sbx_emul_config {
 	 * across_fast). -1 for review runs, whose fast mounts are read-only.
 	 * Set it explicitly: 0 is a descriptor. */
 	int backing_fd;
+	/* The split view's listener (borrowed, NULL: none): with it and a
+	 * |backing_fd|, a directory the project's view makes during the
+	 * session (sbx_emul_made_dir) is bound as a new fast subtree, marked
+	 * in its group, unless its name is one the start walk keeps FUSE
+	 * (sbx_split_entry_named with |split_keep|, copied). */
+	struct sbx_fan *fan;
+	const char *const *split_keep;
 	unsigned workers;   /* threads performing calls, at most (0: 16) */
 	unsigned queue_max; /* calls waiting for a worker (0: 1024) */
 };
@@ -838,8 +864,17 @@ void sbx_emul_stop(struct sbx_emul *e);
 
 struct sbx_emul_counts {
 	uint64_t performed, failed, overflow, decided;
+	uint64_t bound, bind_failed; /* directories made later, bound or left FUSE */
 };
 void sbx_emul_counts(struct sbx_emul *e, struct sbx_emul_counts *c);
+
+/* The project's view made the directory |rel| (dev, ino): queued to be
+ * bound as a fast subtree (emul_bind.c). Never blocks: a view's mkdir
+ * hook (sbx_view_made_dir_fn). Safe with NULL. */
+void sbx_emul_made_dir(struct sbx_emul *e, const char *rel, dev_t dev, ino_t ino);
+/* No more binds: call before the listener stops (the binder marks mounts
+ * in its group). Safe with NULL. */
+void sbx_emul_stop_binding(struct sbx_emul *e);
 
 /* The agent thread an emulation worker |tid| acts for right now, or 0:
  * a FUSE request made by a worker is the agent's. */

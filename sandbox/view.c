@@ -268,6 +268,14 @@ int sbx_view_start(const struct sbx_view_config *cfg, int fuse_fd, struct sbx_vi
 	return 0;
 }
 
+void sbx_view_on_made_dir(struct sbx_view *v, sbx_view_made_dir_fn fn, void *arg)
+{
+	pthread_mutex_lock(&v->lock);
+	v->made_dir = fn;
+	v->made_dir_arg = arg;
+	pthread_mutex_unlock(&v->lock);
+}
+
 void sbx_view_stop(struct sbx_view *v)
 {
 	if (!v)

@@ -145,6 +145,10 @@ struct sbx_view {
 		uint64_t opens, all, failed;
 		int last_err; /* of the last failed backing registration */
 	} pt;
+	/* Told of each directory made through the view (sbx_view_on_made_dir);
+	 * under lock. */
+	sbx_view_made_dir_fn made_dir;
+	void *made_dir_arg;
 };
 
 /* ---- view_pt.c: kernel passthrough ---------------------------------- */

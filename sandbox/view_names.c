@@ -72,6 +72,18 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	}
 }
 
+/* Tells the hook (the split view's binder) of the directory just made at
+ * |path|, once it is answered. */
+static void made_dir(struct sbx_view *v, const char *path, const struct stat *st)
+{
+	pthread_mutex_lock(&v->lock);
+	sbx_view_made_dir_fn fn = v->made_dir;
+	void *arg = v->made_dir_arg;
+	pthread_mutex_unlock(&v->lock);
+	if (fn)
+		fn(arg, path, st->st_dev, st->st_ino);
+}
+
 /* mknod, mkdir and symlink: checks, decides a sensitive symlink or
  * regular file, makes the object and looks it up into |e|. */
 static int do_make(fuse_req_t req, fuse_ino_t pino, const char *name, mode_t mode, dev_t rdev,
@@ -130,9 +142,17 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
+	struct sbx_view *v = sbx_view_of_req(req);
+	struct vnode *pn = sbx_view_node(v, parent);
 	struct fuse_entry_param e;
+	int rc = do_make(req, parent, name, S_IFDIR | mode, 0, NULL, &e);
 
-	reply_made(req, do_make(req, parent, name, S_IFDIR | mode, 0, NULL, &e), &e);
+	/* The path first: the reply lets the kernel forget |parent|. */
+	char *path = rc == 0 ? sbx_view_path(v, pn, name) : NULL;
+	reply_made(req, rc, &e);
+	if (path)
+		made_dir(v, path, &e.attr);
+	free(path);
 }
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)

@@ -102,12 +102,20 @@ static void add_link(struct walk *w, const struct stat *st, size_t dir)
 }
 
 /* Whether |path| is one of the kept paths or lies on the way to one. */
-static bool kept(const struct walk *w, const char *path)
+static bool kept(const char *const *keep, const char *path)
 {
-	for (const char *const *k = w->cfg->keep; k && *k; k++)
+	for (const char *const *k = keep; k && *k; k++)
 		if (wd_path_within(path, *k) || wd_path_within(*k, path))
 			return true;
 	return false;
+}
+
+bool sbx_split_entry_named(const struct pol_config *pol, const char *const *keep, const char *path,
+			   bool *sens, bool *ctl)
+{
+	*sens = sbx_view_path_sensitive(pol, NULL, path);
+	*ctl = pol_is_control(pol, path, NULL);
+	return *sens || *ctl || sbx_view_path_write_protected(pol, NULL, path) || kept(keep, path);
 }
 
 static bool over_budget(struct walk *w)
@@ -141,10 +149,8 @@ static void walk_dir(struct walk *w, int fd, size_t di, int depth)
 		const char *dpath = w->dirs[di].path;
 		char *child =
 			*dpath ? wd_asprintf("%s/%s", dpath, de->d_name) : wd_strdup(de->d_name);
-		bool sens = sbx_view_path_sensitive(pol, NULL, child);
-		bool ctl = pol_is_control(pol, child, NULL);
-		bool named = sens || ctl || sbx_view_path_write_protected(pol, NULL, child) ||
-			     kept(w, child);
+		bool sens, ctl;
+		bool named = sbx_split_entry_named(pol, w->cfg->keep, child, &sens, &ctl);
 		if (named)
 			w->dirs[di].clean = false;
 		/* The type from the directory itself: a plain file's identity

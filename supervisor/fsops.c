@@ -17,6 +17,13 @@
 #include <errno.h>
 #include <string.h>
 
+/* The project view's mkdir hook: queued for the binder, never waited for
+ * (the view's request is still open). */
+static void made_dir(void *arg, const char *path, dev_t dev, ino_t ino)
+{
+	sbx_emul_made_dir(arg, path, dev, ino);
+}
+
 int sup_fs_start(struct sup_run *r, char *const *writable)
 {
 	if (!r->fs_trap)
@@ -40,6 +47,9 @@ int sup_fs_start(struct sup_run *r, char *const *writable)
 		.decide_arg = r,
 		/* Taken (run.c made it; -1 for review runs). */
 		.backing_fd = r->emul_backing_fd,
+		/* Directories the view makes become fast subtrees. */
+		.fan = r->fan,
+		.split_keep = (const char *const *)r->split_keep,
 	};
 	r->emul_backing_fd = -1;
 	int rc = sbx_emul_start(&c, &r->emul);
@@ -47,6 +57,8 @@ int sup_fs_start(struct sup_run *r, char *const *writable)
 		wd_err("the emulation of the agent's renames, links and removals could not start: "
 		       "%s",
 		       strerror(-rc));
+	else if (r->view && r->fan)
+		sbx_view_on_made_dir(r->view, made_dir, r->emul);
 	return rc;
 }
 
@@ -59,6 +71,13 @@ void sup_fs_on_notify(struct sup_run *r, struct sbx_fs_event *ev)
 		return;
 	}
 	(void)sbx_emul_submit(r->emul, ev);
+}
+
+void sup_fs_stop_binding(struct sup_run *r)
+{
+	if (r->view)
+		sbx_view_on_made_dir(r->view, NULL, NULL);
+	sbx_emul_stop_binding(r->emul);
 }
 
 void sup_fs_stop(struct sup_run *r)
@@ -78,4 +97,9 @@ void sup_fs_print_stats(const struct sup_run *r, FILE *out)
 		"%llu refused for lack of room, %llu in fast subtrees decided\n",
 		(unsigned long long)c.performed, (unsigned long long)c.failed,
 		(unsigned long long)c.overflow, (unsigned long long)c.decided);
+	if (r->fan)
+		fprintf(out,
+			"  split view: fast subtrees bound during the session: %llu, failed: "
+			"%llu\n",
+			(unsigned long long)c.bound, (unsigned long long)c.bind_failed);
 }

@@ -589,6 +589,9 @@ static int prepare_split(struct sup_run *r, struct launch *L)
 		.keep = keep,
 	};
 	rc = sbx_split_walk(&wc, &r->split);
+	/* Directories made during the session are bound by the same test
+	 * (fsops.c). */
+	r->split_keep = wd_strv_dup((char *const *)keep, NULL);
 	free(keep);
 	struct sbx_fan_config fc = {
 		.policy = r->config,
@@ -889,11 +892,15 @@ static void free_views(struct sup_run *r)
 		wd_close(&r->guard_ctl);
 	r->guard_ctl = -1;
 	r->guard_pid = 0;
-	/* The listener first: it shares the view's identity table. */
+	/* No more binds (they mark in the listener's group), then the
+	 * listener: it shares the view's identity table. */
+	sup_fs_stop_binding(r);
 	sbx_fan_stop(r->fan);
 	r->fan = NULL;
 	sbx_split_free(r->split);
 	r->split = NULL;
+	wd_strv_free(r->split_keep);
+	r->split_keep = NULL;
 	sbx_child_free_fast(&r->child);
 	sbx_view_stop(r->view);
 	/* After the views: a worker waiting in a call through a view is

@@ -163,6 +163,7 @@ struct sup_run {
 	 * (|split_why| then says why, when split was possible to ask). */
 	struct sbx_split *split;
 	struct sbx_fan *fan;
+	char **split_keep; /* the walk's kept paths, for directories made later */
 	char split_why[160];
 	/* The guardian of the listener's group (sbx_guard_start): its control
 	 * pipe (-1: none) and pid; |sandbox_gone|: end_run saw every process
@@ -688,6 +689,9 @@ void sup_sock_on_notify(struct sup_run *r, struct sbx_sock_event *ev, int64_t t0
 int sup_fs_start(struct sup_run *r, char *const *writable);
 void sup_fs_on_notify(struct sup_run *r, struct sbx_fs_event *ev);
 void sup_fs_stop(struct sup_run *r);
+/* No directory made from now on is bound as a fast subtree (before the
+ * listener stops). */
+void sup_fs_stop_binding(struct sup_run *r);
 void sup_fs_print_stats(const struct sup_run *r, FILE *out);
 /* Does the decided call |ev| (taken) on a thread of its own, which answers
  * it. */

@@ -189,6 +189,16 @@ add_dependencies(test_esc_emul warden esc_emul)
 wd_test(test_esc_split_emul SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_split_emul.c
 	LIBS wt LABELS escape TIMEOUT 600)
 add_dependencies(test_esc_split_emul warden esc_emul)
+# Directories made during the session become fast subtrees
+# (test_esc_split_bind), with its agent esc_bind.
+add_executable(esc_bind ${CMAKE_SOURCE_DIR}/tests/escape/esc_bind.c)
+set_target_properties(esc_bind PROPERTIES
+	RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/escape)
+target_link_libraries(esc_bind PRIVATE Threads::Threads)
+wd_agent_program(esc_bind)
+wd_test(test_esc_split_bind SOURCES ${CMAKE_SOURCE_DIR}/tests/escape/test_esc_split_bind.c
+	LIBS wt LABELS escape TIMEOUT 600)
+add_dependencies(test_esc_split_bind warden esc_bind)
 # The adversarial review of the split view's emulation
 # (test_esc_review_split), with its agent esc_review_split.
 add_executable(esc_review_split ${CMAKE_SOURCE_DIR}/tests/escape/esc_review_split.c)

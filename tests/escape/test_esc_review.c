@@ -30,6 +30,7 @@
 
 struct fx {
 	char *proj;
+	char *db;
 };
 
 static int sh(const char *cwd, const char *cmd)
@@ -45,6 +46,7 @@ static int setup(void **state)
 	wt_require_sandbox();
 	struct fx *f = wd_calloc(1, sizeof(*f));
 	f->proj = wt_project();
+	f->db = wd_asprintf("%s/.warden/audit.db", f->proj);
 	wt_write(f->proj, "README.md", "# review\n");
 	if (sh(f->proj, "git init -q . && git -c user.email=t@t -c user.name=t add README.md && "
 			"git -c user.email=t@t -c user.name=t commit -qm init") != 0)
@@ -58,6 +60,7 @@ static int teardown(void **state)
 	struct fx *f = *state;
 	wt_rmtree(f->proj);
 	free(f->proj);
+	free(f->db);
 	free(f);
 	return 0;
 }
@@ -67,6 +70,15 @@ static bool exists(const struct fx *f, const char *name)
 	char *p = wd_asprintf("%s/%s", f->proj, name);
 	struct stat st;
 	bool e = lstat(p, &st) == 0;
+	free(p);
+	return e;
+}
+
+static bool nonempty(const struct fx *f, const char *name)
+{
+	char *p = wd_asprintf("%s/%s", f->proj, name);
+	struct stat st;
+	bool e = lstat(p, &st) == 0 && st.st_size > 0;
 	free(p);
 	return e;
 }
@@ -114,8 +126,15 @@ static void test_esc_review_bare_repo(void **state)
 	if (exists(f, "bare-ran"))
 		fail_msg("ESCAPE FOUND: a bare repository the agent planted ran its fsmonitor "
 			 "at the host's git status");
-	if (exists(f, "sub/HEAD"))
+	/* The FUSE view refuses the create before the file exists; in a
+	 * fast subtree (sub/ becomes one once made, with the split view) the
+	 * refusal comes at the open, after the kernel made the empty file:
+	 * nothing is written, and git takes no empty HEAD for a repository
+	 * (the marker above). */
+	if (nonempty(f, "sub/HEAD"))
 		fail_msg("ESCAPE FOUND: the agent made sub/HEAD without a decision");
+	if (wt_audit_count(f->db, "deny", NULL, "sub/HEAD", NULL) < 1)
+		fail_msg("ESCAPE FOUND: sub/HEAD was not decided");
 }
 
 /* The same made inside .git (where git's own HEADs are ordinary writes),
