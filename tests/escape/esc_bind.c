@@ -60,7 +60,8 @@ static int scan(const char *rel, const char *bad, bool prefix)
 				printf("BAD %s\n", r);
 				n++;
 			}
-		} else if (prefix ? strncmp(r, rel, strlen(rel)) == 0 : strcmp(r, rel) == 0) {
+		} else if (rel &&
+			   (prefix ? strncmp(r, rel, strlen(rel)) == 0 : strcmp(r, rel) == 0)) {
 			n++;
 		}
 	}
