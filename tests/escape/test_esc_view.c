@@ -172,6 +172,33 @@ static void assert_refused(const struct fx *f, const char *summary)
 		fail_msg("expected one refused row \"%s\", found %d", summary, n);
 }
 
+/* The agent's create of |name| in a directory it made during the session
+ * was refused. In the split view the binder makes such a directory a fast
+ * subtree as soon as it can (sandbox/emul_bind.c), so which part answers
+ * depends on how quickly the agent's next call comes: the FUSE view
+ * refuses the create itself (EACCES, no file, "write+create"), a fast
+ * subtree refuses the open that follows the create (EPERM, an empty file,
+ * "write"). Either way nothing is written and the refusal is audited. */
+static void assert_create_refused(const struct fx *f, const struct wt_result *r, const char *name)
+{
+	wd_autofree char *fuse = wd_asprintf("write %s rc=-1 errno=EACCES\n", name);
+	wd_autofree char *fast = wd_asprintf("write %s rc=-1 errno=EPERM\n", name);
+	if (said(r, fuse)) {
+		if (exists(f, name))
+			fail_msg("ESCAPE FOUND: the refused create left %s", name);
+		wd_autofree char *row = wd_asprintf("write+create %s", name);
+		assert_refused(f, row);
+	} else if (said(r, fast)) {
+		wd_autofree char *text = content(f, name);
+		if (text && text[0])
+			fail_msg("ESCAPE FOUND: %s was written: %s", name, text);
+		wd_autofree char *row = wd_asprintf("write %s", name);
+		assert_refused(f, row);
+	} else {
+		fail_msg("expected the write of %s refused (EACCES or EPERM)", name);
+	}
+}
+
 /* ---- item 5: the view lends its privileges -------------------------------- */
 
 /* A copy of cat made root:shadow and set-group-ID (or set-user-ID root),
@@ -339,7 +366,7 @@ static void test_esc_view_rename_exempts_nothing(void **state)
 	if (said(&r, SECRET))
 		fail_msg("ESCAPE FOUND: a secret below a *.env.example directory was read");
 	assert_op(&r, "rename", "deploy.env.example", -1, "EACCES");
-	assert_op(&r, "write", "x.env.example/.env", -1, "EACCES");
+	assert_create_refused(f, &r, "x.env.example/.env");
 	assert_op(&r, "read", "pre.env.example/.env", -1, "EACCES");
 	assert_op(&r, "read", "pre.env.example/secrets.yaml", -1, "EACCES");
 	assert_op(&r, "rename", "stuff", -1, "EACCES");
@@ -347,7 +374,6 @@ static void test_esc_view_rename_exempts_nothing(void **state)
 	/* The example file itself stays free to read. */
 	assert_op(&r, "read", ".env.example", 0, "0");
 	assert_refused(f, "rename d -> deploy.env.example");
-	assert_refused(f, "write+create x.env.example/.env");
 	assert_refused(f, "read pre.env.example/.env");
 	assert_refused(f, "read pre.env.example/secrets.yaml");
 	assert_refused(f, "rename secrets -> stuff");
@@ -390,7 +416,7 @@ static void test_esc_view_control_files(void **state)
 	assert_op(&r, "write", ".envrc", -1, "EACCES");
 	assert_op(&r, "write", ".vscode/tasks.json", -1, "EACCES");
 	assert_op(&r, "write", "cfg-alias", -1, "EACCES");
-	assert_op(&r, "write", "sub/.git/config", -1, "EACCES");
+	assert_create_refused(f, &r, "sub/.git/config");
 	assert_op(&r, "unlink", ".git/config", -1, "EACCES");
 	assert_op(&r, "write", "src.c", 0, "0");
 	wd_autofree char *text = content(f, ".git/config");
@@ -403,7 +429,6 @@ static void test_esc_view_control_files(void **state)
 	assert_true(exists(f, "x/post-checkout"));
 	assert_false(exists(f, ".envrc"));
 	assert_false(exists(f, ".vscode/tasks.json"));
-	assert_false(exists(f, "sub/.git/config"));
 	assert_refused(f, "write .git/config");
 	assert_refused(f, "write+create .git/hooks/pre-commit");
 	assert_refused(f, "rename x -> .git/hooks");
@@ -413,7 +438,6 @@ static void test_esc_view_control_files(void **state)
 	assert_refused(f, "write+create .envrc");
 	assert_refused(f, "write+create .vscode/tasks.json");
 	assert_refused(f, "write cfg-alias");
-	assert_refused(f, "write+create sub/.git/config");
 	assert_refused(f, "delete .git/config");
 	/* Reads and ordinary files: no request at all. */
 	assert_int_equal(rows(f, "open", NULL, "read .git/config"), 0);
