@@ -11,6 +11,7 @@
  *                           prints "BAD path" for every mount of the
  *                           project at a path holding TARGET, and
  *                           "MOUNTS n" (mounts left at the race's names)
+ *                           and "EBUSY n" (renames answered EBUSY)
  *   esc_bind exdev FROM TO  link() and rename() FROM to TO: prints the
  *                           errno of each ("link=18 rename=18")
  *
@@ -97,6 +98,7 @@ static void spin(long us)
 static int cmd_race(int rounds, const char *target)
 {
 	mkdir(target, 0755);
+	int busy = 0;
 	for (int i = 0; i < rounds; i++) {
 		char name[64], to[4096];
 		snprintf(name, sizeof(name), "r%d", i);
@@ -104,7 +106,8 @@ static int cmd_race(int rounds, const char *target)
 		if (mkdir(name, 0755) < 0)
 			continue;
 		spin((i * 37) % 1500);
-		rename(name, to);
+		if (rename(name, to) < 0 && errno == EBUSY)
+			busy++;
 	}
 	/* The binder's queue drains: no more mounts appear. */
 	for (int last = -1, t = 0; t < 40; t++) {
@@ -115,7 +118,7 @@ static int cmd_race(int rounds, const char *target)
 		usleep(250000);
 	}
 	int bad = scan(NULL, target, false);
-	printf("MOUNTS %d\nBADS %d\n", scan("r", NULL, true), bad);
+	printf("MOUNTS %d\nBADS %d\nEBUSY %d\n", scan("r", NULL, true), bad, busy);
 	return 0;
 }
 
