@@ -429,22 +429,47 @@ static void premark_dir(struct sbx_fan *f, int fd, const char *path, dev_t dev, 
 		    pol_is_control(f->policy, child, NULL) ||
 		    sbx_view_path_write_protected(f->policy, NULL, child))
 			continue;
-		int c = openat(dirfd(d), de->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		/* The mark goes on the inode open at c, the one fstat
+		 * checked, whatever a rename does to the name meanwhile.
+		 * fanotify_mark() takes no O_PATH descriptor (and a /proc
+		 * link to one costs a third of the walk), so the file is
+		 * opened for reading, on premark_main's read-only, nodev
+		 * copy of the project: a device node swapped in after
+		 * readdir cannot be opened there, a FIFO opens at once
+		 * (O_NONBLOCK), and nothing is read. */
+		int c = openat(dirfd(d), de->d_name,
+			       O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
 		struct stat st;
-		if (c >= 0 && fstat(c, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == dev) {
-			/* fanotify_mark() takes no O_PATH fd; its /proc link
-			 * names exactly the inode just checked. */
-			char proc[64];
-			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", c);
-			if (mark_plain(f, AT_FDCWD, proc, &st)) {
-				atomic_fetch_add(&f->premarked, 1);
-				(*left)--;
-			}
+		if (c >= 0 && fstat(c, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == dev &&
+		    mark_plain(f, c, NULL, &st)) {
+			atomic_fetch_add(&f->premarked, 1);
+			(*left)--;
 		}
 		if (c >= 0)
 			close(c);
 	}
 	closedir(d);
+}
+
+/* A detached copy of the backing tree (not recursive: the walk never
+ * leaves the project's file system anyway) on which opening a file cannot
+ * do anything: read-only, nodev, nosuid, noexec. It is not marked in the
+ * group, so the walk's opens are not events. Made by this thread, which is
+ * in the supervisor's mount namespace, where the backing tree is. -errno
+ * when the kernel refuses: then nothing is pre-marked. */
+static int premark_mount(const struct sbx_fan *f)
+{
+	wd_autoclose int m = (int)syscall(SYS_open_tree, f->backing_fd, "",
+					  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (m < 0)
+		return -errno;
+	struct mount_attr ma = {
+		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID |
+			    MOUNT_ATTR_NOEXEC,
+	};
+	if (syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0)
+		return -errno;
+	return wd_steal_fd(&m);
 }
 
 static void *premark_main(void *arg)
@@ -453,14 +478,14 @@ static void *premark_main(void *arg)
 	int64_t t0 = wd_now_mono_ns();
 	uint64_t left = f->premark_max;
 	struct stat root;
-	if (fstat(f->backing_fd, &root) == 0) {
+	wd_autoclose int m = premark_mount(f);
+	if (m >= 0 && fstat(m, &root) == 0) {
 		for (size_t i = 0; i < f->nfast && left > 0 && !atomic_load(&f->stopping); i++) {
 			struct open_how how = {
 				.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_XDEV,
 			};
-			int fd = (int)syscall(SYS_openat2, f->backing_fd, f->fast[i], &how,
-					      sizeof(how));
+			int fd = (int)syscall(SYS_openat2, m, f->fast[i], &how, sizeof(how));
 			if (fd >= 0)
 				premark_dir(f, fd, f->fast[i], root.st_dev, 0, &left);
 		}
