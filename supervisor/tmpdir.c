@@ -430,8 +430,9 @@ static int remove_tree(int parent, const char *name, int top)
 	return unlinkat(parent, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
-/* Whether |fd| (a directory) holds exactly tmp/, var-tmp/ and shm/: a
- * session's directory, and not one kept with --keep-tmp. */
+/* Whether |fd| (a directory) holds exactly tmp/, var-tmp/ and shm/, and
+ * maybe resolv.conf: a session's directory, and not one kept with
+ * --keep-tmp. */
 static bool session_shaped(int fd)
 {
 	int d2 = dup(fd);
@@ -446,6 +447,10 @@ static bool session_shaped(int fd)
 	struct dirent *e;
 	while (ok && (e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		/* The session resolver's resolv.conf (resolver.c), which a
+		 * session has or not. */
+		if (strcmp(e->d_name, "resolv.conf") == 0)
 			continue;
 		bool known = false;
 		for (size_t i = 0; i < WD_ARRAY_SIZE(privs); i++)

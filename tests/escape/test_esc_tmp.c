@@ -26,11 +26,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #define MARK "WARDEN_TMP_MARK_5e07b1"
@@ -544,6 +547,65 @@ static void test_esc_tmp_stale_dirs_swept(void **state)
 	wt_result_free(&r);
 }
 
+/* The same for a real session's directory: its warden killed with SIGKILL
+ * while the agent runs, the directory as that session left it (with the
+ * session resolver's resolv.conf when it had one), aged, then swept by the
+ * next run. */
+static void test_esc_tmp_killed_session_swept(void **state)
+{
+	struct fx *f = *state;
+	char mark[64];
+	snprintf(mark, sizeof(mark), "killed-%d", (int)getpid());
+	wd_autofree char *script = wd_asprintf(": > /tmp/%s; echo READY; sleep 60", mark);
+	char *argv[] = {"run", "--tier", "passive", "--prompt", "none",
+			"--",  "sh",	 "-c",	    script,	NULL};
+	struct wt_bg bg;
+	wt_warden_bg(f->proj, argv, &bg);
+	bool ready = false;
+	for (int i = 0; i < 400 && !ready; i++) {
+		wd_autofree char *out = wt_bg_out(&bg);
+		ready = strstr(out, "READY") != NULL;
+		if (!ready)
+			usleep(50000);
+	}
+	assert_true(ready);
+	wd_autofree char *pat = wd_asprintf("/tmp/warden-tmp-*/tmp/%s", mark);
+	glob_t g = {0};
+	assert_int_equal(glob(pat, 0, NULL, &g), 0);
+	assert_int_equal(g.gl_pathc, 1);
+	char *dir = wd_strndup(g.gl_pathv[0], strlen("/tmp/warden-tmp-XXXXXX"));
+	globfree(&g);
+	kill(bg.pid, SIGKILL);
+	waitpid(bg.pid, NULL, 0);
+	bg.pid = 0;
+	/* The sandbox dies with its warden; then nobody holds the lock. */
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	bool free_lock = false;
+	for (int i = 0; i < 200 && !free_lock; i++) {
+		free_lock = flock(fd, LOCK_EX | LOCK_NB) == 0;
+		if (!free_lock)
+			usleep(50000);
+	}
+	assert_true(free_lock);
+	close(fd);
+	wd_autofree char *conf = wd_asprintf("%s/resolv.conf", dir);
+	print_message("left by the killed session: %s (resolv.conf: %s)\n", dir,
+		      exists(conf) ? "yes" : "no");
+	struct timespec ts[2] = {{time(NULL) - 600, 0}, {time(NULL) - 600, 0}};
+	assert_int_equal(utimensat(AT_FDCWD, dir, ts, 0), 0);
+	struct wt_result r = {0};
+	run(f, &r, "--", "read", "/tmp/nothing", NULL);
+	assert_int_equal(r.status, 0);
+	bool left = exists(dir);
+	if (left)
+		wt_rmtree(dir);
+	free(dir);
+	if (left)
+		fail_msg("the directory of a killed session was not swept");
+	wt_result_free(&r);
+}
+
 /* ---- warden's own files without the view ------------------------------ */
 
 /* --no-view: the agent cannot write, replace or remove the project's
@@ -607,6 +669,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_gate_under_tmp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_stale_dirs_swept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_esc_tmp_killed_session_swept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_no_view_warden_read_only, setup,
 						teardown),
 	};
