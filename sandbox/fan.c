@@ -314,10 +314,10 @@ static void on_event(struct sbx_fan *f, const struct fanotify_event_metadata *m)
 	bool sens = (known & VIEW_SENSITIVE) || sbx_view_path_sensitive(f->policy, NULL, rel);
 	bool wprot = sbx_view_path_write_protected(f->policy, NULL, rel);
 	bool ctl = (known & VIEW_CONTROL) || pol_is_control(f->policy, rel, NULL);
+	/* The event's fd is open for reading (fanotify_init's flags):
+	 * fanotify_mark() takes it as the object, the inode fstat saw. */
 	if (!sens && !ctl && !wprot) {
-		char proc[64];
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		if (mark_plain(f, AT_FDCWD, proc, &st))
+		if (mark_plain(f, fd, NULL, &st))
 			atomic_fetch_add(&f->marked, 1);
 		answer(f, fd, true);
 		free(rel);
@@ -330,9 +330,7 @@ static void on_event(struct sbx_fan *f, const struct fanotify_event_metadata *m)
 		/* Sticky: this identity stays decided under any later name,
 		 * and loses any mark it had (table first, then the mark). */
 		sbx_view_identity_add(f->view, st.st_dev, st.st_ino, sens, ctl);
-		char proc[64];
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		(void)ignore_mark(f, FAN_MARK_REMOVE, AT_FDCWD, proc);
+		(void)ignore_mark(f, FAN_MARK_REMOVE, fd, NULL);
 	}
 	if (wprot && (acc & POL_ACC_WRITE)) {
 		/* The FUSE view answers EROFS; here the kernel gives EPERM. */
