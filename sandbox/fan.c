@@ -115,7 +115,8 @@ struct sbx_fan {
 	unsigned workers, idle;
 
 	_Atomic uint64_t events, decided, marked, premarked, denied;
-	_Atomic uint64_t premark_ns;
+	_Atomic uint64_t premark_ns; /* the walk's time, once it ended */
+	_Atomic int64_t premark_t0;  /* when it began (0: not yet) */
 	size_t fast_subtrees, fast_files, fuse_dirs;
 };
 
@@ -474,6 +475,7 @@ static void *premark_main(void *arg)
 {
 	struct sbx_fan *f = arg;
 	int64_t t0 = wd_now_mono_ns();
+	atomic_store(&f->premark_t0, t0);
 	uint64_t left = f->premark_max;
 	struct stat root;
 	wd_autoclose int m = premark_mount(f);
@@ -572,6 +574,7 @@ static void settle_file(struct sbx_fan *f, const char *rel, bool sens, bool ctl)
 	struct stat st;
 	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		sbx_view_identity_add(f->view, st.st_dev, st.st_ino, sens, ctl);
+		/* fanotify_mark() takes no O_PATH fd: its /proc link. */
 		char proc[64];
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 		(void)ignore_mark(f, FAN_MARK_REMOVE, AT_FDCWD, proc);
@@ -787,7 +790,12 @@ void sbx_fan_counts(const struct sbx_fan *f, struct sbx_fan_counts *c)
 	c->marked = atomic_load(&f->marked);
 	c->premarked = atomic_load(&f->premarked);
 	c->denied = atomic_load(&f->denied);
-	c->premark_s = (double)atomic_load(&f->premark_ns) / 1e9;
+	uint64_t ns = atomic_load(&f->premark_ns);
+	int64_t t0 = atomic_load(&f->premark_t0);
+	c->premark_running = ns == 0 && t0 > 0;
+	if (c->premark_running)
+		ns = (uint64_t)(wd_now_mono_ns() - t0);
+	c->premark_s = (double)ns / 1e9;
 	c->fast_subtrees = f->fast_subtrees;
 	c->fast_files = f->fast_files;
 	c->fuse_dirs = f->fuse_dirs;

@@ -730,7 +730,8 @@ struct sbx_fan; /* opaque: the listener */
 
 struct sbx_fan_counts {
 	uint64_t events, decided, marked, premarked, denied;
-	double premark_s;
+	double premark_s;     /* the pre-marking walk's time so far */
+	bool premark_running; /* it had not ended yet */
 	size_t fast_subtrees, fast_files, fuse_dirs;
 };
 

@@ -818,10 +818,11 @@ static void print_stats(const struct sup_run *r)
 		fprintf(stderr,
 			"  split view: %zu fast subtrees (%zu files), %zu directories through "
 			"FUSE; %llu open events, %llu decided, %llu refused, %llu files "
-			"marked at open, %llu pre-marked in %.3f s\n",
+			"marked at open, %llu pre-marked in %.3f s%s\n",
 			c.fast_subtrees, c.fast_files, c.fuse_dirs, (unsigned long long)c.events,
 			(unsigned long long)c.decided, (unsigned long long)c.denied,
-			(unsigned long long)c.marked, (unsigned long long)c.premarked, c.premark_s);
+			(unsigned long long)c.marked, (unsigned long long)c.premarked, c.premark_s,
+			c.premark_running ? " (the walk had not ended when the session did)" : "");
 	} else if (r->split_why[0]) {
 		fprintf(stderr, "  project view: FUSE (%s)\n", r->split_why);
 	}

@@ -455,6 +455,22 @@ static void test_split_git_objects_fast_git_not(void **state)
 	wt_result_free(&r);
 }
 
+/* The pre-marking walk marks every plain file of the fast subtrees (here
+ * src/a.txt and src/lib/b.txt, through its own read-only copy of the
+ * tree), and --stats says when it ended; the agent's reads of them are
+ * then no events at all. */
+static void test_split_premark_counted(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r = {0};
+	run_steps(f, NULL, "sleep 1; cat src/a.txt src/lib/b.txt; " WAIT(1), 1, no_user, &r);
+	assert_true(said(&r, "plain a\nplain b\n"));
+	assert_true(said(&r, " 0 open events, 0 decided"));
+	assert_true(said(&r, "2 pre-marked in "));
+	assert_false(said(&r, "the walk had not ended"));
+	wt_result_free(&r);
+}
+
 /* ---- the FUSE part's kernel passthrough ------------------------------------ */
 
 /* How many opens --stats says passed through to the kernel, or -1 when it
@@ -562,6 +578,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_split_agent_fds_after_walk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_git_objects_fast_git_not, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_split_premark_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_view_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_fuse_part_passes_through, setup,
 						teardown),
