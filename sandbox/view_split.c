@@ -233,6 +233,12 @@ static void choose(struct walk *w)
 	for (size_t i = 0; i < w->nlinks; i++)
 		if (ident_listed(o, w->links[i].dev, w->links[i].ino))
 			w->dirs[w->links[i].dir].clean = false;
+	/* The project's root always stays FUSE: it holds .warden/, or may
+	 * get it during the session (an audit kept elsewhere leaves none),
+	 * and a root clean of every name would otherwise be the one
+	 * maximal subtree, leaving nothing below it fast. */
+	if (w->ndirs > 0)
+		w->dirs[0].clean = false;
 	/* Children come after their parents: fold the subtrees bottom-up. */
 	for (size_t i = 0; i < w->ndirs; i++) {
 		w->dirs[i].sub = w->dirs[i].clean;
@@ -245,7 +251,6 @@ static void choose(struct walk *w)
 	}
 	size_t *roots = wd_calloc(w->ndirs + 1, sizeof(*roots));
 	size_t n = 0;
-	/* The project's root always stays FUSE (it holds .warden). */
 	for (size_t i = 1; i < w->ndirs; i++) {
 		if (w->dirs[i].sub && !w->dirs[w->dirs[i].up].sub)
 			roots[n++] = i;

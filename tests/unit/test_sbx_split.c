@@ -219,6 +219,25 @@ static void test_split_walk_budget_and_cap(void **state)
 	sbx_split_free(s);
 }
 
+/* A project with no .warden/ and no sensitive name in its root (the audit
+ * kept elsewhere): the root stays FUSE, and what is below it is fast.
+ * Last of the walks: it removes part of the fixture. */
+static void test_split_walk_clean_root(void **state)
+{
+	(void)state;
+	char p[512];
+	snprintf(p, sizeof(p), "cd '%s' && rm -r -- conf docs .git .warden hl aa", g_root);
+	assert_int_equal(system(p), 0);
+	struct sbx_split *s = walk(NULL, 0, 0);
+	assert_true(s->complete);
+	assert_false(has_fast(s, ""));
+	assert_true(has_fast(s, "src"));
+	assert_true(has_fast(s, "logs"));
+	assert_true(has_fast(s, "empty"));
+	assert_int_equal(s->nfast, 3);
+	sbx_split_free(s);
+}
+
 static void test_proc_open_access(void **state)
 {
 	(void)state;
@@ -261,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_split_walk_choice),
 		cmocka_unit_test(test_split_walk_hard_link_keeps_fuse),
 		cmocka_unit_test(test_split_walk_budget_and_cap),
+		cmocka_unit_test(test_split_walk_clean_root),
 		cmocka_unit_test(test_proc_open_access),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
