@@ -135,6 +135,7 @@ static int make_copy(struct sbx_emul_binder *b, const struct bind_job *j, uint64
 	struct mount_attr ma = {
 		.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 			    (b->read_only ? MOUNT_ATTR_RDONLY : 0),
+		.propagation = MS_PRIVATE, /* as the start's (spawn.c) */
 	};
 	struct statx sx;
 	if (syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0 ||

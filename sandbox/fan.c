@@ -465,6 +465,7 @@ static int premark_mount(const struct sbx_fan *f)
 	struct mount_attr ma = {
 		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID |
 			    MOUNT_ATTR_NOEXEC,
+		.propagation = MS_PRIVATE,
 	};
 	if (syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0)
 		return -errno;

@@ -208,9 +208,13 @@ static void make_fast(struct spawn *sp)
 				     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 		if (m < 0)
 			continue;
+		/* Private: a copy of a shared mount (systemd makes / shared)
+		 * would be its peer, and a mount the host makes below the
+		 * project later would appear in it unmarked. */
 		struct mount_attr ma = {
 			.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 				    (cfg->split_read_only ? MOUNT_ATTR_RDONLY : 0),
+			.propagation = MS_PRIVATE,
 		};
 		struct statx sx;
 		if (syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0 ||

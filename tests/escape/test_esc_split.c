@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -466,8 +467,45 @@ static void test_split_premark_counted(void **state)
 	run_steps(f, NULL, "sleep 1; cat src/a.txt src/lib/b.txt; " WAIT(1), 1, no_user, &r);
 	assert_true(said(&r, "plain a\nplain b\n"));
 	assert_true(said(&r, " 0 open events, 0 decided"));
-	assert_true(said(&r, "2 pre-marked in "));
+	assert_true(said(&r, " 2 pre-marked in "));
 	assert_false(said(&r, "the walk had not ended"));
+	wt_result_free(&r);
+}
+
+/* ---- a mount the host makes below the project during the run ------------- */
+
+/* The user mounts a tmpfs on src/m (a fast subtree) and puts a secret in
+ * it. The project is made a shared mount first, as systemd makes / on a
+ * desktop: a fast subtree's copy that stayed its peer would receive the
+ * tmpfs, unmarked, so its files would open undecided. */
+static void user_mounts_tmpfs(const struct fx *f, int step)
+{
+	(void)step;
+	wd_autofree char *m = in_proj(f, "src/m");
+	assert_int_equal(mount("tmpfs", m, "tmpfs", 0, "size=1m"), 0);
+	wt_write(f->proj, "src/m/.env", "TOKEN=" SECRET "\n");
+	wt_write(f->proj, "src/m/notes.txt", "notes " SECRET "\n");
+}
+
+static void test_split_host_mount_not_propagated(void **state)
+{
+	struct fx *f = *state;
+	wt_write(f->proj, "src/m/keep", "");
+	assert_int_equal(mount(f->proj, f->proj, NULL, MS_BIND, NULL), 0);
+	assert_int_equal(mount(NULL, f->proj, NULL, MS_SHARED, NULL), 0);
+	struct wt_result r = {0};
+	run_steps(f, NULL,
+		  "cat src/a.txt; " WAIT(1) "cat src/m/notes.txt; echo notes=$?; "
+					    "cat src/m/.env; echo env=$?; ls src/m",
+		  1, user_mounts_tmpfs, &r);
+	wd_autofree char *m = in_proj(f, "src/m");
+	umount2(m, MNT_DETACH);
+	umount2(f->proj, MNT_DETACH);
+	assert_no_secret(&r);
+	/* The sandbox's copy of src is no peer: it never got the tmpfs. */
+	assert_true(said(&r, "notes=1"));
+	assert_true(said(&r, "env=1"));
+	assert_true(said(&r, "keep"));
 	wt_result_free(&r);
 }
 
@@ -579,6 +617,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_split_git_objects_fast_git_not, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_split_premark_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_split_host_mount_not_propagated, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_split_view_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_fuse_part_passes_through, setup,
 						teardown),
