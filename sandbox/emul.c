@@ -768,15 +768,17 @@ static void *worker(void *p)
 		/* A caller killed while its call waited is not acted for. */
 		if (sbx_notify_id_valid(e->notify_fd, ev->id)) {
 			atomic_store(&slots[wa.slot].acting_for, ev->pid);
+			uint64_t g = atomic_load(&e->fast.attached);
 			long r = e->split ? perform_split(e, ev) : perform(ev);
-			/* The binder attached a directory (emul_bind.c) after
-			 * perform_split looked at the names: the kernel said
-			 * EBUSY for its mount point, nothing was done or
-			 * decided. Once more, the look finds the fast root and
-			 * detaches it. Each directory is bound once: a third
-			 * EBUSY is not ours (a gated place's mount). */
-			bool mv = ev->op == SBX_FS_RENAME || ev->op == SBX_FS_UNLINK;
-			for (int i = 0; e->split && mv && r == -EBUSY && i < 2; i++)
+			/* A mount attached while perform_split ran (emul_bind.c)
+			 * can give EBUSY after the look, nothing done: again,
+			 * the look detaches it. At most 3 calls, none for a
+			 * caller gone; any other EBUSY is the answer. */
+			bool mv = e->split && (ev->op == SBX_FS_RENAME || ev->op == SBX_FS_UNLINK);
+			for (int i = 0;
+			     mv && r == -EBUSY && i < 2 && sbx_emul_bound_since(&e->fast, &g) &&
+			     sbx_notify_id_valid(e->notify_fd, ev->id);
+			     i++)
 				r = perform_split(e, ev);
 			atomic_store(&slots[wa.slot].acting_for, 0);
 			atomic_fetch_add(r < 0 ? &e->refused : &e->performed, 1);

@@ -270,6 +270,7 @@ static long attach(struct sbx_emul_aux *h, struct sbx_emul_attach *a)
 	if (syscall(SYS_move_mount, a->mnt_fd, "", t, "",
 		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return -errno;
+	atomic_fetch_add(&a->fast->attached, 1);
 	bool sens, ctl;
 	a->now = place_of(h, a->mnt_fd);
 	if (!a->now || sbx_split_entry_named(a->policy, a->keep, a->now, &sens, &ctl)) {

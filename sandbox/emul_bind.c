@@ -39,7 +39,16 @@
 void sbx_emul_fast_init(struct sbx_emul_fast *l)
 {
 	atomic_init(&l->n, 0);
+	atomic_init(&l->attached, 0);
 	pthread_mutex_init(&l->add, NULL);
+}
+
+bool sbx_emul_bound_since(struct sbx_emul_fast *l, uint64_t *gen)
+{
+	uint64_t now = atomic_load(&l->attached);
+	bool moved = now != *gen;
+	*gen = now;
+	return moved;
 }
 
 void sbx_emul_fast_free(struct sbx_emul_fast *l)

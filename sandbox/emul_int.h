@@ -33,6 +33,9 @@ struct sbx_emul_fast {
 	char *rel[SBX_EMUL_FAST_MAX]; /* project-relative root when it was bound */
 	atomic_size_t n;
 	pthread_mutex_t add; /* one writer at a time */
+	/* Mounts the detacher attached so far: a call that met EBUSY is
+	 * made again only when one was attached while it ran (emul.c). */
+	atomic_uint_fast64_t attached;
 };
 
 void sbx_emul_fast_init(struct sbx_emul_fast *l);
@@ -42,6 +45,8 @@ bool sbx_emul_fast_has(struct sbx_emul_fast *l, uint64_t mnt);
 /* Publishes (|mnt|, a copy of |rel|): 0, or -ENOSPC when full. */
 int sbx_emul_fast_add(struct sbx_emul_fast *l, uint64_t mnt, const char *rel);
 size_t sbx_emul_fast_count(struct sbx_emul_fast *l);
+/* Whether a mount was attached since |*gen| (then updated). */
+bool sbx_emul_bound_since(struct sbx_emul_fast *l, uint64_t *gen);
 
 /* One thread that serves one request at a time. */
 struct sbx_emul_aux;
