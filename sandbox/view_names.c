@@ -73,7 +73,11 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 }
 
 /* Tells the hook (the split view's binder) of the directory just made at
- * |path|, once it is answered. */
+ * |path|, before the mkdir is answered: nothing can be made below it
+ * before that answer, so the binder always hears of a parent before its
+ * children (told after the answer, a view thread slow to tell of "a"
+ * could let "a/b" be bound first, and "a" then bound over it). The
+ * binder retries while the kernel does not have the name yet. */
 static void made_dir(struct sbx_view *v, const char *path, const struct stat *st)
 {
 	pthread_mutex_lock(&v->lock);
@@ -147,11 +151,11 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	struct fuse_entry_param e;
 	int rc = do_make(req, parent, name, S_IFDIR | mode, 0, NULL, &e);
 
-	/* The path first: the reply lets the kernel forget |parent|. */
+	/* Before the reply, which lets the kernel forget |parent|. */
 	char *path = rc == 0 ? sbx_view_path(v, pn, name) : NULL;
-	reply_made(req, rc, &e);
 	if (path)
 		made_dir(v, path, &e.attr);
+	reply_made(req, rc, &e);
 	free(path);
 }
 
