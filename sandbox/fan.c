@@ -435,7 +435,8 @@ static void premark_dir(struct sbx_fan *f, int fd, const char *path, dev_t dev, 
 		 * opened for reading, on premark_main's read-only, nodev
 		 * copy of the project: a device node swapped in after
 		 * readdir cannot be opened there, a FIFO opens at once
-		 * (O_NONBLOCK), and nothing is read. */
+		 * (O_NONBLOCK), nothing is read. What an open still does
+		 * (a lease broken, other watchers' events): design.md. */
 		int c = openat(dirfd(d), de->d_name,
 			       O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
 		struct stat st;
