@@ -137,6 +137,16 @@ static int make_under(int dirfd, const char *rel, mode_t mode)
 	return rc;
 }
 
+/* Marks the session's directory as the person's: the sweep leaves it. */
+static int keep_mark(struct sup_run *r)
+{
+	int mark = openat(r->tmp_fd, ".warden-kept", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (mark < 0)
+		return -1;
+	close(mark);
+	return 0;
+}
+
 /* The session's directory: created 0700 by mkdtemp, opened, and checked to
  * be the directory just made (ours, 0700, not a symlink). */
 static int make_session_dir(struct sup_run *r)
@@ -155,6 +165,10 @@ static int make_session_dir(struct sup_run *r)
 	/* Held until warden exits: the mark of a live session (sweep_stale).
 	 * The sandbox's processes close their copies before the agent runs. */
 	if (flock(r->tmp_fd, LOCK_EX | LOCK_NB) < 0)
+		return -errno;
+	/* --keep-tmp marks the directory now, not at the end: a warden
+	 * killed with SIGKILL leaves it to the person, not to the sweep. */
+	if (r->opts.keep_tmp && keep_mark(r) < 0)
 		return -errno;
 	for (size_t i = 0; i < WD_ARRAY_SIZE(privs); i++) {
 		/* fchmod: the umask must not narrow the sticky 01777. */
@@ -508,14 +522,13 @@ void sup_tmp_finish(struct sup_run *r, bool sandbox_gone)
 	if (!r->tmp_dir)
 		return;
 	if (r->opts.keep_tmp) {
-		/* A kept directory is the person's: the sweep leaves it. */
-		int mark = openat(r->tmp_fd, ".warden-kept", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-		if (mark >= 0)
-			close(mark);
 		wd_info("the session's temporary directories are kept in %s (tmp/ was its /tmp, "
 			"var-tmp/ its /var/tmp, shm/ its /dev/shm)",
 			r->tmp_dir);
 	} else if (!sandbox_gone) {
+		/* Left to the person too: the lock dies with warden, while
+		 * the sandbox's processes may still be using it. */
+		(void)keep_mark(r);
 		wd_warn("the sandbox had not ended: its temporary directories are left in %s",
 			r->tmp_dir);
 	} else {

@@ -528,6 +528,24 @@ static void test_esc_tmp_stale_dirs_swept(void **state)
 	char *young = fake_session(0, NULL);
 	char *other = fake_session(600, "notes");
 	char *live = fake_session(600, NULL);
+	/* The session resolver's resolv.conf: a file, a directory, a
+	 * symlink to something of the user's that must survive. */
+	char *conf = fake_session(600, NULL);
+	wt_write(conf, "resolv.conf", "nameserver 127.0.0.1\n");
+	char *conf_dir = fake_session(600, "resolv.conf");
+	wt_write(conf_dir, "resolv.conf/inner", "x");
+	char *canary = wd_asprintf("%s/canary", f->proj);
+	wt_write(f->proj, "canary", "keep me\n");
+	char *conf_link = fake_session(600, NULL);
+	wd_autofree char *link = wd_asprintf("%s/resolv.conf", conf_link);
+	assert_int_equal(symlink(f->proj, link), 0);
+	char *kept_conf = fake_session(600, ".warden-kept");
+	wt_write(kept_conf, "resolv.conf", "nameserver 127.0.0.1\n");
+	/* Old again after what was added. */
+	struct timespec ts[2] = {{time(NULL) - 600, 0}, {time(NULL) - 600, 0}};
+	const char *aged[] = {conf, conf_link, kept_conf};
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(utimensat(AT_FDCWD, aged[i], ts, 0), 0);
 	int lk = open(live, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_int_equal(flock(lk, LOCK_EX), 0);
 	struct wt_result r = {0};
@@ -538,9 +556,15 @@ static void test_esc_tmp_stale_dirs_swept(void **state)
 	assert_true(exists(young));
 	assert_true(exists(other));
 	assert_true(exists(live));
+	assert_false(exists(conf));
+	assert_false(exists(conf_dir));
+	assert_false(exists(conf_link));
+	ESCAPE_IF(!exists(canary), "the sweep followed a resolv.conf symlink");
+	assert_true(exists(kept_conf));
+	free(canary);
 	close(lk);
-	const char *all[] = {stale, kept, young, other, live};
-	for (size_t i = 0; i < 5; i++) {
+	const char *all[] = {stale, kept, young, other, live, conf, conf_dir, conf_link, kept_conf};
+	for (size_t i = 0; i < 9; i++) {
 		wt_rmtree(all[i]);
 		free((char *)all[i]);
 	}
@@ -551,14 +575,15 @@ static void test_esc_tmp_stale_dirs_swept(void **state)
  * while the agent runs, the directory as that session left it (with the
  * session resolver's resolv.conf when it had one), aged, then swept by the
  * next run. */
-static void test_esc_tmp_killed_session_swept(void **state)
+static void killed_session(struct fx *f, bool keep)
 {
-	struct fx *f = *state;
 	char mark[64];
 	snprintf(mark, sizeof(mark), "killed-%d", (int)getpid());
 	wd_autofree char *script = wd_asprintf(": > /tmp/%s; echo READY; sleep 60", mark);
-	char *argv[] = {"run", "--tier", "passive", "--prompt", "none",
+	char *argv[] = {"run", "--tier", "passive", "--prompt", "none", "--keep-tmp",
 			"--",  "sh",	 "-c",	    script,	NULL};
+	if (!keep) /* the same without --keep-tmp */
+		memmove(&argv[5], &argv[6], 5 * sizeof(char *));
 	struct wt_bg bg;
 	wt_warden_bg(f->proj, argv, &bg);
 	bool ready = false;
@@ -601,9 +626,22 @@ static void test_esc_tmp_killed_session_swept(void **state)
 	if (left)
 		wt_rmtree(dir);
 	free(dir);
-	if (left)
+	if (left && !keep)
 		fail_msg("the directory of a killed session was not swept");
+	if (!left && keep)
+		fail_msg("the sweep removed a killed --keep-tmp session's directory");
 	wt_result_free(&r);
+}
+
+static void test_esc_tmp_killed_session_swept(void **state)
+{
+	killed_session(*state, false);
+}
+
+/* ... but not one the person asked to keep. */
+static void test_esc_tmp_killed_kept_session_left(void **state)
+{
+	killed_session(*state, true);
 }
 
 /* ---- warden's own files without the view ------------------------------ */
@@ -670,6 +708,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_esc_tmp_gate_under_tmp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_stale_dirs_swept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_killed_session_swept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_esc_tmp_killed_kept_session_left, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_esc_tmp_no_view_warden_read_only, setup,
 						teardown),
 	};
