@@ -452,9 +452,10 @@ static void premark_dir(struct sbx_fan *f, int fd, const char *path, dev_t dev, 
 }
 
 /* A detached copy of the backing tree (not recursive: the walk never
- * leaves the project's file system anyway) on which opening a file cannot
- * do anything: read-only, nodev, nosuid, noexec. It is not marked in the
- * group, so the walk's opens are not events. Made by this thread, which is
+ * leaves the project's file system anyway) on which an open reaches no
+ * device, can write nothing and runs nothing: read-only, nodev, nosuid,
+ * noexec, private. It is not marked in the group, so the walk's opens are
+ * not events. Made by this thread, which is
  * in the supervisor's mount namespace, where the backing tree is. -errno
  * when the kernel refuses: then nothing is pre-marked. */
 static int premark_mount(const struct sbx_fan *f)
