@@ -14,6 +14,7 @@
  * made during the session".
  */
 #include "emul_int.h"
+#include "jail_int.h"
 
 #include "common.h"
 #include "policy.h"
@@ -137,25 +138,14 @@ static int make_copy(struct sbx_emul_binder *b, const struct bind_job *j, uint64
 		return -ESTALE; /* renamed or replaced since the mkdir */
 	/* open_tree(OPEN_TREE_CLONE) copies a mount of THIS thread's
 	 * namespace: the supervisor's, where the backing tree is. */
-	wd_autoclose int m = (int)syscall(SYS_open_tree, dir, "",
-					  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	wd_autoclose int m = sbx_jail_copy_dir(
+		dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (b->read_only ? MOUNT_ATTR_RDONLY : 0),
+		mnt);
 	if (m < 0)
-		return -errno;
-	struct mount_attr ma = {
-		.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-			    (b->read_only ? MOUNT_ATTR_RDONLY : 0),
-		.propagation = MS_PRIVATE, /* as the start's (spawn.c) */
-	};
-	struct statx sx;
-	if (syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0 ||
-	    statx(m, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0)
-		return -errno;
-	if (!(sx.stx_mask & STATX_MNT_ID))
-		return -ENOSYS;
+		return m;
 	int rc = sbx_fan_mark_mount(b->fan, m);
 	if (rc < 0)
 		return rc;
-	*mnt = sx.stx_mnt_id;
 	return wd_steal_fd(&m);
 }
 

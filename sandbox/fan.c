@@ -34,6 +34,7 @@
  * - Stop answers every event still queued FAN_DENY before the group is
  *   closed (closing the last group fd would allow what is pending).
  */
+#include "jail_int.h"
 #include "proc_int.h"
 #include "view_int.h"
 
@@ -460,18 +461,9 @@ static void premark_dir(struct sbx_fan *f, int fd, const char *path, dev_t dev, 
  * when the kernel refuses: then nothing is pre-marked. */
 static int premark_mount(const struct sbx_fan *f)
 {
-	wd_autoclose int m = (int)syscall(SYS_open_tree, f->backing_fd, "",
-					  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-	if (m < 0)
-		return -errno;
-	struct mount_attr ma = {
-		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID |
-			    MOUNT_ATTR_NOEXEC,
-		.propagation = MS_PRIVATE,
-	};
-	if (syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0)
-		return -errno;
-	return wd_steal_fd(&m);
+	return sbx_jail_copy_dir(
+		f->backing_fd,
+		MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, NULL);
 }
 
 static void *premark_main(void *arg)

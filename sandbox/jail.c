@@ -167,6 +167,30 @@ int sbx_jail_bind_open(const char *src, bool writable)
 	return fd;
 }
 
+int sbx_jail_copy_dir(int dir, uint64_t attr_set, uint64_t *mnt_id)
+{
+	wd_autoclose int m = (int)syscall(SYS_open_tree, dir, "",
+					  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (m < 0)
+		return -errno;
+	/* Private: a copy of a shared mount (systemd makes / shared) would be
+	 * its peer, and a mount the host makes below it later would appear
+	 * in the copy too, under no mark of the split view's
+	 * (test_split_host_mount_not_propagated). */
+	struct mount_attr a = {.attr_set = attr_set, .propagation = MS_PRIVATE};
+	if (syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
+		return -errno;
+	if (mnt_id) {
+		struct statx sx;
+		if (statx(m, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0)
+			return -errno;
+		if (!(sx.stx_mask & STATX_MNT_ID))
+			return -ENOSYS;
+		*mnt_id = sx.stx_mnt_id;
+	}
+	return wd_steal_fd(&m);
+}
+
 int sbx_jail_make_path(const char *path, mode_t type)
 {
 	struct stat st;

@@ -5,6 +5,7 @@
 #define WARDEN_JAIL_INT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 int sbx_jail_private_mounts(void);
@@ -19,6 +20,10 @@ int sbx_jail_dev(int shm);
 /* A detached copy of the mount tree at |src| (followed), nosuid, nodev and,
  * unless |writable|, read-only: the fd (O_CLOEXEC) or -errno. */
 int sbx_jail_bind_open(const char *src, bool writable);
+/* A detached, private, non-recursive copy of the directory |dir| (a
+ * mount of the caller's namespace) with the MOUNT_ATTR_* |attr_set|: the fd
+ * (O_CLOEXEC) or -errno; its mount id in |mnt_id| when not NULL. */
+int sbx_jail_copy_dir(int dir, uint64_t attr_set, uint64_t *mnt_id);
 /* Attaches the detached mount |fd| at |dst|. When |make| (dst lies in a
  * private directory: a final symlink is followed), a missing |dst| is first
  * created, component by component without following a symlink, as an

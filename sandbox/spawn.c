@@ -204,27 +204,19 @@ static void make_fast(struct spawn *sp)
 			(int)syscall(SYS_openat2, cfg->split_backing_fd, rel, &how, sizeof(how));
 		if (dir < 0)
 			continue;
-		int m = (int)syscall(SYS_open_tree, dir, "",
-				     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		uint64_t id = 0;
+		int m = sbx_jail_copy_dir(dir,
+					  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+						  (cfg->split_read_only ? MOUNT_ATTR_RDONLY : 0),
+					  &id);
 		if (m < 0)
 			continue;
-		/* Private: a copy of a shared mount (systemd makes / shared)
-		 * would be its peer, and a mount the host makes below the
-		 * project later would appear in it unmarked. */
-		struct mount_attr ma = {
-			.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-				    (cfg->split_read_only ? MOUNT_ATTR_RDONLY : 0),
-			.propagation = MS_PRIVATE,
-		};
-		struct statx sx;
-		if (syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0 ||
-		    statx(m, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 ||
-		    !(sx.stx_mask & STATX_MNT_ID) || sbx_fan_mark_mount(cfg->fan, m) < 0) {
+		if (sbx_fan_mark_mount(cfg->fan, m) < 0) {
 			close(m);
 			continue;
 		}
 		sp->fast[sp->nfast] = (struct sbx_fast_slot){rel, m};
-		sp->fast_ids[sp->nfast] = (struct sbx_fast){sx.stx_mnt_id, wd_strdup(rel)};
+		sp->fast_ids[sp->nfast] = (struct sbx_fast){id, wd_strdup(rel)};
 		sp->nfast++;
 	}
 }
