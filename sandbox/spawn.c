@@ -348,6 +348,37 @@ static int start_init(struct spawn *sp, int sv[2], char **err)
 	return 0;
 }
 
+/*
+ * After a view could not be served: did init fail first? The supervisor
+ * closes its copies of the views' mounts right after the fork, so when init
+ * dies on an earlier step (making mounts private, say) the mounts' last
+ * holder is gone, the kernel aborts the FUSE connection, and the server's
+ * first write fails (EIO). That error says nothing; init's own does. It is
+ * always queued by then: init sends its failure before it exits, and the
+ * connection is aborted only when it has exited. Reads only what is already
+ * queued (a poll with no wait), so a live init waiting for our ACK cannot
+ * stall us. Returns true with *err set when init said why.
+ */
+static bool init_failed_first(int sock, char **err)
+{
+	struct pollfd p = {.fd = sock, .events = POLLIN};
+	struct sbx_msg m;
+	while (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) && sbx_msg_recv(sock, &m) == 0) {
+		if (m.fd >= 0)
+			close(m.fd);
+		if (m.type == MSG_WARN) {
+			wd_warn("%s", m.text);
+			continue;
+		}
+		if (m.type != MSG_FAIL)
+			return false;
+		if (err)
+			*err = wd_asprintf("the sandbox could not be set up: %s", m.text);
+		return true;
+	}
+	return false;
+}
+
 /* Hands each view's FUSE fd to its server, then lets init attach it. A FUSE
  * fd not yet handed to a server is closed by spawn_fail(). */
 static int serve_views(struct spawn *sp, int sock, char **err)
@@ -378,6 +409,8 @@ static int serve_views(struct spawn *sp, int sock, char **err)
 			break;
 		}
 		if (rc < 0) {
+			if (init_failed_first(sock, err))
+				return -EPERM;
 			if (err)
 				*err = wd_asprintf("%s could not be served: %s",
 						   v->kind == VIEW_PROJECT ? "the project view"
