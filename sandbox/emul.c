@@ -10,17 +10,8 @@
  * are read once (rmem.c), into the supervisor's memory, and the call is
  * made with those bytes: what was seen is what is done.
  *
- * Order, in the decoding thread (the notification loop: capable, not
- * Landlocked, outside the sandbox's namespaces):
- *   1. read the names once;
- *   2. SECCOMP_IOCTL_NOTIF_ID_VALID: the pid read from was the caller
- *      all along (a recycled pid would have given another process's bytes);
- *   3. open the directories the names start from: the caller's dirfd
- *      (/proc/TID/fd/N) or cwd (/proc/TID/cwd), as O_PATH descriptors of
- *      our own, in the host's /proc;
- *   4. the id again: those descriptors are the caller's, not those of a
- *      process that took its pid meanwhile.
- * The descriptors are the supervisor's and are never passed to the agent.
+ * The decoding thread reads the call once (emul_decode.c, which says in
+ * what order and why the names and directories are the caller's).
  *
  * A worker then makes the call with exactly those strings and descriptors.
  * Each worker is made the agent, once, when it starts (become_agent): its
@@ -70,150 +61,6 @@
 
 #define EMUL_MAX_WORKERS 64
 
-bool sbx_emul_call(int nr)
-{
-	switch (nr) {
-	case __NR_rename:
-	case __NR_renameat:
-	case __NR_renameat2:
-	case __NR_link:
-	case __NR_linkat:
-	case __NR_symlink:
-	case __NR_symlinkat:
-	case __NR_unlink:
-	case __NR_unlinkat:
-	case __NR_rmdir:
-	case __NR_truncate:
-		return true;
-	default:
-		return false;
-	}
-}
-
-void sbx_fs_event_free(struct sbx_fs_event *ev)
-{
-	if (!ev)
-		return;
-	for (int i = 0; i < 2; i++) {
-		free(ev->path[i]);
-		if (ev->dirfd[i] >= 0)
-			close(ev->dirfd[i]);
-	}
-	free(ev);
-}
-
-char *sbx_fs_event_describe(const struct sbx_fs_event *ev)
-{
-	const char *a = ev->path[0] ? ev->path[0] : "?";
-	if (ev->op == SBX_FS_UNLINK || ev->op == SBX_FS_TRUNCATE)
-		return wd_strdup(a);
-	return wd_asprintf("%s -> %s", a, ev->path[1] ? ev->path[1] : "?");
-}
-
-/* Where each argument of |nr| is: the names' registers (-1: none), the
- * dirfds' (-1: the cwd), the flags' (-1: none). */
-struct layout {
-	enum sbx_fs_op op;
-	int name[2], dir[2], flags;
-	unsigned fixed; /* flags the call implies (rmdir: AT_REMOVEDIR) */
-};
-
-static struct layout layout_of(int nr)
-{
-	switch (nr) {
-	case __NR_rename:
-		return (struct layout){SBX_FS_RENAME, {0, 1}, {-1, -1}, -1, 0};
-	case __NR_renameat:
-		return (struct layout){SBX_FS_RENAME, {1, 3}, {0, 2}, -1, 0};
-	case __NR_renameat2:
-		return (struct layout){SBX_FS_RENAME, {1, 3}, {0, 2}, 4, 0};
-	case __NR_link:
-		return (struct layout){SBX_FS_LINK, {0, 1}, {-1, -1}, -1, 0};
-	case __NR_linkat:
-		return (struct layout){SBX_FS_LINK, {1, 3}, {0, 2}, 4, 0};
-	case __NR_symlink:
-		return (struct layout){SBX_FS_SYMLINK, {0, 1}, {-1, -1}, -1, 0};
-	case __NR_symlinkat:
-		return (struct layout){SBX_FS_SYMLINK, {0, 2}, {-1, 1}, -1, 0};
-	case __NR_unlink:
-		return (struct layout){SBX_FS_UNLINK, {0, -1}, {-1, -1}, -1, 0};
-	case __NR_unlinkat:
-		return (struct layout){SBX_FS_UNLINK, {1, -1}, {0, -1}, 2, 0};
-	case __NR_rmdir:
-		return (struct layout){SBX_FS_UNLINK, {0, -1}, {-1, -1}, -1, AT_REMOVEDIR};
-	case __NR_truncate:
-	default:
-		return (struct layout){SBX_FS_TRUNCATE, {0, -1}, {-1, -1}, -1, 0};
-	}
-}
-
-/* An O_PATH descriptor of the caller's directory |dirfd| (AT_FDCWD: its
- * cwd), through the host's /proc, or -1 when it names nothing (EBADF). */
-static int fetch_dir(pid_t tid, int dirfd)
-{
-	char p[64];
-	if (dirfd == AT_FDCWD)
-		snprintf(p, sizeof(p), "/proc/%d/cwd", tid);
-	else if (dirfd >= 0)
-		snprintf(p, sizeof(p), "/proc/%d/fd/%d", tid, dirfd);
-	else
-		return -1;
-	return open(p, O_PATH | O_CLOEXEC);
-}
-
-int sbx_emul_decode(int fd, const struct seccomp_notif *req, struct sbx_fs_event **out)
-{
-	*out = NULL;
-	struct sbx_fs_event *ev = wd_calloc(1, sizeof(*ev));
-	ev->id = req->id;
-	ev->pid = (pid_t)req->pid;
-	ev->nr = req->data.nr;
-	ev->dirfd[0] = ev->dirfd[1] = AT_FDCWD;
-	struct layout l = layout_of(ev->nr);
-	ev->op = l.op;
-	ev->flags = l.fixed | (l.flags >= 0 ? (unsigned)req->data.args[l.flags] : 0);
-	if (ev->op == SBX_FS_TRUNCATE)
-		ev->length = (int64_t)req->data.args[1];
-	struct sbx_rmem *m = wd_malloc(sizeof(*m));
-	sbx_rmem_init(m, sbx_read_pid_page, &ev->pid);
-	bool present[2] = {false, false};
-	for (int i = 0; i < 2; i++) {
-		if (l.name[i] < 0)
-			continue;
-		uint64_t addr = req->data.args[l.name[i]];
-		if (addr == 0)
-			continue; /* the kernel says what a null name means */
-		size_t budget = PATH_MAX;
-		int rc = sbx_rmem_string(m, addr, PATH_MAX, &budget, &ev->path[i]);
-		if (rc < 0)
-			ev->perr[i] = rc == -E2BIG ? ENAMETOOLONG : EFAULT;
-		else
-			present[i] = true;
-	}
-	free(m);
-	if (!sbx_notify_id_valid(fd, ev->id)) {
-		sbx_fs_event_free(ev);
-		return -ENOENT;
-	}
-	/* The directories the names start from: a relative name's, a null
-	 * name's (linkat's AT_EMPTY_PATH may take one), never a symlink's
-	 * target (a string, not a lookup). */
-	for (int i = 0; i < 2; i++) {
-		if (l.name[i] < 0 || ev->perr[i] || (ev->op == SBX_FS_SYMLINK && i == 0))
-			continue;
-		if (present[i] && ev->path[i][0] == '/')
-			continue;
-		int dirfd = l.dir[i] < 0 ? AT_FDCWD : (int)req->data.args[l.dir[i]];
-		ev->dirfd[i] = fetch_dir(ev->pid, dirfd);
-	}
-	if (!sbx_notify_id_valid(fd, ev->id)) {
-		sbx_fs_event_free(ev);
-		return -ENOENT;
-	}
-	*out = ev;
-	return 0;
-}
-
 /* ---------------------------------------------------------------------
  * The workers.
  * --------------------------------------------------------------------- */
@@ -238,6 +85,7 @@ pid_t sbx_emul_acting_for(pid_t tid)
 struct sbx_emul {
 	int notify_fd;
 	int mntns_fd;
+	uint64_t mntns_id; /* the sandbox's mount namespace (split view) */
 	int root_fd;
 	char **writable;  /* NULL: no Landlock */
 	int host_proc_fd; /* the host's /proc, opened before any setns */
@@ -384,10 +232,8 @@ static void side_free(struct side *s)
 
 static bool is_fast_mount(struct sbx_emul *e, int fd)
 {
-	struct statx sx;
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
-		return false;
-	return sbx_emul_fast_has(&e->fast, sx.stx_mnt_id);
+	uint64_t id = 0;
+	return sbx_jail_mnt_id(fd, &id) == 0 && sbx_emul_fast_has(&e->fast, id);
 }
 
 /* The project-relative path of |fd| (+ "/" |last|), as the kernel names it
@@ -407,6 +253,23 @@ static char *rel_of(const struct sbx_emul *e, int fd, const char *last)
 	if (strncmp(buf, e->project, pl) != 0 || buf[pl] != '/')
 		return NULL;
 	return last ? wd_asprintf("%s/%s", buf + pl + 1, last) : wd_strdup(buf + pl + 1);
+}
+
+/* A fast side on a mount no longer attached in the sandbox (the detacher
+ * took it off for a rename or rmdir of its root, or the kernel did when the
+ * view's entry below it went stale: what the agent holds open under it
+ * stays usable) has a name relative to that mount's root, which a
+ * directory chain made inside it can spell as anything below the project
+ * ("src/home/u/proj/x" read as "x"): no name, so the call is refused
+ * (perform_split). Checked after the names were read: nothing attaches a
+ * mount again, so one attached now was attached then. */
+static void unplace_detached(struct sbx_emul *e, struct side *s, int fd)
+{
+	if (s->fast && sbx_jail_mount_in_ns(fd, e->mntns_id) != 1) {
+		free(s->rel);
+		free(s->prel);
+		s->rel = s->prel = NULL;
+	}
 }
 
 /* Splits |path| into its parent and last component and resolves the
@@ -440,6 +303,7 @@ static bool resolve_side(struct sbx_emul *e, const char *path, int dirfd, struct
 	s->have = fstatat(s->pfd, lastname, &s->st, AT_SYMLINK_NOFOLLOW) == 0;
 	s->rel = rel_of(e, s->pfd, lastname);
 	s->prel = rel_of(e, s->pfd, NULL);
+	unplace_detached(e, s, s->pfd);
 	return true;
 }
 
@@ -466,6 +330,7 @@ static int follow_side(struct sbx_emul *e, struct side *s)
 	s->have = fstat(s->ofd, &s->st) == 0;
 	free(s->rel);
 	s->rel = rel_of(e, s->ofd, NULL);
+	unplace_detached(e, s, s->ofd);
 	return 0;
 }
 
@@ -935,6 +800,9 @@ int sbx_emul_start(const struct sbx_emul_config *cfg, struct sbx_emul **out)
 	int rc = e->mntns_fd < 0 || e->host_proc_fd < 0
 			 ? -errno
 			 : sbx_creds_of(cfg->agent_pid, &e->creds, NULL, NULL);
+	/* A fast side is named only on a mount attached there. */
+	if (rc == 0 && e->split)
+		rc = sbx_jail_mntns_id(e->mntns_fd, &e->mntns_id);
 	if (rc < 0) {
 		if (backing_fd >= 0)
 			close(backing_fd);

@@ -119,6 +119,9 @@ struct sbx_fan {
 	_Atomic uint64_t premark_ns; /* the walk's time, once it ended */
 	_Atomic int64_t premark_t0;  /* when it began (0: not yet) */
 	size_t fast_subtrees, fast_files, fuse_dirs;
+	/* The sandbox's mount namespace, where the fast mounts are attached
+	 * (0 until sbx_fan_set_sandbox: then no name is trusted). */
+	_Atomic uint64_t mntns_id;
 };
 
 /* ---- answers ------------------------------------------------------------ */
@@ -304,9 +307,23 @@ static void on_event(struct sbx_fan *f, const struct fanotify_event_metadata *m)
 		return;
 	}
 	char *rel = event_path(f, fd, &st);
+	/* A fast mount no longer attached in the sandbox (the detacher took
+	 * it off for a rename or rmdir of its root, or the kernel did when the
+	 * view's entry below it went stale) names its files from its own
+	 * root, where a chain of directories can spell the project's path
+	 * ("src/home/u/proj/x" read as "x"): its names are not the project's,
+	 * so its unmarked files are refused. Checked after the name was read:
+	 * nothing attaches a mount again (the agent cannot mount; the binder
+	 * attaches only new ones), so one attached now was attached then. */
+	uint64_t ns = atomic_load(&f->mntns_id);
+	if (rel && (ns == 0 || sbx_jail_mount_in_ns(fd, ns) != 1)) {
+		free(rel);
+		rel = NULL;
+	}
 	if (!rel) {
-		/* Not named below the project (cannot happen for a file of a
-		 * fast mount): refused rather than guessed. */
+		/* Not named below the project (a file of a fast mount always
+		 * is, while the mount is attached): refused rather than
+		 * guessed. */
 		answer(f, fd, false);
 		return;
 	}
@@ -723,6 +740,18 @@ int sbx_fan_new(const struct sbx_fan_config *cfg, struct sbx_fan **out)
 	return 0;
 }
 
+int sbx_fan_set_sandbox(struct sbx_fan *f, pid_t pid)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
+	wd_autoclose int ns = open(p, O_RDONLY | O_CLOEXEC);
+	uint64_t id = 0;
+	int rc = ns < 0 ? -errno : sbx_jail_mntns_id(ns, &id);
+	if (rc == 0)
+		atomic_store(&f->mntns_id, id);
+	return rc;
+}
+
 int sbx_fan_group_fd(const struct sbx_fan *f)
 {
 	return f ? f->group : -1;
@@ -920,6 +949,26 @@ int sbx_split_probe(int project_fd, int *group, char *why, size_t len)
 		    0) {
 			rc = -errno;
 			snprintf(why, len, "fanotify cannot watch the project's mount (%s)",
+				 strerror(-rc));
+		}
+	}
+	/* A name in a fast mount is trusted only while the mount is attached
+	 * in the sandbox: the kernel must tell an attached mount (the
+	 * project's, here) from a detached one (the copy). */
+	if (!rc) {
+		uint64_t ns = 0;
+		int nsfd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+		int a = nsfd < 0 ? -errno : sbx_jail_mntns_id(nsfd, &ns);
+		if (a == 0)
+			a = sbx_jail_mount_in_ns(project_fd, ns);
+		int d = a == 1 ? sbx_jail_mount_in_ns(m, ns) : 0;
+		if (nsfd >= 0)
+			close(nsfd);
+		if (a != 1 || d != 0) {
+			rc = a < 0 ? a : d < 0 ? d : -ENOSYS;
+			snprintf(why, len,
+				 "the kernel cannot tell an attached mount from a detached one "
+				 "(statmount in a namespace, Linux 6.11: %s)",
 				 strerror(-rc));
 		}
 	}

@@ -20,6 +20,7 @@
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #endif
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -181,14 +182,61 @@ int sbx_jail_copy_dir(int dir, uint64_t attr_set, uint64_t *mnt_id)
 	if (syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
 		return -errno;
 	if (mnt_id) {
-		struct statx sx;
-		if (statx(m, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0)
-			return -errno;
-		if (!(sx.stx_mask & STATX_MNT_ID))
-			return -ENOSYS;
-		*mnt_id = sx.stx_mnt_id;
+		int rc = sbx_jail_mnt_id(m, mnt_id);
+		if (rc < 0)
+			return rc;
 	}
 	return wd_steal_fd(&m);
+}
+
+/* Linux 6.8 (the unique mount id, statmount) and 6.11 (statmount in
+ * another namespace, a namespace's id): Debian 12's headers have none. */
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
+#ifndef __NR_statmount
+#define __NR_statmount 457
+#endif
+#define SBX_NS_GET_MNTNS_ID	_IOR(0xb7, 0x5, uint64_t)
+#define SBX_STATMOUNT_MNT_BASIC 0x2ULL
+struct sbx_mnt_id_req {
+	uint32_t size, spare;
+	uint64_t mnt_id, param, mnt_ns_id;
+};
+
+int sbx_jail_mnt_id(int fd, uint64_t *id)
+{
+	struct statx sx;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &sx) < 0)
+		return -errno;
+	if (!(sx.stx_mask & STATX_MNT_ID_UNIQUE))
+		return -ENOSYS;
+	*id = sx.stx_mnt_id;
+	return 0;
+}
+
+int sbx_jail_mntns_id(int ns_fd, uint64_t *id)
+{
+	return ioctl(ns_fd, SBX_NS_GET_MNTNS_ID, id) < 0 ? -errno : 0;
+}
+
+int sbx_jail_mount_in_ns(int fd, uint64_t ns_id)
+{
+	uint64_t id = 0;
+	int rc = sbx_jail_mnt_id(fd, &id);
+	if (rc < 0)
+		return rc;
+	/* statmount finds a mount only among those of the namespace asked
+	 * for: one unmounted (by anyone, the kernel's d_invalidate
+	 * included) belongs to none. The unique id is never reused. */
+	struct sbx_mnt_id_req req = {.size = sizeof(req),
+				     .mnt_id = id,
+				     .param = SBX_STATMOUNT_MNT_BASIC,
+				     .mnt_ns_id = ns_id};
+	uint64_t buf[512];
+	if (syscall(__NR_statmount, &req, buf, sizeof(buf), 0) == 0)
+		return 1;
+	return errno == ENOENT ? 0 : -errno;
 }
 
 int sbx_jail_make_path(const char *path, mode_t type)

@@ -24,6 +24,15 @@ int sbx_jail_bind_open(const char *src, bool writable);
  * mount of the caller's namespace) with the MOUNT_ATTR_* |attr_set|: the fd
  * (O_CLOEXEC) or -errno; its mount id in |mnt_id| when not NULL. */
 int sbx_jail_copy_dir(int dir, uint64_t attr_set, uint64_t *mnt_id);
+/* The unique id (never reused) of the mount |fd| is on: 0 or -errno. */
+int sbx_jail_mnt_id(int fd, uint64_t *id);
+/* The id of the mount namespace |ns_fd| (/proc/PID/ns/mnt): 0 or -errno. */
+int sbx_jail_mntns_id(int ns_fd, uint64_t *id);
+/* Whether the mount |fd| is on is attached in the mount namespace |ns_id|:
+ * 1 yes, 0 no (detached, or another namespace's), -errno when the kernel
+ * cannot say. The split view's names depend on it (docs/design.md, "Names
+ * from a detached mount are not the project's"). */
+int sbx_jail_mount_in_ns(int fd, uint64_t ns_id);
 /* Attaches the detached mount |fd| at |dst|. When |make| (dst lies in a
  * private directory: a final symlink is followed), a missing |dst| is first
  * created, component by component without following a symlink, as an

@@ -665,7 +665,7 @@ int sbx_notify_answer(int fd, uint64_t id, long val);
 
 /* One fast subtree mount in the sandbox. */
 struct sbx_fast {
-	uint64_t mnt_id; /* statx(STATX_MNT_ID) of a file on that mount */
+	uint64_t mnt_id; /* the unique mount id (sbx_jail_mnt_id) of that mount */
 	char *rel;	 /* project-relative path of its root, no leading "./" */
 };
 
@@ -761,6 +761,10 @@ int sbx_fan_mark_mount(struct sbx_fan *f, int mnt_fd);
 void sbx_fan_watch_dir(struct sbx_fan *f, const char *rel);
 /* Starts the listener and the pre-marking walk, once the sandbox exists:
  * |view| is the project's FUSE view, whose identity table both share. */
+/* Tells the listener the sandbox's mount namespace, that of |pid|: a file
+ * is named only on a fast mount attached there. Before sbx_fan_start.
+ * 0 or -errno. */
+int sbx_fan_set_sandbox(struct sbx_fan *f, pid_t pid);
 int sbx_fan_start(struct sbx_fan *f, struct sbx_view *view);
 void sbx_fan_counts(const struct sbx_fan *f, struct sbx_fan_counts *c);
 /* Stops: every pending event is answered FAN_DENY, threads joined, the

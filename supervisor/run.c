@@ -698,7 +698,9 @@ static int start_listener(struct sup_run *r)
 			continue;
 		sbx_view_identity_add(r->view, id->dev, id->ino, id->sensitive, id->control);
 	}
-	int rc = sbx_fan_start(r->fan, r->view);
+	int rc = sbx_fan_set_sandbox(r->fan, r->child.pid);
+	if (rc == 0)
+		rc = sbx_fan_start(r->fan, r->view);
 	if (rc < 0)
 		wd_err("the split view's listener could not be started: %s", strerror(-rc));
 	return rc;

@@ -545,6 +545,38 @@ int main(int argc, char **argv)
 				       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 				fflush(stdout);
 				i++;
+			} else if (strcmp(op, "mkdirp") == 0) {
+				/* mkdir -p, each component in turn */
+				char path[512];
+				snprintf(path, sizeof(path), "%s", a);
+				long rc = 0;
+				for (char *s = strchr(path + 1, '/'); s && rc == 0;
+				     s = strchr(s + 1, '/')) {
+					*s = '\0';
+					if (mkdir(path, 0755) < 0 && errno != EEXIST)
+						rc = -1;
+					*s = '/';
+				}
+				if (rc == 0 && mkdir(path, 0755) < 0 && errno != EEXIST)
+					rc = -1;
+				DO(name, rc);
+				i++;
+			} else if (strcmp(op, "read") == 0) {
+				/* prints what it read after the result */
+				char buf[256] = "";
+				int fd = open(a, O_RDONLY | O_CLOEXEC);
+				DO(name, fd);
+				if (fd >= 0) {
+					ssize_t k = read(fd, buf, sizeof(buf) - 1);
+					buf[k > 0 ? k : 0] = '\0';
+					printf("content %s\n", buf);
+					fflush(stdout);
+					close(fd);
+				}
+				i++;
+			} else if (strcmp(op, "sleep") == 0) {
+				usleep((useconds_t)atoi(a) * 1000);
+				i++;
 			} else if (strcmp(op, "cd") == 0) {
 				DO(name, chdir(a));
 				i++;
@@ -555,14 +587,18 @@ int main(int argc, char **argv)
 				printf("%03d isroot %s %d\n", ++line_no, a, root);
 				fflush(stdout);
 				i++;
-			} else if (strcmp(op, "step") == 0) {
-				char go[64];
-				printf("STEP %s\n", a);
+			} else if (strcmp(op, "step") == 0 || strcmp(op, "stepin") == 0) {
+				/* stepin DIR N: the go file in DIR, for a cwd
+				 * elsewhere */
+				bool in = op[4] == 'i';
+				const char *n = in ? b : a;
+				char go[600];
+				printf("STEP %s\n", n);
 				fflush(stdout);
-				snprintf(go, sizeof(go), "go%s", a);
+				snprintf(go, sizeof(go), "%s%sgo%s", in ? a : "", in ? "/" : "", n);
 				while (access(go, F_OK) != 0)
 					usleep(20000);
-				i++;
+				i += in ? 2 : 1;
 			} else
 				return 2;
 		}

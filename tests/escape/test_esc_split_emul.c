@@ -456,6 +456,86 @@ static void test_semul_fast_root_renamed_from_inside(void **state)
 	wt_result_free(&r);
 }
 
+/* A fast mount the detacher took off (an rmdir of its root, made from a
+ * working directory inside it, fails ENOTEMPTY after the detach) names
+ * its files from its own root. A chain of directories inside it that
+ * spells the project's path makes "src/tmp/warden-test-X/late.txt" read
+ * as the project's "late.txt": a rule on a directory above the file would
+ * be decided by the wrong name. Landlock already keeps the agent from
+ * making anything there; a file the user makes is read. The listener must
+ * refuse what it cannot name (the user's sensitive names are also caught
+ * by the watcher, asynchronously: a plain one shows the check itself). */
+static void user_late_file(const struct fx *f, int step)
+{
+	(void)step;
+	wd_autofree char *rel = wd_asprintf("src%s/late.txt", f->proj);
+	wt_write(f->proj, rel, "late " SECRET "\n");
+}
+
+static void test_semul_detached_mount_names_not_trusted(void **state)
+{
+	struct fx *f = *state;
+	wd_autofree char *chain = wd_asprintf("src%s", f->proj);
+	wd_autofree char *root = in_proj(f, "src");
+	wd_autofree char *late = wd_asprintf("%s/late.txt", f->proj + 1);
+	const char *const args[] = {"ops",   "isroot", "src",	"mkdirp", chain,
+				    "cd",    "src",    "rmdir", root,	  "stepin",
+				    f->proj, "1",      "read",	late,	  NULL};
+	struct wt_result r = {0};
+	run_agent(f, NULL, args, 1, user_late_file, &r);
+	assert_int_equal(r.status, 0);
+	expect(&r, "isroot src 1");
+	wd_autofree char *made = wd_asprintf("mkdirp %s 0", chain);
+	expect(&r, made);
+	wd_autofree char *rm = wd_asprintf("rmdir %s ENOTEMPTY", root);
+	expect(&r, rm);
+	wd_autofree char *refused = wd_asprintf("read %s EPERM", late);
+	if (said(&r, SECRET) || !said(&r, refused))
+		fail_msg("ESCAPE FOUND: a file of a detached fast mount was opened under the "
+			 "name its chain of directories spells");
+	wt_result_free(&r);
+}
+
+/* The same chain on a mount the KERNEL detached: the user replaces the
+ * fast root's directory outside (a checkout, `rm -rf x && mkdir x`), and
+ * the agent's next lookup of that name, once the view's entry timed out
+ * (VIEW_ENTRY_TIMEOUT, 1 s: the agent sleeps 1.5 s), finds another
+ * directory: the kernel invalidates the entry and with it
+ * the mount on it, without the detacher. */
+static void user_replaces_src(const struct fx *f, int step)
+{
+	(void)step;
+	wd_autofree char *src = in_proj(f, "src");
+	wd_autofree char *old = in_proj(f, "src.old");
+	assert_int_equal(rename(src, old), 0);
+	assert_int_equal(mkdir(src, 0755), 0);
+	wd_autofree char *rel = wd_asprintf("src.old%s/late.txt", f->proj);
+	wt_write(f->proj, rel, "late " SECRET "\n");
+}
+
+static void test_semul_kernel_detached_names_not_trusted(void **state)
+{
+	struct fx *f = *state;
+	wd_autofree char *chain = wd_asprintf("src%s", f->proj);
+	wd_autofree char *root = in_proj(f, "src");
+	wd_autofree char *late = wd_asprintf("%s/late.txt", f->proj + 1);
+	const char *const args[] = {"ops",    "isroot", "src",	 "mkdirp", chain,   "cd",
+				    "src",    "stepin", f->proj, "1",	   "sleep", "1500",
+				    "isroot", root,	"read",	 late,	   NULL};
+	struct wt_result r = {0};
+	run_agent(f, NULL, args, 1, user_replaces_src, &r);
+	assert_int_equal(r.status, 0);
+	expect(&r, "isroot src 1");
+	/* The new src is not the mount the agent's cwd is on. */
+	wd_autofree char *relooked = wd_asprintf("isroot %s 0", root);
+	expect(&r, relooked);
+	wd_autofree char *refused = wd_asprintf("read %s EPERM", late);
+	if (said(&r, SECRET) || !said(&r, refused))
+		fail_msg("ESCAPE FOUND: a file of a fast mount the kernel detached was opened "
+			 "under the name its chain of directories spells");
+	wt_result_free(&r);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -471,6 +551,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_semul_fast_roots_removed_and_renamed, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_semul_fast_root_renamed_from_inside, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_semul_detached_mount_names_not_trusted, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_semul_kernel_detached_names_not_trusted, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
