@@ -487,6 +487,17 @@ static void user_mounts_tmpfs(const struct fx *f, int step)
 	wt_write(f->proj, "src/m/notes.txt", "notes " SECRET "\n");
 }
 
+/* The test's two mounts go even when an assertion ended it early (cmocka
+ * runs the teardown then too), before the project is removed. */
+static int teardown_mounts(void **state)
+{
+	struct fx *f = *state;
+	wd_autofree char *m = in_proj(f, "src/m");
+	(void)umount2(m, MNT_DETACH);
+	(void)umount2(f->proj, MNT_DETACH);
+	return teardown(state);
+}
+
 static void test_split_host_mount_not_propagated(void **state)
 {
 	struct fx *f = *state;
@@ -498,9 +509,6 @@ static void test_split_host_mount_not_propagated(void **state)
 		  "cat src/a.txt; " WAIT(1) "cat src/m/notes.txt; echo notes=$?; "
 					    "cat src/m/.env; echo env=$?; ls src/m",
 		  1, user_mounts_tmpfs, &r);
-	wd_autofree char *m = in_proj(f, "src/m");
-	umount2(m, MNT_DETACH);
-	umount2(f->proj, MNT_DETACH);
 	assert_no_secret(&r);
 	/* The sandbox's copy of src is no peer: it never got the tmpfs. */
 	assert_true(said(&r, "notes=1"));
@@ -618,7 +626,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_split_premark_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_host_mount_not_propagated, setup,
-						teardown),
+						teardown_mounts),
 		cmocka_unit_test_setup_teardown(test_split_view_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_fuse_part_passes_through, setup,
 						teardown),
