@@ -969,7 +969,9 @@ int sbx_split_probe(int project_fd, int *group, char *why, size_t len)
 			snprintf(why, len,
 				 "the kernel cannot tell an attached mount from a detached one "
 				 "(statmount in a namespace, Linux 6.11: %s)",
-				 strerror(-rc));
+				 a < 0 || d < 0 ? strerror(-rc)
+				 : a == 0	? "the project's own mount reads as detached"
+						: "a detached copy reads as attached");
 		}
 	}
 	/* The detached copy dies with its last descriptor, and its mount
