@@ -163,14 +163,34 @@ static int init_binds(const struct sbx_spawn_config *cfg, int sock)
  * init's side of the split view: each fast subtree's bind (made and marked
  * by the supervisor) goes over the project view's entry for it, which is
  * reached from the view's root without following a symlink and without
- * leaving the view (the user may have changed the tree since the walk).
- * Before the seal: the entries looked up now are pinned, so the evictor
- * never detaches a bind. A subtree whose entry is gone or changed is left
- * to the view. Each fd is closed once attached or skipped.
+ * leaving the view. Before the seal: the entries looked up now are pinned,
+ * so the evictor never detaches a bind.
+ *
+ * The user's tree keeps changing meanwhile (a `git gc` removes the
+ * object directories it packed while warden starts): a subtree whose entry
+ * is gone, is no longer a directory, or is another directory than the one
+ * the supervisor copied (the view gives the backing inode number, as the
+ * detacher checks it in emul_aux.c) is left to the view, and so is one whose
+ * entry goes away between the lookup and the attach (the kernel refuses a
+ * mount on a removed directory with ENOENT). Such a subtree is then only
+ * an unattached mount: nothing in the sandbox can reach it, and a name read
+ * on it would be refused (design.md, "Names from a detached mount are not
+ * the project's"). Any other failure to attach ends the set-up. Each fd is
+ * closed once attached or skipped.
  */
+static bool fast_entry_is(int t, dev_t view_dev, int mnt)
+{
+	struct stat at, want;
+	return fstat(t, &at) == 0 && fstat(mnt, &want) == 0 && S_ISDIR(at.st_mode) &&
+	       at.st_dev == view_dev && at.st_ino == want.st_ino;
+}
+
 static void init_fast(int sock, const char *view_dir, struct sbx_fast_slot *fast, size_t nfast)
 {
 	int root = nfast ? open(view_dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	struct stat rst;
+	if (root >= 0 && fstat(root, &rst) < 0)
+		fail(sock, "looking at the project view", errno);
 	for (size_t i = 0; i < nfast; i++) {
 		struct open_how how = {
 			.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
@@ -178,8 +198,10 @@ static void init_fast(int sock, const char *view_dir, struct sbx_fast_slot *fast
 		};
 		int t = root < 0 ? -1
 				 : (int)syscall(SYS_openat2, root, fast[i].rel, &how, sizeof(how));
-		if (t >= 0 && syscall(SYS_move_mount, fast[i].mnt, "", t, "",
-				      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+		if (t >= 0 && fast_entry_is(t, rst.st_dev, fast[i].mnt) &&
+		    syscall(SYS_move_mount, fast[i].mnt, "", t, "",
+			    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 &&
+		    errno != ENOENT) {
 			char what[160];
 			snprintf(what, sizeof(what), "attaching the fast subtree %s", fast[i].rel);
 			fail(sock, what, errno);
