@@ -10,7 +10,7 @@
  *
  * It decides nothing itself: it classifies and asks (sandbox/ rule).
  *
- * Why each piece holds (docs: /work/notes/split-fan.md, "design"):
+ * Why each piece holds (docs/design.md, "The sandbox: the split view"):
  * - A mark means "this inode's content has not changed since an open of it
  *   was allowed without a decision": the ignore mark is never
  *   FAN_MARK_IGNORED_SURV_MODIFY, so the first write or truncation of the
@@ -34,6 +34,7 @@
  * - Stop answers every event still queued FAN_DENY before the group is
  *   closed (closing the last group fd would allow what is pending).
  */
+#include "fan_int.h"
 #include "jail_int.h"
 #include "proc_int.h"
 #include "view_int.h"
@@ -57,72 +58,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#ifndef FAN_MARK_EVICTABLE
-#define FAN_MARK_EVICTABLE 0x00000200
-#endif
-#ifndef FAN_REPORT_TID
-#define FAN_REPORT_TID 0x00000100
-#endif
-
-#define FAN_PERM_MASK	(FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM)
-#define FAN_MAX_WORKERS SBX_VIEW_MAX_THREADS
-#define FAN_MAX_DEPTH	128
-#define FAN_PREMARK_MAX 190000
-#define FAN_WORKER_IDLE 5 /* seconds a worker waits for more work */
-#define FAN_DELETED	" (deleted)"
-
-/* An open waiting for the decide callback. */
-struct fan_job {
-	struct fan_job *next;
-	int fd; /* the event's fd: the answer names it */
-	pid_t tid;
-	unsigned access;
-	char *path;
-};
-
-struct sbx_fan {
-	int group;
-	int stop_efd;
-	int backing_fd; /* O_PATH of the project, for the pre-marking walk */
-	char *project;
-	size_t plen;
-	const struct pol_config *policy;
-	sbx_view_decide_fn decide;
-	void *decide_arg;
-	struct sbx_view *view;
-	char **fast; /* the fast roots (copied), for the pre-marking walk */
-	size_t nfast;
-	size_t premark_max;
-	atomic_bool stopping;
-
-	pthread_t reader, premarker, watcher;
-	bool reader_started, premark_started, watcher_started;
-
-	/* The watcher (watcher_main): inotify on the fast subtrees' backing
-	 * directories; only its thread touches these. */
-	int ino_fd;
-	struct fan_watch *watches;
-	size_t nwatches, capwatches;
-	/* Fast subtrees bound during the session, for the watcher to take
-	 * (sbx_fan_watch_dir): under |lock|, |more_efd| wakes it. */
-	char **bound;
-	size_t nbound;
-	int more_efd;
-
-	pthread_mutex_t lock; /* the queue and the worker counts */
-	pthread_cond_t cond;  /* work queued, or a worker gone */
-	struct fan_job *head, *tail;
-	unsigned workers, idle;
-
-	_Atomic uint64_t events, decided, marked, premarked, denied;
-	_Atomic uint64_t premark_ns; /* the walk's time, once it ended */
-	_Atomic int64_t premark_t0;  /* when it began (0: not yet) */
-	size_t fast_subtrees, fast_files, fuse_dirs;
-	/* The sandbox's mount namespace, where the fast mounts are attached
-	 * (0 until sbx_fan_set_sandbox: then no name is trusted). */
-	_Atomic uint64_t mntns_id;
-};
 
 /* ---- answers ------------------------------------------------------------ */
 
@@ -149,9 +84,7 @@ static int ignore_mark(struct sbx_fan *f, unsigned how, int dirfd, const char *p
 	return fanotify_mark(f->group, fl, FAN_PERM_MASK, dirfd, path) < 0 ? -errno : 0;
 }
 
-/* Marks the inode open at |fd| (a regular file of identity |st|) unless
- * its identity is, or becomes meanwhile, sensitive or control. */
-static bool mark_plain(struct sbx_fan *f, int fd, const char *path, const struct stat *st)
+bool sbx_fan_mark_plain(struct sbx_fan *f, int fd, const char *path, const struct stat *st)
 {
 	if (sbx_view_identity(f->view, st->st_dev, st->st_ino))
 		return false;
@@ -336,7 +269,7 @@ static void on_event(struct sbx_fan *f, const struct fanotify_event_metadata *m)
 	/* The event's fd is open for reading (fanotify_init's flags):
 	 * fanotify_mark() takes it as the object, the inode fstat saw. */
 	if (!sens && !ctl && !wprot) {
-		if (mark_plain(f, fd, NULL, &st))
+		if (sbx_fan_mark_plain(f, fd, NULL, &st))
 			atomic_fetch_add(&f->marked, 1);
 		answer(f, fd, true);
 		free(rel);
@@ -409,100 +342,6 @@ static void *reader_main(void *arg)
 		if (p[0].revents & POLLIN)
 			(void)drain(f, false);
 	}
-	return NULL;
-}
-
-/* ---- the pre-marking walk --------------------------------------------------- */
-
-static void premark_dir(struct sbx_fan *f, int fd, const char *path, dev_t dev, int depth,
-			uint64_t *left)
-{
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	struct dirent *de;
-	while ((de = readdir(d)) && *left > 0 && !atomic_load(&f->stopping)) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		wd_autofree char *child = wd_asprintf("%s/%s", path, de->d_name);
-		if (de->d_type == DT_DIR) {
-			if (depth >= FAN_MAX_DEPTH)
-				continue;
-			int c = openat(dirfd(d), de->d_name,
-				       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			struct stat st;
-			if (c >= 0 && fstat(c, &st) == 0 && st.st_dev == dev)
-				premark_dir(f, c, child, dev, depth + 1, left);
-			else if (c >= 0)
-				close(c);
-			continue;
-		}
-		if (de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
-			continue;
-		/* What the listener would decide or refuse is never marked. */
-		if (sbx_view_path_sensitive(f->policy, NULL, child) ||
-		    pol_is_control(f->policy, child, NULL) ||
-		    sbx_view_path_write_protected(f->policy, NULL, child))
-			continue;
-		/* The mark goes on the inode open at c, the one fstat
-		 * checked, whatever a rename does to the name meanwhile.
-		 * fanotify_mark() takes no O_PATH descriptor (and a /proc
-		 * link to one costs a third of the walk), so the file is
-		 * opened for reading, on premark_main's read-only, nodev
-		 * copy of the project: a device node swapped in after
-		 * readdir cannot be opened there, a FIFO opens at once
-		 * (O_NONBLOCK), nothing is read. What an open still does
-		 * (a lease broken, other watchers' events): design.md. */
-		int c = openat(dirfd(d), de->d_name,
-			       O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-		struct stat st;
-		if (c >= 0 && fstat(c, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == dev &&
-		    mark_plain(f, c, NULL, &st)) {
-			atomic_fetch_add(&f->premarked, 1);
-			(*left)--;
-		}
-		if (c >= 0)
-			close(c);
-	}
-	closedir(d);
-}
-
-/* A detached copy of the backing tree (not recursive: the walk never
- * leaves the project's file system anyway) on which an open reaches no
- * device, can write nothing and runs nothing: read-only, nodev, nosuid,
- * noexec, private. It is not marked in the group, so the walk's opens are
- * not events. Made by this thread, which is
- * in the supervisor's mount namespace, where the backing tree is. -errno
- * when the kernel refuses: then nothing is pre-marked. */
-static int premark_mount(const struct sbx_fan *f)
-{
-	return sbx_jail_copy_dir(
-		f->backing_fd,
-		MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, NULL);
-}
-
-static void *premark_main(void *arg)
-{
-	struct sbx_fan *f = arg;
-	int64_t t0 = wd_now_mono_ns();
-	atomic_store(&f->premark_t0, t0);
-	uint64_t left = f->premark_max;
-	struct stat root;
-	wd_autoclose int m = premark_mount(f);
-	if (m >= 0 && fstat(m, &root) == 0) {
-		for (size_t i = 0; i < f->nfast && left > 0 && !atomic_load(&f->stopping); i++) {
-			struct open_how how = {
-				.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_XDEV,
-			};
-			int fd = (int)syscall(SYS_openat2, m, f->fast[i], &how, sizeof(how));
-			if (fd >= 0)
-				premark_dir(f, fd, f->fast[i], root.st_dev, 0, &left);
-		}
-	}
-	atomic_store(&f->premark_ns, (uint64_t)(wd_now_mono_ns() - t0));
 	return NULL;
 }
 
@@ -794,8 +633,10 @@ int sbx_fan_start(struct sbx_fan *f, struct sbx_view *view)
 		return -rc;
 	f->reader_started = true;
 	/* The walk is a speed-up only: without its thread every first open
-	 * is an event. */
-	if (pthread_create(&f->premarker, NULL, premark_main, f) == 0)
+	 * is an event. The agent's own command is about to start: the walk
+	 * begins by standing aside for it, as for every later exec. */
+	sbx_fan_step_aside(f);
+	if (pthread_create(&f->premarker, NULL, sbx_fan_premark_main, f) == 0)
 		f->premark_started = true;
 	/* The watcher narrows a window and is not needed for the rest. */
 	f->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
@@ -820,6 +661,7 @@ void sbx_fan_counts(const struct sbx_fan *f, struct sbx_fan_counts *c)
 	if (c->premark_running)
 		ns = (uint64_t)(wd_now_mono_ns() - t0);
 	c->premark_s = (double)ns / 1e9;
+	c->aside_s = (double)atomic_load(&f->aside_ns) / 1e9;
 	c->fast_subtrees = f->fast_subtrees;
 	c->fast_files = f->fast_files;
 	c->fuse_dirs = f->fuse_dirs;

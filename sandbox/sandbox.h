@@ -731,6 +731,7 @@ struct sbx_fan; /* opaque: the listener */
 struct sbx_fan_counts {
 	uint64_t events, decided, marked, premarked, denied;
 	double premark_s;     /* the pre-marking walk's time so far */
+	double aside_s;	      /* of it, standing aside for the agent's commands */
 	bool premark_running; /* it had not ended yet */
 	size_t fast_subtrees, fast_files, fuse_dirs;
 };
@@ -767,6 +768,14 @@ void sbx_fan_watch_dir(struct sbx_fan *f, const char *rel);
 int sbx_fan_set_sandbox(struct sbx_fan *f, pid_t pid);
 int sbx_fan_start(struct sbx_fan *f, struct sbx_view *view);
 void sbx_fan_counts(const struct sbx_fan *f, struct sbx_fan_counts *c);
+/* The agent is about to exec a command: the pre-marking walk stands aside
+ * for a while (fan_walk.c says how long and why). Any thread; NULL is
+ * nothing. */
+void sbx_fan_step_aside(struct sbx_fan *f);
+/* The rule behind it, for tests: how long (ns) the walk still waits at
+ * |now| when the last exec set |until| and the listener had seen
+ * |events_then| open events, |events| now; 0: it goes on. */
+int64_t sbx_fan_aside_wait(int64_t now, int64_t until, uint64_t events, uint64_t events_then);
 /* Stops: every pending event is answered FAN_DENY, threads joined, the
  * group closed. Safe with NULL. */
 void sbx_fan_stop(struct sbx_fan *f);

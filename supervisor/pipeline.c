@@ -422,6 +422,9 @@ void sup_on_notify(struct sup_loop *l, int fd, uint32_t events, void *arg)
 		sup_fs_on_notify(r, fs);
 		return;
 	}
+	/* A command is starting: the split view's pre-marking walk makes way
+	 * for it (sandbox/fan_walk.c). */
+	sbx_fan_step_aside(r->fan);
 	struct sup_proc *p = sup_proc_get(r, ev->pid);
 	if (!p)
 		p = sup_proc_adopt(r, ev->pid, ev->tgid, ev->ppid);

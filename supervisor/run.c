@@ -787,49 +787,6 @@ static int spawn_agent(struct sup_run *r, struct launch *L)
 	return sup_fs_start(r, L->writable);
 }
 
-/* Prints --stats at the end of the run. */
-static void print_stats(const struct sup_run *r)
-{
-	sup_stats_print(&r->stats, stderr);
-	sup_resolver_print_stats(r, stderr);
-	sup_fs_print_stats(r, stderr);
-	if (!r->view)
-		return;
-	size_t nodes;
-	uint64_t evicted;
-	sbx_view_counts(r->view, &nodes, &evicted);
-	fprintf(stderr,
-		"  view: %zu objects held at exit, %llu entries dropped to stay within its "
-		"descriptors\n",
-		nodes, (unsigned long long)evicted);
-	struct sbx_view_pt_status pt;
-	sbx_view_passthrough(r->view, &pt);
-	if (pt.on)
-		fprintf(stderr,
-			"  view passthrough: %llu of %llu opens of files passed through; %llu "
-			"files served by the view%s%s\n",
-			(unsigned long long)pt.opens, (unsigned long long)pt.all,
-			(unsigned long long)pt.failed,
-			pt.failed ? ", their backing registration failed: " : "",
-			pt.failed ? strerror(pt.last_err) : "");
-	else
-		fprintf(stderr, "  view passthrough: off (%s)\n", pt.why);
-	if (r->fan) {
-		struct sbx_fan_counts c;
-		sbx_fan_counts(r->fan, &c);
-		fprintf(stderr,
-			"  split view: %zu fast subtrees (%zu files), %zu directories through "
-			"FUSE; %llu open events, %llu decided, %llu refused, %llu files "
-			"marked at open, %llu pre-marked in %.3f s%s\n",
-			c.fast_subtrees, c.fast_files, c.fuse_dirs, (unsigned long long)c.events,
-			(unsigned long long)c.decided, (unsigned long long)c.denied,
-			(unsigned long long)c.marked, (unsigned long long)c.premarked, c.premark_s,
-			c.premark_running ? " (the walk had not ended when the session did)" : "");
-	} else if (r->split_why[0]) {
-		fprintf(stderr, "  project view: FUSE (%s)\n", r->split_why);
-	}
-}
-
 /* The end of a run that got as far as the audit (|rc|: how the run went):
  * the terminal back, the temporary directories gone, the session's row
  * closed. Returns warden's exit status. */
@@ -854,7 +811,7 @@ static int end_run(struct sup_run *r, int rc)
 	if (r->db) {
 		sto_session_end(r->db, r->session_id, wd_now_real_us(), code, NULL);
 		if (r->opts.stats)
-			print_stats(r);
+			sup_stats_print_run(r, stderr);
 		if (r->agent_started && !r->opts.quiet)
 			sup_print_summary(r);
 		sto_close(r->db);

@@ -2,8 +2,11 @@
  * stats.c: `warden run --stats`: requests by source and the decision
  * latency (from receiving a notification to answering it) as p50, p99 and
  * max per source, and the audit's write rate with its real durability
- * settings (WAL, synchronous=NORMAL).
+ * settings (WAL, synchronous=NORMAL); and, at the end of a run, the rest
+ * of what --stats prints (the resolver, the emulated name changes, the
+ * view, the split view and its walk).
  */
+#include "dns_int.h"
 #include "sup.h"
 
 #include <string.h>
@@ -142,4 +145,50 @@ void sup_stats_free(struct sup_stats *s)
 		free(s->lat_ns[i]);
 	free(s->conn_lat_ns);
 	memset(s, 0, sizeof(*s));
+}
+
+/* Everything --stats prints at the end of a run: the decisions, the
+ * resolver, the emulated name changes, the view and the split view. */
+void sup_stats_print_run(const struct sup_run *r, FILE *out)
+{
+	sup_stats_print(&r->stats, out);
+	sup_resolver_print_stats(r, out);
+	sup_fs_print_stats(r, out);
+	if (!r->view)
+		return;
+	size_t nodes;
+	uint64_t evicted;
+	sbx_view_counts(r->view, &nodes, &evicted);
+	fprintf(out,
+		"  view: %zu objects held at exit, %llu entries dropped to stay within its "
+		"descriptors\n",
+		nodes, (unsigned long long)evicted);
+	struct sbx_view_pt_status pt;
+	sbx_view_passthrough(r->view, &pt);
+	if (pt.on)
+		fprintf(out,
+			"  view passthrough: %llu of %llu opens of files passed through; %llu "
+			"files served by the view%s%s\n",
+			(unsigned long long)pt.opens, (unsigned long long)pt.all,
+			(unsigned long long)pt.failed,
+			pt.failed ? ", their backing registration failed: " : "",
+			pt.failed ? strerror(pt.last_err) : "");
+	else
+		fprintf(out, "  view passthrough: off (%s)\n", pt.why);
+	if (r->fan) {
+		struct sbx_fan_counts c;
+		sbx_fan_counts(r->fan, &c);
+		fprintf(out,
+			"  split view: %zu fast subtrees (%zu files), %zu directories through "
+			"FUSE; %llu open events, %llu decided, %llu refused, %llu files "
+			"marked at open, %llu pre-marked in %.3f s (%.3f s of it standing aside "
+			"for the agent's commands)%s\n",
+			c.fast_subtrees, c.fast_files, c.fuse_dirs, (unsigned long long)c.events,
+			(unsigned long long)c.decided, (unsigned long long)c.denied,
+			(unsigned long long)c.marked, (unsigned long long)c.premarked, c.premark_s,
+			c.aside_s,
+			c.premark_running ? " (the walk had not ended when the session did)" : "");
+	} else if (r->split_why[0]) {
+		fprintf(out, "  project view: FUSE (%s)\n", r->split_why);
+	}
 }

@@ -808,6 +808,8 @@ uint64_t sup_judge_calls(const struct sup_run *r);
 
 void sup_stats_add(struct sup_stats *s, enum pol_source source, int64_t ns);
 void sup_stats_print(const struct sup_stats *s, FILE *out);
+/* All of --stats at the end of run |r| (stats.c). */
+void sup_stats_print_run(const struct sup_run *r, FILE *out);
 void sup_stats_free(struct sup_stats *s);
 
 /* ---- leaves shared by the supervisor and the commands ------------------- */

@@ -472,6 +472,71 @@ static void test_split_premark_counted(void **state)
 	wt_result_free(&r);
 }
 
+/* The walk stands aside for the agent's commands: after each exec it
+ * waits 100 ms (fan_walk.c), so the cat right after the start opens
+ * src/a.txt before the walk has marked it (an event, marked at open), and
+ * --stats counts at least one whole wait (the sleep's); the walk still
+ * ends during the sleep and marks the rest. Without the wait, the walk
+ * marks both files long before sh gets to cat: no event. */
+static void test_split_premark_stands_aside(void **state)
+{
+	struct fx *f = *state;
+	struct wt_result r = {0};
+	run_steps(f, NULL, "cat src/a.txt; sleep 1; " WAIT(1), 1, no_user, &r);
+	assert_true(said(&r, "plain a\n"));
+	assert_true(said(&r, " 1 open events, 0 decided"));
+	assert_true(said(&r, " 1 files marked at open"));
+	const char *aside = r.err ? strstr(r.err, " s of it standing aside") : NULL;
+	assert_non_null(aside);
+	const char *num = aside;
+	while (num > r.err && num[-1] != '(')
+		num--;
+	double s = strtod(num, NULL);
+	print_message("stood aside %.3f s\n", s);
+	assert_true(s >= 0.099);
+	assert_false(said(&r, "the walk had not ended"));
+	wt_result_free(&r);
+}
+
+/* The number --stats prints before |what| ("open events"), or -1. */
+static long stat_before(const struct wt_result *r, const char *what)
+{
+	const char *at = r->err ? strstr(r->err, what) : NULL;
+	if (!at)
+		return -1;
+	const char *num = at - 1;
+	while (num > r->err && num[-1] >= '0' && num[-1] <= '9')
+		num--;
+	return strtol(num, NULL, 10);
+}
+
+/* ... and it goes on at once for a command that opens many files in the
+ * fast subtrees: sh reading 500 files right after the start (its own
+ * opens, no exec) makes the listener see 64 open events, the walk goes on
+ * and marks the rest ahead of sh. Without that, sh is done within the
+ * walk's 100 ms wait and all 500 opens are events. */
+static void test_split_premark_goes_on_for_opens(void **state)
+{
+	struct fx *f = *state;
+	for (int i = 0; i < 500; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "src/many/f%03d.txt", i);
+		wt_write(f->proj, name, "many\n");
+	}
+	struct wt_result r = {0};
+	run_steps(
+		f, NULL,
+		"n=0; for x in src/many/*; do read l < $x && n=$((n+1)); done; echo read $n; " WAIT(
+			1),
+		1, no_user, &r);
+	assert_true(said(&r, "read 500\n"));
+	long events = stat_before(&r, " open events");
+	print_message("open events: %ld\n", events);
+	assert_true(events >= 64);
+	assert_true(events < 400);
+	wt_result_free(&r);
+}
+
 /* ---- a mount the host makes below the project during the run ------------- */
 
 /* The user mounts a tmpfs on src/m (a fast subtree) and puts a secret in
@@ -625,6 +690,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_split_git_objects_fast_git_not, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_split_premark_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_split_premark_stands_aside, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_split_premark_goes_on_for_opens, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_split_host_mount_not_propagated, setup,
 						teardown_mounts),
 		cmocka_unit_test_setup_teardown(test_split_view_option, setup, teardown),

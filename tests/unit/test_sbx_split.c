@@ -238,6 +238,30 @@ static void test_split_walk_clean_root(void **state)
 	sbx_split_free(s);
 }
 
+/* The pre-marking walk stands aside after each exec of the agent: for
+ * 100 ms, unless the listener sees 64 open events meanwhile (a command
+ * that opens that many files in the fast subtrees is one the walk speeds
+ * up). test_esc_split shows it in a session. */
+static void test_split_walk_stands_aside(void **state)
+{
+	(void)state;
+	const int64_t ms = 1000000;
+	int64_t exec_at = 5000 * ms, until = exec_at + 100 * ms;
+	/* Right after the exec, and until the 100 ms are over. */
+	assert_int_equal(sbx_fan_aside_wait(exec_at, until, 10, 10), 100 * ms);
+	assert_int_equal(sbx_fan_aside_wait(exec_at + 60 * ms, until, 10, 10), 40 * ms);
+	assert_int_equal(sbx_fan_aside_wait(until - 1, until, 10, 10), 1);
+	assert_int_equal(sbx_fan_aside_wait(until, until, 10, 10), 0);
+	assert_int_equal(sbx_fan_aside_wait(until + 7 * ms, until, 10, 10), 0);
+	/* A command opening files in the fast subtrees: 63 events since the
+	 * exec keep it waiting, the 64th lets it go on. */
+	assert_int_equal(sbx_fan_aside_wait(exec_at + ms, until, 10 + 63, 10), 99 * ms);
+	assert_int_equal(sbx_fan_aside_wait(exec_at + ms, until, 10 + 64, 10), 0);
+	assert_int_equal(sbx_fan_aside_wait(exec_at + ms, until, 10 + 500, 10), 0);
+	/* Never stepped aside (until 0): it runs. */
+	assert_int_equal(sbx_fan_aside_wait(exec_at, 0, 0, 0), 0);
+}
+
 static void test_proc_open_access(void **state)
 {
 	(void)state;
@@ -281,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_split_walk_hard_link_keeps_fuse),
 		cmocka_unit_test(test_split_walk_budget_and_cap),
 		cmocka_unit_test(test_split_walk_clean_root),
+		cmocka_unit_test(test_split_walk_stands_aside),
 		cmocka_unit_test(test_proc_open_access),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
