@@ -33,8 +33,9 @@ struct sbx_emul_fast {
 	char *rel[SBX_EMUL_FAST_MAX]; /* project-relative root when it was bound */
 	atomic_size_t n;
 	pthread_mutex_t add; /* one writer at a time */
-	/* Mounts the detacher attached so far: a call that met EBUSY is
-	 * made again only when one was attached while it ran (emul.c). */
+	/* Attaches the detacher began so far (counted before each
+	 * move_mount): a call that met EBUSY is made again only when one
+	 * began while it ran (emul.c). */
 	atomic_uint_fast64_t attached;
 };
 
