@@ -579,16 +579,23 @@ int sbx_fan_new(const struct sbx_fan_config *cfg, struct sbx_fan **out)
 	return 0;
 }
 
-int sbx_fan_set_sandbox(struct sbx_fan *f, pid_t pid)
+int sbx_fan_set_sandbox(struct sbx_fan *f, pid_t pid, const struct sbx_fast *fast, size_t nfast)
 {
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
 	wd_autoclose int ns = open(p, O_RDONLY | O_CLOEXEC);
 	uint64_t id = 0;
 	int rc = ns < 0 ? -errno : sbx_jail_mntns_id(ns, &id);
-	if (rc == 0)
-		atomic_store(&f->mntns_id, id);
-	return rc;
+	if (rc < 0)
+		return rc;
+	atomic_store(&f->mntns_id, id);
+	/* init has attached what it could (spawn_child.c, init_fast); a
+	 * mount it left is in the namespace of nobody. Only counted: the
+	 * listener asks the same of every name anyway. */
+	for (size_t i = 0; i < nfast; i++)
+		if (sbx_jail_mount_id_in_ns(fast[i].mnt_id, id) == 0)
+			f->fast_left++;
+	return 0;
 }
 
 int sbx_fan_group_fd(const struct sbx_fan *f)
@@ -662,7 +669,8 @@ void sbx_fan_counts(const struct sbx_fan *f, struct sbx_fan_counts *c)
 		ns = (uint64_t)(wd_now_mono_ns() - t0);
 	c->premark_s = (double)ns / 1e9;
 	c->aside_s = (double)atomic_load(&f->aside_ns) / 1e9;
-	c->fast_subtrees = f->fast_subtrees;
+	c->fast_subtrees = f->fast_subtrees - f->fast_left;
+	c->fast_left = f->fast_left;
 	c->fast_files = f->fast_files;
 	c->fuse_dirs = f->fuse_dirs;
 }

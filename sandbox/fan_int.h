@@ -85,6 +85,7 @@ struct sbx_fan {
 	_Atomic int64_t aside_until;
 	_Atomic uint64_t aside_events, aside_ns;
 	size_t fast_subtrees, fast_files, fuse_dirs;
+	size_t fast_left; /* of fast_subtrees, those init left to the view */
 	/* The sandbox's mount namespace, where the fast mounts are attached
 	 * (0 until sbx_fan_set_sandbox: then no name is trusted). */
 	_Atomic uint64_t mntns_id;

@@ -224,8 +224,11 @@ int sbx_jail_mount_in_ns(int fd, uint64_t ns_id)
 {
 	uint64_t id = 0;
 	int rc = sbx_jail_mnt_id(fd, &id);
-	if (rc < 0)
-		return rc;
+	return rc < 0 ? rc : sbx_jail_mount_id_in_ns(id, ns_id);
+}
+
+int sbx_jail_mount_id_in_ns(uint64_t id, uint64_t ns_id)
+{
 	/* statmount finds a mount only among those of the namespace asked
 	 * for: one unmounted (by anyone, the kernel's d_invalidate
 	 * included) belongs to none. The unique id is never reused. */

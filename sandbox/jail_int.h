@@ -33,6 +33,8 @@ int sbx_jail_mntns_id(int ns_fd, uint64_t *id);
  * cannot say. The split view's names depend on it (docs/design.md, "Names
  * from a detached mount are not the project's"). */
 int sbx_jail_mount_in_ns(int fd, uint64_t ns_id);
+/* The same for the mount of unique id |id|. */
+int sbx_jail_mount_id_in_ns(uint64_t id, uint64_t ns_id);
 /* Attaches the detached mount |fd| at |dst|. When |make| (dst lies in a
  * private directory: a final symlink is followed), a missing |dst| is first
  * created, component by component without following a symlink, as an

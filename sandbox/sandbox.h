@@ -734,6 +734,7 @@ struct sbx_fan_counts {
 	double aside_s;	      /* of it, standing aside for the agent's commands */
 	bool premark_running; /* it had not ended yet */
 	size_t fast_subtrees, fast_files, fuse_dirs;
+	size_t fast_left; /* start subtrees init left to the FUSE view */
 };
 
 struct sbx_fan_config {
@@ -763,9 +764,10 @@ void sbx_fan_watch_dir(struct sbx_fan *f, const char *rel);
 /* Starts the listener and the pre-marking walk, once the sandbox exists:
  * |view| is the project's FUSE view, whose identity table both share. */
 /* Tells the listener the sandbox's mount namespace, that of |pid|: a file
- * is named only on a fast mount attached there. Before sbx_fan_start.
- * 0 or -errno. */
-int sbx_fan_set_sandbox(struct sbx_fan *f, pid_t pid);
+ * is named only on a fast mount attached there. |fast| are the start's
+ * fast mounts: those init left to the view (gone or replaced meanwhile)
+ * are counted for --stats. Before sbx_fan_start. 0 or -errno. */
+int sbx_fan_set_sandbox(struct sbx_fan *f, pid_t pid, const struct sbx_fast *fast, size_t nfast);
 int sbx_fan_start(struct sbx_fan *f, struct sbx_view *view);
 void sbx_fan_counts(const struct sbx_fan *f, struct sbx_fan_counts *c);
 /* The agent is about to exec a command: the pre-marking walk stands aside

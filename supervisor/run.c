@@ -698,7 +698,7 @@ static int start_listener(struct sup_run *r)
 			continue;
 		sbx_view_identity_add(r->view, id->dev, id->ino, id->sensitive, id->control);
 	}
-	int rc = sbx_fan_set_sandbox(r->fan, r->child.pid);
+	int rc = sbx_fan_set_sandbox(r->fan, r->child.pid, r->child.fast, r->child.nfast);
 	if (rc == 0)
 		rc = sbx_fan_start(r->fan, r->view);
 	if (rc < 0)

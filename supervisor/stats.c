@@ -178,15 +178,20 @@ void sup_stats_print_run(const struct sup_run *r, FILE *out)
 	if (r->fan) {
 		struct sbx_fan_counts c;
 		sbx_fan_counts(r->fan, &c);
+		char left[96] = "";
+		if (c.fast_left)
+			snprintf(left, sizeof(left),
+				 " (and %zu fast subtrees gone or replaced during start-up)",
+				 c.fast_left);
 		fprintf(out,
 			"  split view: %zu fast subtrees (%zu files), %zu directories through "
-			"FUSE; %llu open events, %llu decided, %llu refused, %llu files "
+			"FUSE%s; %llu open events, %llu decided, %llu refused, %llu files "
 			"marked at open, %llu pre-marked in %.3f s (%.3f s of it standing aside "
 			"for the agent's commands)%s\n",
-			c.fast_subtrees, c.fast_files, c.fuse_dirs, (unsigned long long)c.events,
-			(unsigned long long)c.decided, (unsigned long long)c.denied,
-			(unsigned long long)c.marked, (unsigned long long)c.premarked, c.premark_s,
-			c.aside_s,
+			c.fast_subtrees, c.fast_files, c.fuse_dirs, left,
+			(unsigned long long)c.events, (unsigned long long)c.decided,
+			(unsigned long long)c.denied, (unsigned long long)c.marked,
+			(unsigned long long)c.premarked, c.premark_s, c.aside_s,
 			c.premark_running ? " (the walk had not ended when the session did)" : "");
 	} else if (r->split_why[0]) {
 		fprintf(out, "  project view: FUSE (%s)\n", r->split_why);

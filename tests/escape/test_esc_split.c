@@ -472,20 +472,18 @@ static void test_split_premark_counted(void **state)
 	wt_result_free(&r);
 }
 
-/* The walk stands aside for the agent's commands: after each exec it
- * waits 100 ms (fan_walk.c), so the cat right after the start opens
- * src/a.txt before the walk has marked it (an event, marked at open), and
- * --stats counts at least one whole wait (the sleep's); the walk still
- * ends during the sleep and marks the rest. Without the wait, the walk
- * marks both files long before sh gets to cat: no event. */
+/* The walk stands aside for the agent's commands: from the start and
+ * after each exec it waits 100 ms (fan_walk.c), so --stats counts at least
+ * one whole wait, and the walk still ends during the sleep. Without the
+ * wait it marks both files at once: no time standing aside. (Whether the
+ * cat right after the start opens src/a.txt before the walk marks it
+ * depends on how fast the machine gets there, so it is not asserted.) */
 static void test_split_premark_stands_aside(void **state)
 {
 	struct fx *f = *state;
 	struct wt_result r = {0};
 	run_steps(f, NULL, "cat src/a.txt; sleep 1; " WAIT(1), 1, no_user, &r);
 	assert_true(said(&r, "plain a\n"));
-	assert_true(said(&r, " 1 open events, 0 decided"));
-	assert_true(said(&r, " 1 files marked at open"));
 	const char *aside = r.err ? strstr(r.err, " s of it standing aside") : NULL;
 	assert_non_null(aside);
 	const char *num = aside;
@@ -494,6 +492,7 @@ static void test_split_premark_stands_aside(void **state)
 	double s = strtod(num, NULL);
 	print_message("stood aside %.3f s\n", s);
 	assert_true(s >= 0.099);
+	assert_true(said(&r, " 2 pre-marked in "));
 	assert_false(said(&r, "the walk had not ended"));
 	wt_result_free(&r);
 }

@@ -502,7 +502,8 @@ static void test_failclosed_sandbox_setup_failure_exits_125(void **state)
  * attached nowhere in the sandbox. The agent runs (exit 0), no mount is
  * on the subtree in its namespace, it reads the subtree's file and writes
  * a new one through the view. Any other failure to attach a fast subtree
- * still ends the start-up (the fault table above).
+ * still ends the start-up: the same attach refused with EPERM exits 125,
+ * names the subtree, and nothing ran.
  */
 static void test_failclosed_fast_subtree_gone_at_attach_left_to_view(void **state)
 {
@@ -530,10 +531,26 @@ static void test_failclosed_fast_subtree_gone_at_attach_left_to_view(void **stat
 	assert_non_null(strstr(r.out, "content of a\n"));
 	assert_non_null(strstr(r.out, "wrote\n"));
 	assert_non_null(strstr(r.out, "mounts=0\n"));
+	assert_non_null(strstr(r.err, "split view: 0 fast subtrees"));
+	assert_non_null(strstr(r.err, "(and 1 fast subtrees gone or replaced during start-up)"));
 	assert_int_equal(access(f->marker, F_OK), 0);
 	char *b = wd_asprintf("%s/sub/b.txt", f->proj);
 	assert_int_equal(access(b, F_OK), 0);
 	free(b);
+	wt_result_free(&r);
+	unlink(f->marker);
+
+	static const struct sys_fault refused = {
+		.what = "fast subtree attach refused",
+		.syscall = "move_mount",
+		.err = EPERM,
+		.arg = 4,
+		.mask = 0xffffffffu,
+		.want = MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+	};
+	run_prepared(f->proj, argv, install_fault, &refused, &r);
+	assert_nothing_ran(f, &r);
+	assert_non_null(strstr(r.err, "attaching the fast subtree sub: Operation not permitted"));
 	wt_result_free(&r);
 	free(script);
 }
