@@ -269,10 +269,9 @@ static long attach(struct sbx_emul_aux *h, struct sbx_emul_attach *a)
 		return rc;
 	/* Counted before the attach, not after: a worker whose call meets
 	 * the new mount point (EBUSY) the moment move_mount returns must
-	 * find the count moved, or it answers the agent EBUSY (emul.c; the
-	 * race test saw it once in 1,500 rounds under ASan). A failed attach
-	 * costs at most one more try of a call that met an EBUSY of its own
-	 * meanwhile. */
+	 * find the count moved, or it answers the agent EBUSY (emul.c). A
+	 * failed attach costs at most one more try of a call that met an
+	 * EBUSY of its own meanwhile. */
 	atomic_fetch_add(&a->fast->attached, 1);
 	if (syscall(SYS_move_mount, a->mnt_fd, "", t, "",
 		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)

@@ -6,16 +6,16 @@
  * first open instead. It never decides anything, and a file it has not
  * marked is only slower to open, never less checked.
  *
- * It stands aside for the agent's commands. The walk is some 20,000
- * opens, fstats and marks: run while a command of the agent runs, it took
- * about a third off the speed of a `git status` right after the start, a
- * command that opens hardly a file in the fast subtrees and gains nothing
- * from it (docs/measurements.md, "The walk stands aside"). So after each
- * exec the agent makes (sbx_fan_step_aside, from the supervisor's exec
- * notification) it waits FAN_ASIDE_MS, or until the listener has seen
- * FAN_ASIDE_EVENTS open events since the exec: a command that opens that
- * many files there is one the walk speeds up. An agent waiting for its
- * model execs nothing, and the walk runs then.
+ * It stands aside for the agent's commands. The walk is an open, an
+ * fstat and a mark per file: run beside a command of the agent, that
+ * kernel work slows the command down at any scheduling priority, and a
+ * command such as `git status` opens hardly a file in the fast subtrees
+ * and gains nothing from the walk (docs/design.md, "The pre-marking
+ * walk"). So after each exec the agent makes (sbx_fan_step_aside, from
+ * the supervisor's exec notification) it waits FAN_ASIDE_MS, or until the
+ * listener has seen FAN_ASIDE_EVENTS open events since the exec: a command
+ * that opens that many files there is one the walk speeds up. An agent
+ * waiting for its model execs nothing, and the walk runs then.
  */
 #include "fan_int.h"
 #include "jail_int.h"
