@@ -257,9 +257,7 @@ static long attach(struct sbx_emul_aux *h, struct sbx_emul_attach *a)
 			   RESOLVE_NO_XDEV,
 	};
 	wd_autoclose int t = (int)syscall(SYS_openat2, h->view_fd, a->rel, &how, sizeof(how));
-	struct stat st;
-	if (t < 0 || fstat(t, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_dev != h->view_dev ||
-	    st.st_ino != a->ino)
+	if (t < 0 || !sbx_jail_is_view_dir(t, h->view_dev, a->ino))
 		/* ENOENT: the view's reply to the mkdir may not have reached
 		 * the kernel yet (its dentry is negative until then); else the
 		 * name is in a fast mount already, or not that directory now. */

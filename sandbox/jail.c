@@ -242,6 +242,13 @@ int sbx_jail_mount_id_in_ns(uint64_t id, uint64_t ns_id)
 	return errno == ENOENT ? 0 : -errno;
 }
 
+bool sbx_jail_is_view_dir(int fd, dev_t view_dev, ino_t ino)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == view_dev &&
+	       st.st_ino == ino;
+}
+
 int sbx_jail_make_path(const char *path, mode_t type)
 {
 	struct stat st;

@@ -35,6 +35,10 @@ int sbx_jail_mntns_id(int ns_fd, uint64_t *id);
 int sbx_jail_mount_in_ns(int fd, uint64_t ns_id);
 /* The same for the mount of unique id |id|. */
 int sbx_jail_mount_id_in_ns(uint64_t id, uint64_t ns_id);
+/* |fd| (the view's entry for a fast subtree) is a directory of the view
+ * (|view_dev|) and the backing directory |ino| (the view gives backing
+ * inode numbers): init's start attach and the detacher check the same. */
+bool sbx_jail_is_view_dir(int fd, dev_t view_dev, ino_t ino);
 /* Attaches the detached mount |fd| at |dst|. When |make| (dst lies in a
  * private directory: a final symlink is followed), a missing |dst| is first
  * created, component by component without following a symlink, as an

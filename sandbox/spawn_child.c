@@ -180,9 +180,8 @@ static int init_binds(const struct sbx_spawn_config *cfg, int sock)
  */
 static bool fast_entry_is(int t, dev_t view_dev, int mnt)
 {
-	struct stat at, want;
-	return fstat(t, &at) == 0 && fstat(mnt, &want) == 0 && S_ISDIR(at.st_mode) &&
-	       at.st_dev == view_dev && at.st_ino == want.st_ino;
+	struct stat want;
+	return fstat(mnt, &want) == 0 && sbx_jail_is_view_dir(t, view_dev, want.st_ino);
 }
 
 static void init_fast(int sock, const char *view_dir, struct sbx_fast_slot *fast, size_t nfast)
